@@ -1,0 +1,60 @@
+# Mooring developer entry points. The README's quick start is `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+# Tests and `make run` never touch the real user profile unless asked: see README.
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: run test check lint typecheck contracts pytest system-deps venv conformance samples bench clean
+
+$(BIN)/python:
+	bash packaging/system-deps.sh venv
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Mooring needs Python >= 3.11"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+system-deps:
+	bash packaging/system-deps.sh all
+
+## Set up and launch the app on its embedded defaults (bundled demo server, local SQLite).
+run: venv
+	bash packaging/system-deps.sh gui
+	$(BIN)/mooring
+
+## Set up everything the suite needs, then run every check.
+test: system-deps venv check
+
+check: lint typecheck contracts pytest
+
+lint:
+	$(BIN)/ruff check app tests bench
+	$(BIN)/ruff format --check app tests bench
+
+typecheck:
+	$(BIN)/mypy
+
+contracts:
+	$(BIN)/lint-imports
+
+pytest:
+	$(BIN)/python -m pytest
+
+samples: venv
+	$(BIN)/python -m mooring.demo_server.samples
+
+conformance: venv
+	bash packaging/conformance.sh
+
+bench: venv
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info app/*.egg-info

@@ -1,0 +1,5 @@
+"""``python -m mooring``."""
+
+from mooring.bootstrap import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Adapters to the desktop and the outside world: logging, keyring, notifications, telemetry."""

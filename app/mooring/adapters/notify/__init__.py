@@ -1,0 +1,1 @@
+"""Desktop notifications with a fallback that always succeeds."""

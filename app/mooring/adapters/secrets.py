@@ -1,0 +1,92 @@
+"""Secrets in the OS keyring — and never anywhere else.
+
+When no usable keyring exists (a headless machine, a locked keyring) secrets are kept in this
+process's memory for the session only, and the user is told; there is no plaintext fallback.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import keyring
+import keyring.errors
+
+log = logging.getLogger("mooring.secrets")
+SERVICE_PREFIX = "mooring"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyringStatus:
+    """Which keyring backend is in use and whether secrets can be stored durably."""
+
+    backend: str
+    usable: bool
+    detail: str
+
+
+def _is_plaintext(backend: object) -> bool:
+    cls = type(backend)
+    return cls.__module__.startswith("keyrings.alt") or "plaintext" in cls.__name__.lower()
+
+
+def keyring_status() -> KeyringStatus:
+    """Describe the active keyring backend; never writes anything."""
+    backend = keyring.get_keyring()
+    name = f"{type(backend).__module__}.{type(backend).__name__}"
+    if type(backend).__module__ == "keyring.backends.fail":
+        return KeyringStatus(name, False, "no keyring service is available")
+    if _is_plaintext(backend):
+        return KeyringStatus(name, False, "a plaintext file keyring is not used for secrets")
+    try:
+        backend.get_password(f"{SERVICE_PREFIX}/probe", "probe")
+    except keyring.errors.KeyringError as exc:
+        return KeyringStatus(name, False, f"the keyring refused access: {exc}")
+    return KeyringStatus(name, True, "secrets are stored in the OS keyring")
+
+
+class KeyringSecrets:
+    """``SecretStore`` on the OS keyring, with a session-only memory when it is unusable."""
+
+    def __init__(self) -> None:
+        self._session: dict[tuple[str, str], str] = {}
+        self.status = keyring_status()
+        if not self.status.usable:
+            log.warning("keyring unusable (%s): secrets kept for this session only", self.status)
+
+    def _service(self, scope: str) -> str:
+        return f"{SERVICE_PREFIX}/{scope}"
+
+    def get(self, scope: str, name: str) -> str | None:
+        if (scope, name) in self._session:
+            return self._session[(scope, name)]
+        if not self.status.usable:
+            return None
+        try:
+            value: str | None = keyring.get_password(self._service(scope), name)
+        except keyring.errors.KeyringError as exc:
+            log.warning("keyring read failed for scope %s: %s", scope, type(exc).__name__)
+            return None
+        return value
+
+    def set(self, scope: str, name: str, value: str) -> None:
+        if self.status.usable:
+            try:
+                keyring.set_password(self._service(scope), name, value)
+            except keyring.errors.KeyringError as exc:
+                log.warning("keyring write failed (%s): kept for this session only", exc)
+            else:
+                self._session.pop((scope, name), None)
+                return
+        self._session[(scope, name)] = value
+
+    def delete(self, scope: str, name: str) -> None:
+        self._session.pop((scope, name), None)
+        if not self.status.usable:
+            return
+        try:
+            keyring.delete_password(self._service(scope), name)
+        except keyring.errors.PasswordDeleteError:
+            pass
+        except keyring.errors.KeyringError as exc:
+            log.warning("keyring delete failed for scope %s: %s", scope, type(exc).__name__)

@@ -1,0 +1,1 @@
+"""The headless command line: ``mooring <command>`` (scripts, servers without a desktop, tests)."""

@@ -1,0 +1,1 @@
+"""The domain core: value objects, the task state machine and pure rules (stdlib only)."""

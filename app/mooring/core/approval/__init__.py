@@ -1,0 +1,1 @@
+"""Approval before side effects: rules the user owns (the policy comes with its issue)."""

@@ -1,0 +1,24 @@
+"""Identities Mooring owns (never the server's)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from typing import Any
+
+
+def new_id() -> str:
+    """A new random identity (UUID4 as 32 hex digits): stable, opaque, unguessable."""
+    return uuid.uuid4().hex
+
+
+def argument_digest(arguments: dict[str, Any] | None) -> str:
+    """A stable SHA-256 digest of tool arguments (canonical JSON), safe to store and log.
+
+    The digest lets us tell two calls apart without keeping the arguments themselves.
+    """
+    canonical = json.dumps(
+        arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -1,0 +1,69 @@
+"""MCP server definitions and the accounts (credential profiles) used with them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+
+class Transport(StrEnum):
+    """How Mooring reaches a server."""
+
+    STDIO = "stdio"
+    HTTP = "http"
+    """Streamable HTTP."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerDefinition:
+    """A user-configured MCP server. Secret header values live in the keyring, not here."""
+
+    id: str
+    alias: str
+    transport: Transport
+    created_at: datetime
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    trusted: bool = False
+    enabled: bool = True
+    builtin: bool = False
+    """Configured by Mooring itself (the bundled demo server), not by the user."""
+
+    def __post_init__(self) -> None:
+        if self.transport is Transport.STDIO and not self.command:
+            raise ValueError("a stdio server needs a command")
+        if self.transport is Transport.HTTP and not self.url:
+            raise ValueError("a Streamable HTTP server needs a URL")
+
+    @property
+    def identity(self) -> str:
+        """What the server *is* (command line or URL), independent of the alias.
+
+        Trust and approval rules bind to this, so a renamed or re-pointed server does not
+        inherit them.
+        """
+        if self.transport is Transport.STDIO:
+            return "stdio:" + "\x1f".join((self.command or "", *self.args))
+        return "http:" + (self.url or "")
+
+    @property
+    def target(self) -> str:
+        """A one-line human description of where the server is."""
+        if self.transport is Transport.STDIO:
+            return " ".join((self.command or "", *self.args))
+        return self.url or ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CredentialProfile:
+    """One account on one server. Its secrets are in the OS keyring under its id."""
+
+    id: str
+    server_id: str
+    label: str
+    created_at: datetime

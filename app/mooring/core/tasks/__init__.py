@@ -1,0 +1,1 @@
+"""The durable task ledger: records, local states, poll scheduling and reconciliation rules."""

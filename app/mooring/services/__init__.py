@@ -1,0 +1,1 @@
+"""Use cases (async, Qt-free): they reach the outside world only through ``core.ports``."""

@@ -1,0 +1,1 @@
+"""Where Mooring keeps its files, and the settings the user can change."""

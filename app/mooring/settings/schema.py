@@ -1,0 +1,65 @@
+"""Every setting, declared once: key, type, default and what it does.
+
+The settings file carries a ``version``; :data:`UPGRADES` turns an older file into the current
+shape, the way migrations do for the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+SETTINGS_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One declared setting."""
+
+    key: str
+    type: type
+    default: Any
+    description: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("demo_server.enabled", bool, True, "Configure the bundled demo server on first run."),
+    Setting(
+        "model.base_url",
+        str,
+        "http://127.0.0.1:11434/v1",
+        "OpenAI-compatible endpoint of the model (Ollama's by default).",
+    ),
+    Setting("model.name", str, "llama3.1", "Model name sent to the endpoint."),
+    Setting("polling.max_interval_ms", int, 30_000, "Longest wait between status checks."),
+    Setting(
+        "polling.per_server_concurrency", int, 4, "Status requests in flight per server at most."
+    ),
+    Setting(
+        "approval.max_argument_bytes",
+        int,
+        256 * 1024,
+        "Tool calls with larger arguments are refused before sending.",
+    ),
+    Setting("notifications.enabled", bool, True, "Tell me when background work needs me."),
+    Setting(
+        "notifications.show_details",
+        bool,
+        False,
+        "Put tool names and status text in notifications (off: generic text only).",
+    ),
+    Setting("telemetry.file_export", bool, True, "Write traces to OTLP JSON files locally."),
+    Setting("telemetry.otlp_endpoint", str, "", "Also send traces to this OTLP/HTTP endpoint."),
+    Setting(
+        "telemetry.capture_content",
+        bool,
+        False,
+        "Put tool arguments and results in traces (off: sizes and digests only).",
+    ),
+)
+
+BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+"""``UPGRADES[n]`` turns version ``n`` values into version ``n + 1`` values."""

@@ -1,0 +1,98 @@
+"""Loading and saving settings; a damaged file is kept aside, never silently lost."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mooring.settings.schema import BY_KEY, SETTINGS, SETTINGS_VERSION, UPGRADES
+
+log = logging.getLogger("mooring.settings")
+
+
+class Settings:
+    """Typed access to declared settings, with defaults for what the user never changed."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = {}
+        self.problems: list[str] = []
+        for key, value in (values or {}).items():
+            self._set_checked(key, value)
+
+    def _set_checked(self, key: str, value: Any) -> None:
+        setting = BY_KEY.get(key)
+        if setting is None:
+            self.problems.append(f"unknown setting {key!r} ignored")
+            return
+        if type(value) is not setting.type:
+            self.problems.append(f"setting {key!r} should be {setting.type.__name__}; default used")
+            return
+        self._values[key] = value
+
+    def get(self, key: str) -> Any:
+        """The value of a declared setting (``KeyError`` for an undeclared key)."""
+        return self._values.get(key, BY_KEY[key].default)
+
+    def set(self, key: str, value: Any) -> None:
+        """Change a setting; ``ValueError`` if the key or type is wrong."""
+        setting = BY_KEY.get(key)
+        if setting is None or type(value) is not setting.type:
+            raise ValueError(f"invalid value for setting {key!r}")
+        self._values[key] = value
+
+    def changed(self) -> dict[str, Any]:
+        """Only the values that differ from the defaults."""
+        return {k: v for k, v in self._values.items() if v != BY_KEY[k].default}
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting with its effective value."""
+        return {s.key: self.get(s.key) for s in SETTINGS}
+
+
+def load_settings(path: Path) -> Settings:
+    """Read settings; a missing file gives defaults, a damaged one is moved aside and reported."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Settings()
+    except (OSError, ValueError) as exc:
+        aside = path.with_name(f"{path.name}.damaged-{datetime.now(UTC):%Y%m%dT%H%M%S}")
+        try:
+            path.replace(aside)
+            kept = f"kept as {aside.name}"
+        except OSError:
+            kept = "left in place"
+        settings = Settings()
+        settings.problems.append(f"settings file unreadable ({exc}); defaults used, file {kept}")
+        log.warning("%s", settings.problems[-1])
+        return settings
+    if not isinstance(raw, dict):
+        raw = {}
+    version = raw.get("version", SETTINGS_VERSION)
+    values = raw.get("values", {})
+    if not isinstance(values, dict) or not isinstance(version, int):
+        values, version = {}, SETTINGS_VERSION
+    while version < SETTINGS_VERSION:
+        values = UPGRADES[version](values)
+        version += 1
+    settings = Settings(values)
+    for problem in settings.problems:
+        log.warning("%s", problem)
+    return settings
+
+
+def save_settings(path: Path, settings: Settings) -> None:
+    """Write settings atomically (a crash leaves the old file or the new one, never half)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    payload = {"version": SETTINGS_VERSION, "values": settings.changed()}
+    with tmp.open("w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=2, sort_keys=True)
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)

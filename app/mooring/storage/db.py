@@ -1,0 +1,244 @@
+"""The SQLite database: opening it safely, migrating it, and the single writer thread.
+
+Opening is careful, in this order, so a file we must not change is never changed:
+
+1. inspect it through a *read-only* connection (is it a database? which schema?);
+2. refuse a schema newer than this Mooring knows, untouched;
+3. check that a write lock can be taken (read-only files, locked files);
+4. only then switch on WAL and run the Alembic migrations.
+
+All work then runs on one dedicated thread (one writer, never the GUI thread), one transaction
+per call; SQLite failures come out as :class:`StorageError` with a hint for the user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import logging
+import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from mooring.storage.errors import StorageError, classify
+
+log = logging.getLogger("mooring.storage")
+
+T = TypeVar("T")
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaState:
+    """What is known about a database file's schema."""
+
+    current: str | None
+    head: str
+    exists: bool
+
+    @property
+    def up_to_date(self) -> bool:
+        """Whether the file is at this Mooring's newest schema."""
+        return self.current == self.head
+
+
+def _alembic_config() -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    return cfg
+
+
+def _script() -> ScriptDirectory:
+    return ScriptDirectory.from_config(_alembic_config())
+
+
+def head_revision() -> str:
+    """The newest schema revision this Mooring knows."""
+    head = _script().get_current_head()
+    assert head is not None, "the migrations folder has no revisions"
+    return head
+
+
+def _known_revisions() -> set[str]:
+    return {rev.revision for rev in _script().walk_revisions()}
+
+
+def inspect_file(path: Path) -> SchemaState:
+    """Read a database's schema revision without writing a byte (read-only connection)."""
+    head = head_revision()
+    if not path.exists() or path.stat().st_size == 0:
+        return SchemaState(current=None, head=head, exists=path.exists())
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=0.5)
+    except sqlite3.Error as exc:
+        raise _storage_error(exc, path) from exc
+    try:
+        has_version = conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'"
+        ).fetchone()[0]
+        current = None
+        if has_version:
+            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+            current = row[0] if row else None
+        elif conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise StorageError(
+                f"{path} is a database, but not one of Mooring's; it was left untouched.",
+                hint="Point Mooring at another data directory with --data-dir.",
+                code="database_foreign",
+            )
+    except sqlite3.Error as exc:
+        raise _storage_error(exc, path) from exc
+    finally:
+        conn.close()
+    return SchemaState(current=current, head=head, exists=True)
+
+
+def _storage_error(exc: BaseException, path: Path) -> StorageError:
+    known = classify(exc, path)
+    if known is not None:
+        return known
+    return StorageError(
+        f"The database {path} cannot be used: {exc}",
+        hint="Check the file and its folder, or use --data-dir.",
+        code="database_unavailable",
+    )
+
+
+def _check_writable(path: Path, busy_timeout_ms: int) -> None:
+    """Take and release a write lock, without writing, to fail early and cleanly."""
+    try:
+        conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise _storage_error(exc, path) from exc
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        raise _storage_error(exc, path) from exc
+    finally:
+        conn.close()
+
+
+class Database:
+    """A migrated Mooring database and the one thread that talks to it."""
+
+    def __init__(self, path: Path, engine: Engine, schema: SchemaState) -> None:
+        self.path = path
+        self.engine = engine
+        self.schema = schema
+        self._executor = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="mooring-db"
+        )
+
+    @classmethod
+    def open(cls, path: Path, *, busy_timeout_ms: int = 5_000, migrate: bool = True) -> Database:
+        """Open (creating and migrating when needed) the database at ``path``.
+
+        Raises :class:`StorageError` when the file is newer, damaged, read-only or locked; in
+        each of those cases the file is left byte-for-byte as it was.
+        """
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(
+                f"Cannot create the data directory {path.parent}: {exc.strerror}.",
+                hint="Choose another data directory with --data-dir.",
+                code="database_unavailable",
+            ) from exc
+        if path.exists() and not (
+            os.access(path, os.R_OK | os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+        ):
+            raise StorageError(
+                f"The database {path} is read-only for you; it was left untouched.",
+                hint="Check the permissions of the file and its folder, or choose another "
+                "data directory with --data-dir.",
+                code="database_read_only",
+            )
+        state = inspect_file(path)
+        if state.current is not None and state.current not in _known_revisions():
+            raise StorageError(
+                f"The database {path} was written by a newer Mooring "
+                f"(schema {state.current}); this one knows up to {state.head}. "
+                "It was left untouched.",
+                hint="Update Mooring, or use another data directory with --data-dir.",
+                code="database_newer",
+            )
+        if state.exists:
+            _check_writable(path, busy_timeout_ms)
+        engine = create_engine(f"sqlite:///{path}")
+        event.listen(engine, "connect", functools.partial(_pragmas, busy_ms=busy_timeout_ms))
+        db = cls(path, engine, state)
+        if migrate and not state.up_to_date:
+            db.call_sync(_migrate)
+            db.schema = SchemaState(current=state.head, head=state.head, exists=True)
+            log.info("database %s migrated from %s to %s", path, state.current, state.head)
+        return db
+
+    def close(self) -> None:
+        """Finish queued work and release the file."""
+        self._executor.shutdown(wait=True)
+        self.engine.dispose()
+
+    # -- running work on the writer thread ---------------------------------------------------
+
+    def _in_transaction(self, fn: Callable[[Session], T]) -> T:
+        try:
+            with Session(self.engine) as session, session.begin():
+                return fn(session)
+        except SQLAlchemyError as exc:
+            known = classify(exc, self.path)
+            if known is None:
+                raise
+            log.warning("storage problem: %s", known.message)
+            raise known from exc
+
+    async def run(self, fn: Callable[[Session], T]) -> T:
+        """Run ``fn`` in one transaction on the writer thread, from async code."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._in_transaction, fn)
+
+    def call_sync(self, fn: Callable[[Session], T]) -> T:
+        """Run ``fn`` in one transaction on the writer thread and wait (CLI, start-up)."""
+        return self._executor.submit(self._in_transaction, fn).result()
+
+    def integrity_check(self) -> str:
+        """SQLite's own verdict on the file ("ok" when healthy)."""
+
+        def check(session: Session) -> str:
+            rows = session.connection().exec_driver_sql("PRAGMA integrity_check").fetchall()
+            return "; ".join(str(r[0]) for r in rows)
+
+        return self.call_sync(check)
+
+
+def _pragmas(dbapi_conn: Any, _record: Any, *, busy_ms: int) -> None:
+    cursor = dbapi_conn.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+    cursor.execute("PRAGMA journal_mode = WAL")
+    cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.close()
+
+
+def _migrate(session: Session) -> None:
+    cfg = _alembic_config()
+    cfg.attributes["connection"] = session.connection()
+    command.upgrade(cfg, "head")
+
+
+def current_revision(session: Session) -> str | None:
+    """The revision the open database is at."""
+    return MigrationContext.configure(session.connection()).get_current_revision()

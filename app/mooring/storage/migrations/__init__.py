@@ -1,0 +1,1 @@
+"""Alembic migrations for Mooring's database."""

@@ -1,0 +1,94 @@
+"""The storage adapter for the core ports: async methods over the single writer thread."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.orm import Session
+
+from mooring.core.clock import Clock
+from mooring.core.conversation import ToolRound
+from mooring.core.issues import Issue
+from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.inputs import TaskInput
+from mooring.core.tasks.reconcile import Reconciliation
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState
+from mooring.storage import repositories as repo
+from mooring.storage.db import Database
+
+
+class SqlStore:
+    """Implements ``ServerCatalog``, ``TaskLedger`` and ``IssueBoard`` on one :class:`Database`."""
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self.db = db
+        self.clock = clock
+
+    # ServerCatalog
+    async def list_servers(self) -> list[ServerDefinition]:
+        return await self.db.run(repo.list_servers)
+
+    async def find_server(self, alias: str) -> ServerDefinition | None:
+        return await self.db.run(lambda s: repo.find_server(s, alias))
+
+    async def get_server(self, server_id: str) -> ServerDefinition | None:
+        return await self.db.run(lambda s: repo.get_server(s, server_id))
+
+    async def add_server(self, server: ServerDefinition) -> None:
+        await self.db.run(lambda s: repo.add_server(s, server))
+
+    async def remove_server(self, server_id: str) -> None:
+        at = self.clock.now()
+        await self.db.run(lambda s: repo.remove_server(s, server_id, at=at))
+
+    async def builtin_ever_configured(self) -> bool:
+        return await self.db.run(repo.builtin_server_ever_configured)
+
+    # TaskLedger
+    async def begin_operation(self, tool_round: ToolRound, record: TaskRecord) -> None:
+        def write(session: Session) -> None:
+            repo.add_tool_round(session, tool_round)
+            repo.add_task_record(session, record)
+
+        await self.db.run(write)
+
+    async def get(self, record_id: str) -> TaskRecord | None:
+        return await self.db.run(lambda s: repo.get_task_record(s, record_id))
+
+    async def find(self, key: str) -> TaskRecord | None:
+        return await self.db.run(lambda s: repo.find_task_record(s, key))
+
+    async def save(self, record: TaskRecord) -> None:
+        await self.db.run(lambda s: repo.save_task_record(s, record))
+
+    async def apply(self, reconciliation: Reconciliation) -> list[TaskInput]:
+        return await self.db.run(lambda s: repo.apply_reconciliation(s, reconciliation))
+
+    async def unfinished(self) -> list[TaskRecord]:
+        return await self.db.run(repo.list_unfinished_task_records)
+
+    async def list_records(
+        self, *, states: Sequence[LocalState] | None = None, limit: int | None = None
+    ) -> list[TaskRecord]:
+        return await self.db.run(lambda s: repo.list_task_records(s, states=states, limit=limit))
+
+    async def counts(self) -> dict[LocalState, int]:
+        return await self.db.run(repo.count_task_records)
+
+    async def inputs(self, record_id: str) -> list[TaskInput]:
+        return await self.db.run(lambda s: repo.list_task_inputs(s, record_id))
+
+    async def tool_round(self, round_id: str) -> ToolRound | None:
+        return await self.db.run(lambda s: repo.get_tool_round(s, round_id))
+
+    # IssueBoard
+    async def raise_issue(self, issue: Issue) -> Issue:
+        return await self.db.run(lambda s: repo.raise_issue(s, issue))
+
+    async def open_issues(self) -> list[Issue]:
+        return await self.db.run(repo.list_open_issues)
+
+    async def resolve(self, issue_id: str) -> None:
+        at = self.clock.now()
+        await self.db.run(lambda s: repo.resolve_issue(s, issue_id, at=at))

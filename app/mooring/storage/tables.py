@@ -1,0 +1,239 @@
+"""The SQLite schema (SQLAlchemy Core). Alembic migrations must match it (a test checks)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.types import TypeDecorator
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes stored as ISO 8601 text (sortable, readable, no zone lost)."""
+
+    impl = String(32)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> str | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are not stored: pass an aware UTC datetime")
+        return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return datetime.fromisoformat(str(value)).astimezone(UTC)
+
+
+def _id(name: str = "id") -> Column[str]:
+    return Column(name, String(64), primary_key=True)
+
+
+servers = Table(
+    "servers",
+    metadata,
+    _id(),
+    Column("alias", String(200), nullable=False),
+    Column("transport", String(16), nullable=False),
+    Column("command", Text),
+    Column("args", JSON, nullable=False),
+    Column("env", JSON, nullable=False),
+    Column("cwd", Text),
+    Column("url", Text),
+    Column("headers", JSON, nullable=False),
+    Column("trusted", Boolean, nullable=False),
+    Column("enabled", Boolean, nullable=False),
+    Column("builtin", Boolean, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("removed_at", UtcDateTime),
+)
+# Aliases are unique among servers that still exist; removed ones keep theirs for history.
+Index(
+    "uq_servers_alias_live",
+    servers.c.alias,
+    unique=True,
+    sqlite_where=servers.c.removed_at.is_(None),
+)
+
+credential_profiles = Table(
+    "credential_profiles",
+    metadata,
+    _id(),
+    Column("server_id", ForeignKey("servers.id"), nullable=False, index=True),
+    Column("label", String(200), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("removed_at", UtcDateTime),
+)
+
+conversations = Table(
+    "conversations",
+    metadata,
+    _id(),
+    Column("title", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+messages = Table(
+    "messages",
+    metadata,
+    _id(),
+    Column(
+        "conversation_id",
+        ForeignKey("conversations.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    Column("role", String(16), nullable=False),
+    Column("content", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+tool_rounds = Table(
+    "tool_rounds",
+    metadata,
+    _id(),
+    Column("conversation_id", ForeignKey("conversations.id", ondelete="SET NULL"), index=True),
+    Column("server_id", ForeignKey("servers.id"), nullable=False),
+    Column("tool", String(200), nullable=False),
+    Column("arguments", JSON, nullable=False),
+    Column("argument_digest", String(80), nullable=False),
+    Column("approval", String(32)),
+    Column("outcome", String(16), nullable=False),
+    Column("result", JSON),
+    Column("error", JSON),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("finished_at", UtcDateTime),
+)
+
+task_records = Table(
+    "task_records",
+    metadata,
+    _id(),
+    Column("server_id", ForeignKey("servers.id"), nullable=False),
+    Column("credential_profile_id", ForeignKey("credential_profiles.id")),
+    Column("task_id", Text),
+    Column("tool", String(200), nullable=False),
+    Column("argument_digest", String(80), nullable=False),
+    Column("state", String(32), nullable=False, index=True),
+    Column("server_status", String(32)),
+    Column("status_message", Text),
+    Column("flags", JSON, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Column("server_created_at", UtcDateTime),
+    Column("server_updated_at", UtcDateTime),
+    Column("last_checked_at", UtcDateTime),
+    Column("next_poll_at", UtcDateTime),
+    Column("ttl_ms", Integer),
+    Column("poll_interval_ms", Integer),
+    Column("poll_count", Integer, nullable=False),
+    Column("poll_failures", Integer, nullable=False),
+    Column("anomaly_count", Integer, nullable=False),
+    Column("cancel_requested", Boolean, nullable=False),
+    Column("conversation_id", ForeignKey("conversations.id", ondelete="SET NULL")),
+    Column("tool_round_id", ForeignKey("tool_rounds.id")),
+    Column("trace_context", String(128)),
+    Column("reason", Text),
+    UniqueConstraint("server_id", "task_id"),
+)
+
+task_inputs = Table(
+    "task_inputs",
+    metadata,
+    Column(
+        "record_id",
+        ForeignKey("task_records.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("key", String(200), primary_key=True),
+    Column("method", String(64), nullable=False),
+    Column("params", JSON, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("answer", JSON),
+    Column("answered_at", UtcDateTime),
+    Column("acknowledged_at", UtcDateTime),
+    Column("outcome", Text),
+)
+
+approval_rules = Table(
+    "approval_rules",
+    metadata,
+    _id(),
+    Column("server_identity", Text, nullable=False, index=True),
+    Column("tool_pattern", String(200), nullable=False),
+    Column("decision", String(16), nullable=False),
+    Column("scope", String(16), nullable=False),
+    Column("conversation_id", ForeignKey("conversations.id", ondelete="CASCADE")),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+approval_audit = Table(
+    "approval_audit",
+    metadata,
+    _id(),
+    Column("at", UtcDateTime, nullable=False, index=True),
+    Column("server_id", ForeignKey("servers.id"), nullable=False),
+    Column("tool", String(200), nullable=False),
+    Column("argument_digest", String(80), nullable=False),
+    Column("outcome", String(16), nullable=False),
+    Column("actor", String(64), nullable=False),
+    Column("rule_id", String(64)),
+    Column("tool_round_id", ForeignKey("tool_rounds.id")),
+)
+
+issues = Table(
+    "issues",
+    metadata,
+    _id(),
+    Column("kind", String(32), nullable=False),
+    Column("subject", String(64), nullable=False),
+    Column("title", Text, nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("resolved_at", UtcDateTime),
+)
+# At most one open issue of a kind per subject.
+Index(
+    "uq_issues_open",
+    issues.c.kind,
+    issues.c.subject,
+    unique=True,
+    sqlite_where=issues.c.resolved_at.is_(None),
+)
+
+trace_links = Table(
+    "trace_links",
+    metadata,
+    Column(
+        "record_id",
+        ForeignKey("task_records.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("trace_id", String(32), nullable=False, index=True),
+)

@@ -1,0 +1,56 @@
+"""Starting the Qt application on a qasync event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+
+import qasync
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication
+
+from mooring.settings.paths import APP_ID, APP_NAME
+from mooring.ui.main_window import HostOverview, MainWindow
+
+
+def run_app(
+    load: Callable[[], Awaitable[HostOverview]],
+    *,
+    on_ready: Callable[[MainWindow], None] | None = None,
+) -> int:
+    """Run the GUI until its last window closes; returns the exit code."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(APP_NAME)
+    QGuiApplication.setDesktopFileName(APP_ID)
+    loop = qasync.QEventLoop(app)
+    asyncio.set_event_loop(loop)
+    closed = asyncio.Event()
+    app.lastWindowClosed.connect(closed.set)
+
+    async def main() -> None:
+        window = MainWindow(load)
+        window.show()
+        await window.refresh()
+        if on_ready is not None:
+            on_ready(window)
+        await closed.wait()
+
+    with loop:
+        loop.run_until_complete(main())
+    return 0
+
+
+def show_fatal(message: str, hint: str) -> None:
+    """Tell the user, in a dialog, why the app cannot start (then return)."""
+    from PySide6.QtWidgets import QMessageBox
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    box = QMessageBox(QMessageBox.Icon.Critical, "Mooring cannot start", message)
+    box.setInformativeText(hint)
+    box.open()
+    box.finished.connect(app.quit)
+    app.exec()

@@ -1,0 +1,145 @@
+"""The main window. For now a status window: where the data is, the database, the servers.
+
+It is a real window over real state; the chat and task views replace its centre later.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QGroupBox,
+    QHeaderView,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from mooring.core.issues import Issue
+from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.states import LocalState
+
+
+@dataclass(frozen=True, slots=True)
+class HostOverview:
+    """What the status window shows; built by the composition root from the services."""
+
+    data_dir: str
+    database: str
+    schema: str
+    servers: list[ServerDefinition] = field(default_factory=list)
+    task_counts: dict[LocalState, int] = field(default_factory=dict)
+    issues: list[Issue] = field(default_factory=list)
+
+
+SERVER_COLUMNS = ("Name", "Transport", "Command or URL", "Trusted")
+
+
+class MainWindow(QMainWindow):
+    """Mooring's top-level window."""
+
+    def __init__(self, load: Callable[[], Awaitable[HostOverview]]) -> None:
+        super().__init__()
+        self._load = load
+        self._pending: set[asyncio.Future[None]] = set()
+        self.setWindowTitle("Mooring")
+        self.setObjectName("mooring-main-window")
+        self.resize(880, 560)
+
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+
+        where = QGroupBox("Where your data lives", central)
+        form = QFormLayout(where)
+        self.data_dir_label = QLabel(where)
+        self.database_label = QLabel(where)
+        self.schema_label = QLabel(where)
+        self.tasks_label = QLabel(where)
+        for label in (self.data_dir_label, self.database_label):
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        form.addRow("Data folder:", self.data_dir_label)
+        form.addRow("Database:", self.database_label)
+        form.addRow("Schema:", self.schema_label)
+        form.addRow("Tasks:", self.tasks_label)
+        layout.addWidget(where)
+
+        servers_box = QGroupBox("MCP servers", central)
+        servers_layout = QVBoxLayout(servers_box)
+        self.servers_table = QTableWidget(0, len(SERVER_COLUMNS), servers_box)
+        self.servers_table.setObjectName("servers-table")
+        self.servers_table.setHorizontalHeaderLabels(SERVER_COLUMNS)
+        self.servers_table.verticalHeader().setVisible(False)
+        self.servers_table.horizontalHeader().setSectionResizeMode(
+            2, QHeaderView.ResizeMode.Stretch
+        )
+        self.servers_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        servers_layout.addWidget(self.servers_table)
+        layout.addWidget(servers_box, stretch=1)
+
+        self.issues_label = QLabel(central)
+        self.issues_label.setWordWrap(True)
+        layout.addWidget(self.issues_label)
+
+        self.refresh_button = QPushButton("Refresh", central)
+        self.refresh_button.clicked.connect(self._on_refresh_clicked)
+        layout.addWidget(self.refresh_button, alignment=Qt.AlignmentFlag.AlignRight)
+
+        self.setCentralWidget(central)
+        self.statusBar().showMessage("Loading…")
+
+    def _on_refresh_clicked(self) -> None:
+        task = asyncio.ensure_future(self.refresh())
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def refresh(self) -> None:
+        """Reload the overview from the services and show it."""
+        self.refresh_button.setEnabled(False)
+        try:
+            overview = await self._load()
+        except Exception as exc:  # noqa: BLE001  # shown to the user, logged by the loader
+            self.statusBar().showMessage(f"Could not load: {exc}")
+        else:
+            self.show_overview(overview)
+            self.statusBar().showMessage("Ready")
+        finally:
+            self.refresh_button.setEnabled(True)
+
+    def show_overview(self, overview: HostOverview) -> None:
+        """Display an overview."""
+        self.data_dir_label.setText(overview.data_dir)
+        self.database_label.setText(overview.database)
+        self.schema_label.setText(overview.schema)
+        active = sum(
+            n
+            for state, n in overview.task_counts.items()
+            if state in (LocalState.WORKING, LocalState.INPUT_REQUIRED, LocalState.CREATING)
+        )
+        total = sum(overview.task_counts.values())
+        self.tasks_label.setText(f"{active} active, {total} in total")
+        self.servers_table.setRowCount(len(overview.servers))
+        for row, server in enumerate(overview.servers):
+            cells = (
+                server.alias + (" (bundled)" if server.builtin else ""),
+                "stdio" if server.transport.value == "stdio" else "Streamable HTTP",
+                server.target,
+                "yes" if server.trusted else "no",
+            )
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                self.servers_table.setItem(row, column, item)
+        if overview.issues:
+            self.issues_label.setText(
+                "Needs your attention: " + "; ".join(i.title for i in overview.issues)
+            )
+        else:
+            self.issues_label.setText("No open issues.")

@@ -1,0 +1,104 @@
+"""The poll schedule: the server's interval is a floor; our backoff is bounded; TTL backstop."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mooring.core.tasks.polling import PollPolicy, next_poll
+from tests.core.tasks.factories import T0
+
+POLICY = PollPolicy(
+    default_interval_ms=1_000, min_interval_ms=100, max_interval_ms=30_000, jitter_ratio=0.1
+)
+
+
+def plan(**kwargs: object) -> tuple[int, bool]:
+    values: dict[str, object] = {
+        "now": T0,
+        "policy": POLICY,
+        "poll_interval_ms": None,
+        "poll_count": 0,
+        "failures": 0,
+    }
+    values.update(kwargs)
+    p = next_poll(**values)  # type: ignore[arg-type]
+    return p.delay_ms, p.backstop
+
+
+def test_server_interval_is_used_as_given() -> None:
+    assert plan(poll_interval_ms=5_000) == (5_000, False)
+
+
+def test_without_a_server_interval_we_back_off_as_polls_go_by() -> None:
+    delays = [plan(poll_count=n)[0] for n in range(6)]
+    assert delays == sorted(delays)
+    assert delays[0] == 1_000
+    assert delays[5] > delays[0]
+
+
+def test_failures_back_off_even_when_the_server_gave_an_interval() -> None:
+    assert plan(poll_interval_ms=1_000, failures=3)[0] > plan(poll_interval_ms=1_000)[0]
+
+
+def test_our_backoff_is_bounded() -> None:
+    assert plan(poll_count=500, failures=500)[0] == 30_000
+
+
+def test_a_server_floor_above_our_maximum_still_wins() -> None:
+    assert plan(poll_interval_ms=120_000, failures=5)[0] == 120_000
+
+
+def test_zero_interval_does_not_spin() -> None:
+    assert plan(poll_interval_ms=0)[0] >= POLICY.min_interval_ms
+
+
+def test_ttl_backstop_polls_at_the_deadline() -> None:
+    created = T0 - timedelta(milliseconds=9_500)
+    delay, backstop = plan(poll_interval_ms=2_000, server_created_at=created, ttl_ms=10_000)
+    assert backstop
+    assert delay == 2_000  # the deadline is 500 ms away, but the floor still holds
+
+
+def test_ttl_far_away_changes_nothing() -> None:
+    assert plan(poll_interval_ms=2_000, server_created_at=T0, ttl_ms=3_600_000) == (2_000, False)
+
+
+def test_jitter_must_be_a_fraction() -> None:
+    with pytest.raises(ValueError, match="jitter"):
+        plan(jitter=1.0)
+
+
+@given(
+    interval=st.none() | st.integers(0, 10_000_000),
+    poll_count=st.integers(0, 10_000),
+    failures=st.integers(0, 10_000),
+    jitter=st.floats(0, 1, exclude_max=True),
+    ttl_ms=st.none() | st.integers(0, 10_000_000),
+    age_ms=st.integers(0, 20_000_000),
+)
+def test_poll_times_never_precede_the_server_interval(
+    interval: int | None,
+    poll_count: int,
+    failures: int,
+    jitter: float,
+    ttl_ms: int | None,
+    age_ms: int,
+) -> None:
+    p = next_poll(
+        now=T0,
+        policy=POLICY,
+        poll_interval_ms=interval,
+        poll_count=poll_count,
+        failures=failures,
+        server_created_at=T0 - timedelta(milliseconds=age_ms),
+        ttl_ms=ttl_ms,
+        jitter=jitter,
+    )
+    assert p.at - T0 >= timedelta(milliseconds=max(interval or 0, POLICY.min_interval_ms))
+    assert p.at - T0 == timedelta(milliseconds=p.delay_ms)
+    bound = max(POLICY.max_interval_ms, interval or 0) * (1 + POLICY.jitter_ratio)
+    assert p.delay_ms <= bound

@@ -1,0 +1,249 @@
+"""Opening the database: migrations, and refusing files we must not touch."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import event
+
+from mooring.core.conversation import ToolRound
+from mooring.core.ids import argument_digest, new_id
+from mooring.core.servers import ServerDefinition, Transport
+from mooring.storage import repositories as repo
+from mooring.storage.db import Database, head_revision
+from mooring.storage.errors import StorageError
+from mooring.storage.tables import metadata
+from tests.core.tasks.factories import T0
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def add_demo_server(db: Database, alias: str = "demo") -> ServerDefinition:
+    server = ServerDefinition(
+        id=new_id(), alias=alias, transport=Transport.STDIO, command="demo", created_at=T0
+    )
+    db.call_sync(lambda s: repo.add_server(s, server))
+    return server
+
+
+def checkpoint(path: Path) -> None:
+    """Fold the WAL into the main file so byte comparisons see everything."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def test_a_new_database_is_created_at_the_newest_schema(db_path: Path) -> None:
+    db = Database.open(db_path)
+    try:
+        assert db.schema.current == head_revision()
+        assert db.integrity_check() == "ok"
+        mode = db.call_sync(
+            lambda s: s.connection().exec_driver_sql("PRAGMA journal_mode").scalar()
+        )
+        assert mode == "wal"
+        keys = db.call_sync(lambda s: s.connection().exec_driver_sql("PRAGMA foreign_keys").scalar())
+        assert keys == 1
+    finally:
+        db.close()
+
+
+def test_migrations_build_exactly_the_declared_tables(db: Database) -> None:
+    def diff(session: Any) -> list[Any]:
+        return list(compare_metadata(MigrationContext.configure(session.connection()), metadata))
+
+    assert db.call_sync(diff) == []
+
+
+def test_reopening_keeps_everything(db_path: Path) -> None:
+    first = Database.open(db_path)
+    server = add_demo_server(first)
+    first.close()
+    second = Database.open(db_path)
+    try:
+        assert second.call_sync(repo.list_servers) == [server]
+    finally:
+        second.close()
+
+
+def test_a_newer_schema_is_refused_and_left_untouched(db_path: Path) -> None:
+    db = Database.open(db_path)
+    add_demo_server(db)
+    db.close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("UPDATE alembic_version SET version_num = '9999_from_the_future'")
+    conn.commit()
+    conn.close()
+    checkpoint(db_path)
+    before = digest(db_path)
+
+    with pytest.raises(StorageError, match="newer Mooring") as caught:
+        Database.open(db_path)
+    assert caught.value.code == "database_newer"
+    assert digest(db_path) == before
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: os.urandom(len(data)), id="random-bytes"),
+        pytest.param(lambda data: data[:100] + os.urandom(len(data) - 100), id="header-only"),
+    ],
+)
+def test_a_corrupt_database_is_a_clear_error_and_left_untouched(
+    db_path: Path, damage: Any
+) -> None:
+    db = Database.open(db_path)
+    add_demo_server(db)
+    db.close()
+    checkpoint(db_path)
+    db_path.write_bytes(damage(db_path.read_bytes()))
+    before = digest(db_path)
+
+    with pytest.raises(StorageError) as caught:
+        Database.open(db_path)
+    assert caught.value.code in {"database_corrupt", "database_foreign"}
+    assert "untouched" in caught.value.message
+    assert digest(db_path) == before
+
+
+def test_a_database_of_another_program_is_refused_untouched(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db_path)
+    conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY)")
+    conn.commit()
+    conn.close()
+    before = digest(db_path)
+    with pytest.raises(StorageError) as caught:
+        Database.open(db_path)
+    assert caught.value.code == "database_foreign"
+    assert digest(db_path) == before
+
+
+@contextlib.contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """Make ``path`` unwritable for this process, root included (``chattr +i``)."""
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        path.parent.chmod(0o555)
+        try:
+            yield
+        finally:
+            path.parent.chmod(0o755)
+            path.chmod(0o644)
+        return
+    chattr = shutil.which("chattr")
+    if chattr is None:
+        pytest.fail("running as root needs chattr (e2fsprogs) to make a file read-only")
+    subprocess.run([chattr, "+i", str(path)], check=True)
+    try:
+        yield
+    finally:
+        subprocess.run([chattr, "-i", str(path)], check=True)
+
+
+def test_a_read_only_database_is_a_clear_error_and_left_untouched(db_path: Path) -> None:
+    db = Database.open(db_path)
+    add_demo_server(db)
+    db.close()
+    checkpoint(db_path)
+    for side in ("-wal", "-shm"):
+        Path(f"{db_path}{side}").unlink(missing_ok=True)
+    before = digest(db_path)
+
+    with read_only(db_path), pytest.raises(StorageError) as caught:
+        Database.open(db_path)
+    assert caught.value.code == "database_read_only"
+    assert digest(db_path) == before
+
+
+def test_a_locked_database_is_a_clear_error(db_path: Path) -> None:
+    db = Database.open(db_path)
+    server = add_demo_server(db)
+    db.close()
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StorageError) as caught:
+            Database.open(db_path, busy_timeout_ms=0)
+        assert caught.value.code == "database_locked"
+        assert "locked" in caught.value.message
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    reopened = Database.open(db_path)
+    try:
+        assert reopened.call_sync(repo.list_servers) == [server]
+    finally:
+        reopened.close()
+
+
+def test_a_write_blocked_by_another_writer_is_a_clear_error_and_loses_nothing(
+    db_path: Path,
+) -> None:
+    db = Database.open(db_path, busy_timeout_ms=0)
+    server = add_demo_server(db)
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StorageError) as caught:
+            add_demo_server(db, alias="second")
+        assert caught.value.code == "database_locked"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert db.call_sync(repo.list_servers) == [server]
+    db.close()
+
+
+def test_a_full_disk_is_a_clear_error_and_what_was_saved_stays(db_path: Path) -> None:
+    db = Database.open(db_path)
+    server = add_demo_server(db)
+    pages = db.call_sync(lambda s: s.connection().exec_driver_sql("PRAGMA page_count").scalar())
+    db.engine.dispose()
+
+    @event.listens_for(db.engine, "connect")
+    def _cap(dbapi_conn: Any, _record: Any) -> None:
+        # SQLite's own page cap behaves exactly like a full disk (SQLITE_FULL).
+        dbapi_conn.execute(f"PRAGMA max_page_count = {int(pages)}")
+
+    big = ToolRound(
+        id=new_id(),
+        server_id=server.id,
+        tool="import_suppliers",
+        arguments={"blob": "x" * 2_000_000},
+        argument_digest=argument_digest({"blob": "x"}),
+        created_at=T0,
+    )
+    with pytest.raises(StorageError) as caught:
+        db.call_sync(lambda s: repo.add_tool_round(s, big))
+    assert caught.value.code == "database_full"
+    db.close()
+
+    reopened = Database.open(db_path)
+    try:
+        assert reopened.call_sync(repo.list_servers) == [server]
+        assert reopened.call_sync(lambda s: repo.get_tool_round(s, big.id)) is None
+        assert reopened.integrity_check() == "ok"
+    finally:
+        reopened.close()
+
+
+def test_an_uncreatable_data_directory_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the folder should be")
+    with pytest.raises(StorageError, match="Cannot create the data directory"):
+        Database.open(blocker / "mooring.sqlite3")
