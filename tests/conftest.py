@@ -8,11 +8,10 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ["PYTHON_KEYRING_BACKEND"] = "tests.helpers.memkeyring.MemoryKeyring"
 
-from collections.abc import Iterator  # noqa: E402
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
-from hypothesis import settings  # noqa: E402
+import pytest
+from hypothesis import settings
 
 # Timing belongs in bench/: no per-example deadline (a slow CI core is not a failure).
 settings.register_profile("mooring", deadline=None, print_blob=True)
@@ -26,7 +25,7 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(autouse=True)
-def isolated_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own data directory; none touches the real user profile."""
     data = tmp_path / "mooring-data"
     monkeypatch.setenv("MOORING_DATA_DIR", str(data))
@@ -35,4 +34,4 @@ def isolated_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterato
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "home" / ".local" / "share"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "home" / ".local" / "state"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home" / ".cache"))
-    yield data
+    return data

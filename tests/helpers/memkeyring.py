@@ -5,13 +5,13 @@ from __future__ import annotations
 from keyring.backend import KeyringBackend
 
 
-class MemoryKeyring(KeyringBackend):  # type: ignore[misc]  # keyring is untyped
+class MemoryKeyring(KeyringBackend):
     """Secrets live in a dict for the life of the process."""
 
-    priority = 1  # type: ignore[assignment]
+    priority = 1
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # keyring's __init__ is untyped
         self.secrets: dict[tuple[str, str], str] = {}
 
     def get_password(self, service: str, username: str) -> str | None:

@@ -55,7 +55,9 @@ def test_a_new_database_is_created_at_the_newest_schema(db_path: Path) -> None:
             lambda s: s.connection().exec_driver_sql("PRAGMA journal_mode").scalar()
         )
         assert mode == "wal"
-        keys = db.call_sync(lambda s: s.connection().exec_driver_sql("PRAGMA foreign_keys").scalar())
+        keys = db.call_sync(
+            lambda s: s.connection().exec_driver_sql("PRAGMA foreign_keys").scalar()
+        )
         assert keys == 1
     finally:
         db.close()
@@ -103,9 +105,7 @@ def test_a_newer_schema_is_refused_and_left_untouched(db_path: Path) -> None:
         pytest.param(lambda data: data[:100] + os.urandom(len(data) - 100), id="header-only"),
     ],
 )
-def test_a_corrupt_database_is_a_clear_error_and_left_untouched(
-    db_path: Path, damage: Any
-) -> None:
+def test_a_corrupt_database_is_a_clear_error_and_left_untouched(db_path: Path, damage: Any) -> None:
     db = Database.open(db_path)
     add_demo_server(db)
     db.close()
@@ -212,7 +212,9 @@ def test_a_write_blocked_by_another_writer_is_a_clear_error_and_loses_nothing(
 def test_a_full_disk_is_a_clear_error_and_what_was_saved_stays(db_path: Path) -> None:
     db = Database.open(db_path)
     server = add_demo_server(db)
-    pages = db.call_sync(lambda s: s.connection().exec_driver_sql("PRAGMA page_count").scalar())
+    pages = db.call_sync(
+        lambda s: int(s.connection().exec_driver_sql("PRAGMA page_count").scalar_one())
+    )
     db.engine.dispose()
 
     @event.listens_for(db.engine, "connect")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from sqlalchemy.orm import Session
 
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule, Decision, Scope
 from mooring.core.conversation import Conversation, Message, Role, RoundOutcome, ToolRound
@@ -60,7 +61,7 @@ def an_operation(server: ServerDefinition) -> tuple[ToolRound, TaskRecord]:
 
 
 def begin(db: Database, tool_round: ToolRound, record: TaskRecord) -> None:
-    def write(session: repo.Session) -> None:
+    def write(session: Session) -> None:
         repo.add_tool_round(session, tool_round)
         repo.add_task_record(session, record)
 
@@ -198,7 +199,7 @@ def test_a_failed_write_leaves_neither_half(db: Database) -> None:
         now=T0,
     )
 
-    def apply_then_fail(session: repo.Session) -> None:
+    def apply_then_fail(session: Session) -> None:
         repo.apply_reconciliation(session, rec)
         raise RuntimeError("crash between the two writes")
 
@@ -221,7 +222,8 @@ def test_input_requests_are_stored_once_and_answers_tracked(db: Database) -> Non
         "id-column": {"method": "elicitation/create", "params": {"message": "Which column?"}}
     }
     first = reconcile(
-        working, ServerTask(task_id="task-1", status="input_required", input_requests=requests),
+        working,
+        ServerTask(task_id="task-1", status="input_required", input_requests=requests),
         now=T0,
     )
     assert len(db.call_sync(lambda s: repo.apply_reconciliation(s, first))) == 1

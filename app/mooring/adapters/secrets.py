@@ -32,7 +32,10 @@ def _is_plaintext(backend: object) -> bool:
 
 def keyring_status() -> KeyringStatus:
     """Describe the active keyring backend; never writes anything."""
-    backend = keyring.get_keyring()
+    try:
+        backend = keyring.get_keyring()
+    except Exception as exc:  # noqa: BLE001  # a broken keyring configuration is "unusable"
+        return KeyringStatus("none", False, f"the keyring could not be loaded ({exc})")
     name = f"{type(backend).__module__}.{type(backend).__name__}"
     if type(backend).__module__ == "keyring.backends.fail":
         return KeyringStatus(name, False, "no keyring service is available")

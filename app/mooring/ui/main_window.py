@@ -137,6 +137,8 @@ class MainWindow(QMainWindow):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 self.servers_table.setItem(row, column, item)
+        self.servers_table.resizeColumnToContents(0)
+        self.servers_table.resizeColumnToContents(1)
         if overview.issues:
             self.issues_label.setText(
                 "Needs your attention: " + "; ".join(i.title for i in overview.issues)

@@ -1,0 +1,70 @@
+"""The status window shows the real state it is given."""
+
+from __future__ import annotations
+
+from pytestqt.qtbot import QtBot
+
+from mooring.core.issues import Issue, IssueKind
+from mooring.core.servers import ServerDefinition, Transport
+from mooring.core.tasks.states import LocalState
+from mooring.ui.main_window import HostOverview, MainWindow
+from tests.core.tasks.factories import T0
+
+
+async def _never() -> HostOverview:
+    raise AssertionError("not loaded in this test")
+
+
+def test_overview_lists_servers_tasks_and_issues(qtbot: QtBot) -> None:
+    window = MainWindow(_never)
+    qtbot.addWidget(window)
+    servers = [
+        ServerDefinition(
+            id="1",
+            alias="demo",
+            transport=Transport.STDIO,
+            command="python",
+            args=("-m", "mooring.demo_server"),
+            builtin=True,
+            created_at=T0,
+        ),
+        ServerDefinition(
+            id="2",
+            alias="crm",
+            transport=Transport.HTTP,
+            url="http://127.0.0.1:8931/mcp",
+            trusted=True,
+            created_at=T0,
+        ),
+    ]
+    window.show_overview(
+        HostOverview(
+            data_dir="/data",
+            database="/data/mooring.sqlite3",
+            schema="0001",
+            servers=servers,
+            task_counts={LocalState.WORKING: 2, LocalState.COMPLETED: 5},
+            issues=[
+                Issue(
+                    id="i",
+                    kind=IssueKind.UNKNOWN_OUTCOME,
+                    subject="op",
+                    title="export_suppliers may or may not have run",
+                    detail="",
+                    created_at=T0,
+                )
+            ],
+        )
+    )
+    table = window.servers_table
+    rows = [
+        [item.text() if (item := table.item(r, c)) else "" for c in range(table.columnCount())]
+        for r in range(table.rowCount())
+    ]
+    assert rows == [
+        ["demo (bundled)", "stdio", "python -m mooring.demo_server", "no"],
+        ["crm", "Streamable HTTP", "http://127.0.0.1:8931/mcp", "yes"],
+    ]
+    assert window.tasks_label.text() == "2 active, 7 in total"
+    assert "may or may not have run" in window.issues_label.text()
+    assert window.data_dir_label.text() == "/data"
