@@ -6,16 +6,20 @@ packages provide the implementations, and ``bootstrap`` wires them together.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Protocol
 
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
 from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.calls import AckOutcome, CallOutcome
 from mooring.core.tasks.inputs import TaskInput
-from mooring.core.tasks.reconcile import Reconciliation
+from mooring.core.tasks.reconcile import Observation, Reconciliation
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+from mooring.core.tools import ToolInfo
 
 
 class ServerCatalog(Protocol):
@@ -71,3 +75,78 @@ class Probe(Protocol):
     """A diagnostic check of one part of the environment (used by ``mooring doctor``)."""
 
     def __call__(self) -> dict[str, Any]: ...
+
+
+class ConnectionState(StrEnum):
+    """Where a server connection stands (observable in the UI and CLI)."""
+
+    CONNECTING = "connecting"
+    READY = "ready"
+    FAILED = "failed"
+    """Could not start or reach the server; ``ConnectionStatus.reason`` says why."""
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionStatus:
+    """A connection's state, why, and whether the server speaks the Tasks extension."""
+
+    server_id: str
+    state: ConnectionState
+    reason: str = ""
+    supports_tasks: bool = False
+    protocol_version: str | None = None
+
+
+class ServerConnection(Protocol):
+    """Requests to one server under one credential profile.
+
+    Every method returns an outcome value for server-side and transport conditions; none of
+    them raises for a dead server, a timeout or a malformed reply.
+    """
+
+    @property
+    def status(self) -> ConnectionStatus: ...
+
+    async def list_tools(self) -> list[ToolInfo]: ...
+
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        on_sending: Callable[[], Awaitable[None]] | None = None,
+    ) -> CallOutcome:
+        """Send ``tools/call`` declaring the Tasks extension.
+
+        ``on_sending`` is awaited immediately before the request is written to the wire (after
+        the connection is known to be up), so callers can persist "sent" first.
+        """
+        ...
+
+    async def get_task(self, task_id: str) -> Observation: ...
+    async def update_task(
+        self, task_id: str, responses: dict[str, dict[str, Any]]
+    ) -> AckOutcome: ...
+    async def cancel_task(self, task_id: str) -> AckOutcome: ...
+
+
+class Gateway(Protocol):
+    """Owns every server connection; one long-lived task per (server, credential profile)."""
+
+    async def connect(
+        self, server: ServerDefinition, profile_id: str | None = None
+    ) -> ServerConnection:
+        """The connection for this server and account, started if needed (never raises)."""
+        ...
+
+    def statuses(self) -> list[ConnectionStatus]: ...
+
+    def add_task_listener(self, listener: Callable[[str, str], None]) -> None:
+        """Be told ``(server_id, task_id)`` when a ``notifications/tasks`` arrives.
+
+        A notification only triggers a refresh: ``tasks/get`` stays the authority.
+        """
+        ...
+
+    async def aclose(self) -> None: ...
