@@ -153,9 +153,7 @@ def observations(draw: st.DrawFn) -> Observation:
     if kind == "task":
         status = draw(st.one_of(statuses, st.text(max_size=12)))
         requests = (
-            {"k": {"method": "elicitation/create", "params": {}}}
-            if draw(st.booleans())
-            else {}
+            {"k": {"method": "elicitation/create", "params": {}}} if draw(st.booleans()) else {}
         )
         return ServerTask(
             task_id=draw(st.sampled_from(["task-1", "task-1", "task-1", "other"])),

@@ -70,14 +70,14 @@ def test_terminal_states_have_no_way_out(state: LocalState) -> None:
 
 
 def test_terminal_states_are_exactly_the_documented_outcomes() -> None:
-    assert TERMINAL_STATES == {
+    assert {
         S.DENIED,
         S.COMPLETED,
         S.FAILED,
         S.CANCELLED,
         S.EXPIRED,
         S.ABANDONED,
-    }
+    } == TERMINAL_STATES
 
 
 def test_no_state_transitions_to_itself() -> None:

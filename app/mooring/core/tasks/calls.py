@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mooring.core.tasks.reconcile import ServerTask
+from mooring.core.tasks.observations import ServerTask
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,62 +12,50 @@ keeps the last valid state.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from mooring.core.tasks.calls import (
+    AuthFailed,
+    CallOutcome,
+    CallRejected,
+    ImmediateResult,
+    NoAnswer,
+    NotSent,
+    TaskCreated,
+)
+from mooring.core.tasks.observations import (
+    AuthRequired,
+    JsonObject,
+    MalformedReply,
+    Observation,
+    ServerTask,
+    StatusUnavailable,
+    TaskGone,
+)
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag, state_for_server_status
 
-JsonObject = dict[str, Any]
+__all__ = [
+    "NOT_SENT_CODE",
+    "AuthRequired",
+    "MalformedReply",
+    "Observation",
+    "Outcome",
+    "Reconciliation",
+    "ServerTask",
+    "StatusUnavailable",
+    "TaskGone",
+    "apply_call_outcome",
+    "interrupted_create",
+    "reconcile",
+]
 
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ServerTask:
-    """A task snapshot as the server reported it (``tasks/get`` or ``CreateTaskResult``)."""
-
-    task_id: str
-    status: str
-    status_message: str | None = None
-    created_at: datetime | None = None
-    last_updated_at: datetime | None = None
-    ttl_ms: int | None = None
-    poll_interval_ms: int | None = None
-    result: JsonObject | None = None
-    error: JsonObject | None = None
-    input_requests: dict[str, JsonObject] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class TaskGone:
-    """The server answered that it does not know the task (``-32602``): expired or purged."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class StatusUnavailable:
-    """The status request failed (transport error, timeout, server error)."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class AuthRequired:
-    """The server refused our credentials for the status request."""
-
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class MalformedReply:
-    """The server answered with something that is not a valid task status."""
-
-    detail: str
-
-
-Observation = ServerTask | TaskGone | StatusUnavailable | AuthRequired | MalformedReply
+NOT_SENT_CODE = -32001
+"""Error code Mooring records for a call that never reached the server (not a server code)."""
 
 
 class Outcome(StrEnum):
@@ -248,3 +236,64 @@ def interrupted_create(record: TaskRecord, *, now: datetime) -> Reconciliation:
         reason="Mooring stopped before the server answered; the call may or may not have run.",
     )
     return Reconciliation(outcome=Outcome.TRANSITIONED, record=new, previous_state=record.state)
+
+
+def apply_call_outcome(
+    record: TaskRecord, outcome: CallOutcome, *, now: datetime
+) -> Reconciliation:
+    """What the answer (or silence) to ``tools/call`` means for a record in ``creating``.
+
+    A created task takes its id and first status in the same step, so both are persisted in one
+    transaction. Only :class:`NoAnswer` leads to ``unknown_outcome``: the request may have run.
+    """
+    if record.state is not LocalState.CREATING:
+        return _unchanged(record, f"{record.state}: not waiting for a tools/call answer")
+    match outcome:
+        case TaskCreated(task=task):
+            with_id = dataclasses.replace(record, task_id=task.task_id)
+            return _apply_server_task(with_id, task, now=now, checked={})
+        case ImmediateResult(result=result):
+            done = record.transition(
+                LocalState.COMPLETED,
+                at=now,
+                server_status="completed",
+                reason="Answered at once, without a task.",
+            )
+            return Reconciliation(
+                outcome=Outcome.TRANSITIONED,
+                record=done,
+                previous_state=record.state,
+                result=result,
+            )
+        case CallRejected(error=error):
+            failed = record.transition(
+                LocalState.FAILED, at=now, reason=str(error.get("message", "rejected"))
+            )
+            return Reconciliation(
+                outcome=Outcome.TRANSITIONED,
+                record=failed,
+                previous_state=record.state,
+                error=error,
+            )
+        case NotSent(reason=reason) | AuthFailed(reason=reason):
+            why = (
+                f"Sign-in needed; nothing was run: {reason}"
+                if isinstance(outcome, AuthFailed)
+                else f"Not sent; nothing was run: {reason}"
+            )
+            failed = record.transition(LocalState.FAILED, at=now, reason=why)
+            return Reconciliation(
+                outcome=Outcome.TRANSITIONED,
+                record=failed,
+                previous_state=record.state,
+                error={"code": NOT_SENT_CODE, "message": why},
+            )
+        case NoAnswer(reason=reason):
+            unknown = record.transition(
+                LocalState.UNKNOWN_OUTCOME,
+                at=now,
+                reason=f"No answer from the server ({reason}); the call may or may not have run.",
+            )
+            return Reconciliation(
+                outcome=Outcome.TRANSITIONED, record=unknown, previous_state=record.state
+            )

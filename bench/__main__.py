@@ -1,0 +1,14 @@
+"""Run every benchmark: ``python -m bench`` (``make bench``)."""
+
+from __future__ import annotations
+
+from bench import bench_ledger
+
+
+def main() -> None:
+    """Run the benchmarks in turn."""
+    bench_ledger.main()
+
+
+if __name__ == "__main__":
+    main()
