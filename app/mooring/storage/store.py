@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -78,6 +79,18 @@ class SqlStore:
 
     async def inputs(self, record_id: str) -> list[TaskInput]:
         return await self.db.run(lambda s: repo.list_task_inputs(s, record_id))
+
+    async def save_answer(self, record_id: str, key: str, answer: dict[str, Any]) -> None:
+        at = self.clock.now()
+        await self.db.run(lambda s: repo.save_answer(s, record_id, key, answer, at=at))
+
+    async def settle_answers(
+        self, record_id: str, keys: Sequence[str], *, outcome: str | None = None
+    ) -> None:
+        at = self.clock.now()
+        await self.db.run(
+            lambda s: repo.mark_answer_delivered(s, record_id, keys, at=at, outcome=outcome)
+        )
 
     async def tool_round(self, round_id: str) -> ToolRound | None:
         return await self.db.run(lambda s: repo.get_tool_round(s, round_id))

@@ -1,0 +1,343 @@
+"""Watching every active task with one scheduler.
+
+One asyncio task holds a heap of (next poll time, record id) and sleeps until the earliest is
+due, or until something wakes it (a new task, a notification, a cancel). Due polls run under a
+per-server semaphore, so a thousand waiting tasks cost a thousand heap entries and nothing else,
+and no server gets more than ``per_server`` status requests at once.
+
+Each poll: load the record, ``tasks/get`` through the task's own server connection and account,
+reconcile (pure), persist everything in one transaction, then tell listeners ("write, then
+tell"), then schedule the next poll from the pure schedule.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import heapq
+import itertools
+import logging
+import random
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from mooring.core.clock import Clock
+from mooring.core.errors import KnownError, NotFound
+from mooring.core.events import AnswerDidSettle, EventBus, TaskDidChange
+from mooring.core.ports import Gateway, ServerCatalog, ServerConnection, TaskLedger
+from mooring.core.tasks.calls import Acknowledged, RequestFailed
+from mooring.core.tasks.polling import PollPolicy, next_poll
+from mooring.core.tasks.reconcile import (
+    Observation,
+    Outcome,
+    Reconciliation,
+    ServerTask,
+    TaskGone,
+    reconcile,
+)
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState
+
+log = logging.getLogger("mooring.tasks")
+
+LATE_ANSWER = "The task had moved on before the answer arrived; it was not delivered."
+GONE_ANSWER = "The server no longer knows this task; the answer was not delivered."
+
+
+class TaskMonitor:
+    """Polls every monitored task on one schedule; answers and cancels on the user's behalf."""
+
+    def __init__(
+        self,
+        *,
+        ledger: TaskLedger,
+        catalog: ServerCatalog,
+        gateway: Gateway,
+        events: EventBus,
+        clock: Clock,
+        policy: PollPolicy | None = None,
+        per_server: int = 4,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        self._ledger = ledger
+        self._catalog = catalog
+        self._gateway = gateway
+        self._events = events
+        self._clock = clock
+        self._policy = policy or PollPolicy()
+        self._per_server = per_server
+        self._jitter = jitter
+        self._heap: list[tuple[datetime, int, str]] = []
+        self._due_at: dict[str, datetime] = {}
+        self._counter = itertools.count()
+        self._wake = asyncio.Event()
+        self._inflight: dict[str, asyncio.Task[None]] = {}
+        self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self._cancel_sent: set[str] = set()
+        self._stopping = False
+        gateway.add_task_listener(self._on_notification)
+
+    # -- scheduling ----------------------------------------------------------------------------
+
+    @property
+    def scheduled(self) -> int:
+        """How many tasks wait for their next poll."""
+        return len(self._due_at)
+
+    def track(self, record: TaskRecord, *, now: bool = False) -> None:
+        """Watch ``record`` (at its planned time, or at once)."""
+        if not record.is_monitored:
+            return
+        if now:
+            at = self._clock.now()
+        elif record.next_poll_at is not None:
+            at = record.next_poll_at
+        else:
+            at = self._plan(record)
+        self._schedule(record.id, at)
+
+    def poll_soon(self, record_id: str) -> None:
+        """Ask the server about this record as soon as possible."""
+        self._schedule(record_id, self._clock.now())
+
+    def _schedule(self, record_id: str, at: datetime) -> None:
+        current = self._due_at.get(record_id)
+        if current is not None and current <= at:
+            return
+        self._due_at[record_id] = at
+        heapq.heappush(self._heap, (at, next(self._counter), record_id))
+        self._wake.set()
+
+    def _on_notification(self, server_id: str, task_id: str) -> None:
+        task = asyncio.ensure_future(self._refresh_by_task_id(server_id, task_id))
+        task.add_done_callback(_log_failure)
+
+    async def _refresh_by_task_id(self, server_id: str, task_id: str) -> None:
+        record = await self._ledger.find(task_id)
+        if record is not None and record.server_id == server_id:
+            self.poll_soon(record.id)
+
+    async def run(self) -> None:
+        """The scheduler loop; runs until :meth:`stop`. Start it once, as a task."""
+        while not self._stopping:
+            now = self._clock.now()
+            while self._heap and self._heap[0][0] <= now:
+                at, _, record_id = heapq.heappop(self._heap)
+                if self._due_at.get(record_id) != at:
+                    continue  # superseded by an earlier schedule
+                del self._due_at[record_id]
+                if record_id in self._inflight:
+                    self._due_at[record_id] = now  # poll again right after the current one
+                    continue
+                self._inflight[record_id] = asyncio.create_task(self._poll(record_id))
+            timeout = None
+            if self._heap:
+                timeout = max((self._heap[0][0] - self._clock.now()).total_seconds(), 0.0)
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+
+    async def stop(self) -> None:
+        """Stop scheduling and wait for polls in flight."""
+        self._stopping = True
+        self._wake.set()
+        if self._inflight:
+            await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+
+    # -- one poll ------------------------------------------------------------------------------
+
+    def _semaphore(self, server_id: str) -> asyncio.Semaphore:
+        if server_id not in self._semaphores:
+            self._semaphores[server_id] = asyncio.Semaphore(self._per_server)
+        return self._semaphores[server_id]
+
+    async def _poll(self, record_id: str) -> None:
+        try:
+            record = await self._ledger.get(record_id)
+            if record is None or not record.is_monitored:
+                return
+            async with self._semaphore(record.server_id):
+                await self.refresh(record)
+        except KnownError as exc:
+            log.warning("poll of %s stopped: %s", record_id, exc.message)
+        except Exception:
+            log.exception("poll of %s failed", record_id)
+            self._schedule(record_id, self._clock.now() + _RETRY_AFTER_BUG)
+        finally:
+            self._inflight.pop(record_id, None)
+            again = self._due_at.get(record_id)
+            if again is not None:
+                heapq.heappush(self._heap, (again, next(self._counter), record_id))
+                self._wake.set()
+
+    async def _connection(self, record: TaskRecord) -> ServerConnection | None:
+        server = await self._catalog.get_server(record.server_id)
+        if server is None:
+            return None
+        return await self._gateway.connect(server, record.credential_profile_id)
+
+    async def refresh(self, record: TaskRecord) -> TaskRecord:
+        """Ask the server about ``record`` once, persist what it says, tell, and reschedule."""
+        if record.task_id is None:
+            return record
+        connection = await self._connection(record)
+        if connection is None:
+            log.warning("task %s: its server %s no longer exists", record.id, record.server_id)
+            return record
+        observation = await connection.get_task(record.task_id)
+        rec = reconcile(record, observation, now=self._clock.now())
+        rec = self._with_next_poll(rec)
+        new_inputs = await self._ledger.apply(rec)
+        if rec.changed:
+            self._events.emit(
+                TaskDidChange(rec.record, rec.previous_state, tuple(new_inputs), rec.note)
+            )
+        current = rec.record
+        await self._deliver_pending_answers(current, connection, observation)
+        if (
+            current.cancel_requested
+            and current.id not in self._cancel_sent
+            and not current.is_terminal
+        ):
+            await self._send_cancel(current, connection)
+        if current.is_monitored and current.next_poll_at is not None:
+            self._schedule(current.id, current.next_poll_at)
+        else:
+            self._due_at.pop(current.id, None)
+        return current
+
+    def _plan(self, record: TaskRecord) -> datetime:
+        return next_poll(
+            now=self._clock.now(),
+            policy=self._policy,
+            poll_interval_ms=record.poll_interval_ms,
+            poll_count=record.poll_count,
+            failures=record.poll_failures,
+            server_created_at=record.server_created_at,
+            ttl_ms=record.ttl_ms,
+            jitter=self._jitter(),
+        ).at
+
+    def _with_next_poll(self, rec: Reconciliation) -> Reconciliation:
+        record = rec.record
+        if not rec.changed or not record.is_monitored:
+            return rec
+        at = self._plan(record)
+        return dataclasses.replace(rec, record=dataclasses.replace(record, next_poll_at=at))
+
+    async def _deliver_pending_answers(
+        self, record: TaskRecord, connection: ServerConnection, observation: Observation
+    ) -> None:
+        """Resend answers saved but never acknowledged; settle those that came too late."""
+        if not isinstance(observation, ServerTask | TaskGone):
+            return  # no news from the server: try again on the next poll
+        pending = [i for i in await self._ledger.inputs(record.id) if i.awaiting_delivery]
+        for item in pending:
+            outstanding = (
+                isinstance(observation, ServerTask)
+                and record.state is LocalState.INPUT_REQUIRED
+                and item.key in observation.input_requests
+            )
+            if outstanding and record.task_id is not None:
+                await self._send_answer(record, connection, item.key, item.answer or {})
+            elif record.state is not LocalState.INPUT_REQUIRED:
+                await self._ledger.settle_answers(record.id, [item.key], outcome=LATE_ANSWER)
+                self._events.emit(AnswerDidSettle(record.id, item.key, False, LATE_ANSWER))
+
+    # -- the user's actions --------------------------------------------------------------------
+
+    async def answer(self, record_id: str, key: str, answer: dict[str, Any]) -> AnswerDidSettle:
+        """Save the user's answer, then send it with ``tasks/update``.
+
+        The answer is persisted first; if sending fails it stays saved and is resent on a later
+        poll (also after a restart) while the server still asks for it.
+        """
+        record = await self._ledger.get(record_id)
+        if record is None:
+            raise NotFound("task", record_id)
+        inputs = {i.key: i for i in await self._ledger.inputs(record_id)}
+        if key not in inputs:
+            raise KnownError(f"The task did not ask for {key!r}.", code="unknown_input")
+        if inputs[key].answer is not None:
+            raise KnownError(f"{key!r} was already answered.", code="already_answered")
+        await self._ledger.save_answer(record_id, key, answer)
+        if record.is_terminal or record.task_id is None:
+            await self._ledger.settle_answers(record_id, [key], outcome=LATE_ANSWER)
+            settled = AnswerDidSettle(record_id, key, False, LATE_ANSWER)
+            self._events.emit(settled)
+            return settled
+        connection = await self._connection(record)
+        if connection is None:
+            return AnswerDidSettle(record_id, key, False, "The task's server no longer exists.")
+        return await self._send_answer(record, connection, key, answer)
+
+    async def _send_answer(
+        self, record: TaskRecord, connection: ServerConnection, key: str, answer: dict[str, Any]
+    ) -> AnswerDidSettle:
+        assert record.task_id is not None
+        ack = await connection.update_task(record.task_id, {key: answer})
+        match ack:
+            case Acknowledged():
+                await self._ledger.settle_answers(record.id, [key])
+                settled = AnswerDidSettle(record.id, key, True, "Delivered.")
+                self.poll_soon(record.id)
+            case RequestFailed(gone=True):
+                await self._ledger.settle_answers(record.id, [key], outcome=GONE_ANSWER)
+                settled = AnswerDidSettle(record.id, key, False, GONE_ANSWER)
+                await self._apply(reconcile(record, TaskGone(ack.reason), now=self._clock.now()))
+            case RequestFailed(reason=reason):
+                detail = f"Saved; not delivered yet ({reason}). It will be resent."
+                return AnswerDidSettle(record.id, key, False, detail)
+        self._events.emit(settled)
+        return settled
+
+    async def cancel(self, record_id: str) -> TaskRecord:
+        """Persist the cancel request, send ``tasks/cancel``, and keep watching for the outcome."""
+        record = await self._ledger.get(record_id)
+        if record is None:
+            raise NotFound("task", record_id)
+        if record.is_terminal:
+            return record
+        if record.task_id is None:
+            raise KnownError(
+                f"Task {record_id} has no server task to cancel (it is {record.state}).",
+                code="nothing_to_cancel",
+            )
+        if not record.cancel_requested:
+            updated = record.evolve(at=self._clock.now(), cancel_requested=True)
+            await self._ledger.save(updated)
+            self._events.emit(TaskDidChange(updated, record.state, note="cancel requested"))
+            record = updated
+        connection = await self._connection(record)
+        if connection is not None:
+            await self._send_cancel(record, connection)
+        return record
+
+    async def _send_cancel(self, record: TaskRecord, connection: ServerConnection) -> None:
+        assert record.task_id is not None
+        ack = await connection.cancel_task(record.task_id)
+        match ack:
+            case Acknowledged():
+                self._cancel_sent.add(record.id)
+                self.poll_soon(record.id)
+            case RequestFailed(gone=True):
+                self._cancel_sent.add(record.id)
+                await self._apply(reconcile(record, TaskGone(ack.reason), now=self._clock.now()))
+            case RequestFailed():
+                log.info("tasks/cancel for %s not delivered yet; will resend", record.id)
+
+    async def _apply(self, rec: Reconciliation) -> None:
+        if rec.outcome is Outcome.UNCHANGED:
+            return
+        new_inputs = await self._ledger.apply(rec)
+        self._events.emit(TaskDidChange(rec.record, rec.previous_state, tuple(new_inputs)))
+
+
+_RETRY_AFTER_BUG = timedelta(seconds=30)
+
+
+def _log_failure(task: asyncio.Future[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("notification refresh failed", exc_info=task.exception())
