@@ -249,3 +249,33 @@ def test_an_uncreatable_data_directory_is_a_clear_error(tmp_path: Path) -> None:
     blocker.write_text("a file where the folder should be")
     with pytest.raises(StorageError, match="Cannot create the data directory"):
         Database.open(blocker / "mooring.sqlite3")
+
+
+def test_an_older_database_is_upgraded_and_keeps_its_rows(db_path: Path) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    from mooring.storage.db import MIGRATIONS
+
+    db_path.parent.mkdir(parents=True)
+    engine = create_engine(f"sqlite:///{db_path}")
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+        conn.exec_driver_sql(
+            "INSERT INTO servers (id, alias, transport, command, args, env, headers, trusted,"
+            " enabled, builtin, created_at) VALUES ('s1', 'old', 'stdio', 'demo', '[]', '{}',"
+            " '{}', 0, 1, 0, '2026-01-01T00:00:00.000000+00:00')"
+        )
+    engine.dispose()
+
+    db = Database.open(db_path)
+    try:
+        assert db.schema.current == head_revision() != "0001"
+        [server] = db.call_sync(repo.list_servers)
+        assert (server.alias, server.hidden_tools, server.allowed_tools) == ("old", (), None)
+    finally:
+        db.close()

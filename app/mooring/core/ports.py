@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
 from mooring.core.servers import ServerDefinition
@@ -63,6 +64,22 @@ class TaskLedger(Protocol):
         ...
 
     async def tool_round(self, round_id: str) -> ToolRound | None: ...
+
+
+class RuleBook(Protocol):
+    """The user's approval rules and the audit trail of every approval outcome."""
+
+    async def list_rules(self) -> list[ApprovalRule]: ...
+    async def add_rule(self, rule: ApprovalRule) -> None: ...
+    async def remove_rule(self, rule_id: str) -> bool: ...
+    async def record_approval(
+        self, entry: ApprovalAuditEntry, *, consumed_rule_id: str | None = None
+    ) -> None:
+        """Append an audit entry, set the tool round's approval, and use up a "once" rule,
+        all in one transaction."""
+        ...
+
+    async def audit(self, limit: int = 100) -> list[ApprovalAuditEntry]: ...
 
 
 class IssueBoard(Protocol):

@@ -33,6 +33,10 @@ class ServerDefinition:
     enabled: bool = True
     builtin: bool = False
     """Configured by Mooring itself (the bundled demo server), not by the user."""
+    allowed_tools: tuple[str, ...] | None = None
+    """When set, only these tools (names or patterns) may be called."""
+    hidden_tools: tuple[str, ...] = ()
+    """Tools (names or patterns) the model never sees and that never run ("Never")."""
 
     def __post_init__(self) -> None:
         if self.transport is Transport.STDIO and not self.command:

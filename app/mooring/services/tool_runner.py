@@ -1,11 +1,14 @@
 """Running one tool call: intent first, then the request, then the answer — each persisted
 before anyone is told.
 
-1. the tool round and an operation record in ``creating`` are written (the intent);
-2. ``tools/call`` goes out through the server's connection (declaring the Tasks extension);
-3. the answer — a task (id and first status together), a plain result, an error, or silence —
+1. the tool round and an operation record in ``awaiting_approval`` are written;
+2. the approval broker decides (asking the user when the policy says so) and audits; a refusal
+   ends the record ``denied`` and nothing is sent — the model is told why;
+3. the record moves to ``creating`` (the intent) before ``tools/call`` goes out through the
+   server's connection, declaring the Tasks extension;
+4. the answer — a task (id and first status together), a plain result, an error, or silence —
    is applied purely and persisted in one transaction;
-4. listeners are told; a task is handed to the monitor.
+5. listeners are told; a task is handed to the monitor.
 
 Silence after sending is ``unknown_outcome``: the call is never re-sent by Mooring on its own.
 """
@@ -19,14 +22,19 @@ from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
 from mooring.core.events import EventBus, TaskDidChange
 from mooring.core.ids import argument_digest, new_id
-from mooring.core.ports import Gateway, TaskLedger
+from mooring.core.ports import ConnectionState, Gateway, TaskLedger
 from mooring.core.servers import ServerDefinition
-from mooring.core.tasks.reconcile import apply_call_outcome
+from mooring.core.tasks.reconcile import Outcome, Reconciliation, apply_call_outcome
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+from mooring.core.tools import ToolAnnotations
+from mooring.services.approvals import ApprovalBroker
 from mooring.services.task_monitor import TaskMonitor
 
 log = logging.getLogger("mooring.calls")
+
+DENIED_CODE = -32002
+"""Error code Mooring records for a call refused before sending (not a server code)."""
 
 
 class ToolRunner:
@@ -38,9 +46,11 @@ class ToolRunner:
         ledger: TaskLedger,
         gateway: Gateway,
         monitor: TaskMonitor,
+        broker: ApprovalBroker,
         events: EventBus,
         clock: Clock,
     ) -> None:
+        self._broker = broker
         self._ledger = ledger
         self._gateway = gateway
         self._monitor = monitor
@@ -79,18 +89,49 @@ class ToolRunner:
             credential_profile_id=profile_id,
             tool=tool,
             argument_digest=digest,
-            state=LocalState.CREATING,
+            state=LocalState.AWAITING_APPROVAL,
             created_at=now,
             updated_at=now,
             conversation_id=conversation_id,
             tool_round_id=tool_round.id,
         )
         await self._ledger.begin_operation(tool_round, record)
-        self._events.emit(TaskDidChange(record, LocalState.CREATING, note="intent persisted"))
         if on_persisted is not None:
             on_persisted(record)
 
         connection = await self._gateway.connect(server, profile_id)
+        annotations = ToolAnnotations()
+        if connection.status.state is ConnectionState.READY:
+            for info in await connection.list_tools():
+                if info.name == tool:
+                    annotations = info.annotations
+        review = await self._broker.review(
+            server=server,
+            tool=tool,
+            annotations=annotations,
+            arguments=arguments,
+            tool_round_id=tool_round.id,
+            conversation_id=conversation_id,
+        )
+        if not review.proceed:
+            denied = record.transition(
+                LocalState.DENIED, at=self._clock.now(), reason=review.reason
+            )
+            await self._ledger.apply(
+                Reconciliation(
+                    outcome=Outcome.TRANSITIONED,
+                    record=denied,
+                    previous_state=record.state,
+                    error={"code": DENIED_CODE, "message": review.reason},
+                )
+            )
+            self._events.emit(TaskDidChange(denied, record.state, note=review.outcome.value))
+            return denied
+
+        creating = record.transition(LocalState.CREATING, at=self._clock.now())
+        await self._ledger.save(creating)
+        self._events.emit(TaskDidChange(creating, record.state, note="intent persisted"))
+        record = creating
         outcome = await connection.call_tool(tool, arguments)
         rec = apply_call_outcome(record, outcome, now=self._clock.now())
         new_inputs = await self._ledger.apply(rec)

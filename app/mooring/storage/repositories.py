@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, func, insert, select, update
+from sqlalchemy import Row, and_, delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from mooring.core.approval.rules import (
@@ -46,6 +46,8 @@ def _server(row: Row[Any]) -> ServerDefinition:
         trusted=row.trusted,
         enabled=row.enabled,
         builtin=row.builtin,
+        allowed_tools=None if row.allowed_tools is None else tuple(row.allowed_tools),
+        hidden_tools=tuple(row.hidden_tools),
         created_at=row.created_at,
     )
 
@@ -66,6 +68,8 @@ def add_server(session: Session, server: ServerDefinition) -> None:
             trusted=server.trusted,
             enabled=server.enabled,
             builtin=server.builtin,
+            allowed_tools=None if server.allowed_tools is None else list(server.allowed_tools),
+            hidden_tools=list(server.hidden_tools),
             created_at=server.created_at,
         )
     )
@@ -542,6 +546,40 @@ def list_rules(session: Session) -> list[ApprovalRule]:
         )
         for r in rows
     ]
+
+
+def remove_rule(session: Session, rule_id: str) -> bool:
+    """Delete a rule; whether it existed."""
+    done = session.execute(delete(t.approval_rules).where(t.approval_rules.c.id == rule_id))
+    return bool(done.rowcount)  # type: ignore[attr-defined]  # CursorResult has rowcount
+
+
+def list_audit(session: Session, limit: int = 100) -> list[ApprovalAuditEntry]:
+    """The newest approval outcomes first."""
+    rows = session.execute(
+        select(t.approval_audit).order_by(t.approval_audit.c.at.desc()).limit(limit)
+    )
+    return [
+        ApprovalAuditEntry(
+            id=r.id,
+            at=r.at,
+            server_id=r.server_id,
+            tool=r.tool,
+            argument_digest=r.argument_digest,
+            outcome=r.outcome,
+            actor=r.actor,
+            rule_id=r.rule_id,
+            tool_round_id=r.tool_round_id,
+        )
+        for r in rows
+    ]
+
+
+def set_round_approval(session: Session, round_id: str, approval: str) -> None:
+    """Record on the tool round how its approval ended."""
+    session.execute(
+        update(t.tool_rounds).where(t.tool_rounds.c.id == round_id).values(approval=approval)
+    )
 
 
 def add_audit(session: Session, entry: ApprovalAuditEntry) -> None:

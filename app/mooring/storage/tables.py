@@ -69,6 +69,8 @@ servers = Table(
     Column("trusted", Boolean, nullable=False),
     Column("enabled", Boolean, nullable=False),
     Column("builtin", Boolean, nullable=False),
+    Column("allowed_tools", JSON),
+    Column("hidden_tools", JSON, nullable=False, server_default="[]"),
     Column("created_at", UtcDateTime, nullable=False),
     Column("removed_at", UtcDateTime),
 )

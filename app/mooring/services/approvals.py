@@ -1,0 +1,171 @@
+"""The approval broker: asks the policy, asks the user when needed, remembers and audits.
+
+Qt-free: the GUI and the CLI each supply an ``ask`` coroutine that shows the question. Every
+outcome is written to the audit table and the tool round *before* the call goes on or stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mooring.core.approval.policy import Allow, Deny, Guards, decide
+from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
+from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule, Decision, Scope
+from mooring.core.clock import Clock
+from mooring.core.ids import argument_digest, new_id
+from mooring.core.ports import RuleBook
+from mooring.core.servers import ServerDefinition
+from mooring.core.tools import ToolAnnotations
+
+log = logging.getLogger("mooring.approvals")
+
+AskUser = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
+Preview = Callable[[dict[str, Any]], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """The end of an approval: may the call go out, and why (or why not)."""
+
+    proceed: bool
+    outcome: ApprovalOutcome
+    reason: str
+
+
+def argument_size(arguments: dict[str, Any]) -> int:
+    """Bytes of the arguments as they would go on the wire (compact JSON)."""
+    return len(json.dumps(arguments, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+class ApprovalBroker:
+    """Decides, for each call, whether it may be sent — before anything is sent."""
+
+    def __init__(
+        self,
+        *,
+        rules: RuleBook,
+        clock: Clock,
+        guards_for: Callable[[ServerDefinition], Guards],
+        ask: AskUser | None = None,
+        preview: Preview | None = None,
+        actor: str = "user",
+    ) -> None:
+        self._rules = rules
+        self._clock = clock
+        self._guards_for = guards_for
+        self.ask = ask
+        self._preview = preview
+        self._actor = actor
+
+    async def review(
+        self,
+        *,
+        server: ServerDefinition,
+        tool: str,
+        annotations: ToolAnnotations,
+        arguments: dict[str, Any],
+        tool_round_id: str,
+        conversation_id: str | None = None,
+    ) -> Review:
+        """Apply the policy (asking the user if it says so), audit, and say whether to send."""
+        verdict = decide(
+            server=server,
+            tool=tool,
+            annotations=annotations,
+            argument_bytes=argument_size(arguments),
+            rules=await self._rules.list_rules(),
+            guards=self._guards_for(server),
+            conversation_id=conversation_id,
+        )
+        rule = verdict.rule
+        consumed = rule.id if rule is not None and rule.scope is Scope.ONCE else None
+        if isinstance(verdict, Allow):
+            review = Review(True, ApprovalOutcome.AUTO_ALLOWED, verdict.reason)
+            actor = "policy"
+        elif isinstance(verdict, Deny):
+            review = Review(False, ApprovalOutcome.AUTO_DENIED, verdict.reason)
+            actor = "policy"
+        else:
+            review, actor = await self._ask(
+                server, tool, annotations, arguments, verdict.reason, conversation_id
+            )
+            consumed = None
+        await self._rules.record_approval(
+            ApprovalAuditEntry(
+                id=new_id(),
+                at=self._clock.now(),
+                server_id=server.id,
+                tool=tool,
+                argument_digest=argument_digest(arguments),
+                outcome=review.outcome.value,
+                actor=actor,
+                rule_id=rule.id if rule is not None else None,
+                tool_round_id=tool_round_id,
+            ),
+            consumed_rule_id=consumed,
+        )
+        log.info("approval %s/%s: %s (%s)", server.alias, tool, review.outcome, review.reason)
+        return review
+
+    async def _ask(
+        self,
+        server: ServerDefinition,
+        tool: str,
+        annotations: ToolAnnotations,
+        arguments: dict[str, Any],
+        reason: str,
+        conversation_id: str | None,
+    ) -> tuple[Review, str]:
+        if self.ask is None:
+            return (
+                Review(
+                    False, ApprovalOutcome.ABORTED, f"Approval needed ({reason}); no one to ask."
+                ),
+                "program",
+            )
+        request = ApprovalRequest(
+            id=new_id(),
+            server_id=server.id,
+            server_alias=server.alias,
+            tool=tool,
+            arguments=arguments,
+            reason=reason,
+            destructive=annotations.destructive is True,
+            preview=self._preview(arguments) if self._preview else [],
+            conversation_id=conversation_id,
+        )
+        try:
+            answer = await self.ask(request)
+        except (asyncio.CancelledError, EOFError):
+            return Review(False, ApprovalOutcome.ABORTED, "The question was withdrawn."), "program"
+        if answer.remember is not None and answer.outcome in (
+            ApprovalOutcome.APPROVED,
+            ApprovalOutcome.DENIED,
+        ):
+            await self._rules.add_rule(
+                ApprovalRule(
+                    id=new_id(),
+                    server_identity=server.identity,
+                    tool_pattern=tool,
+                    decision=Decision.ALLOW
+                    if answer.outcome is ApprovalOutcome.APPROVED
+                    else Decision.DENY,
+                    scope=answer.remember,
+                    conversation_id=conversation_id
+                    if answer.remember is Scope.CONVERSATION
+                    else None,
+                    created_at=self._clock.now(),
+                )
+            )
+        words = {
+            ApprovalOutcome.APPROVED: "Approved by the user.",
+            ApprovalOutcome.DENIED: "The user denied this call.",
+            ApprovalOutcome.CANCELLED: "The user dismissed the question.",
+        }
+        text = words.get(answer.outcome, "The question was withdrawn.")
+        return Review(answer.outcome is ApprovalOutcome.APPROVED, answer.outcome, text), "user"
