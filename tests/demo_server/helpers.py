@@ -20,12 +20,11 @@ import httpx2
 import mcp.types as types
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp import StdioServerParameters
 from mcp.client import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from pydantic import ConfigDict
-
-from mcp import StdioServerParameters
 
 TASKS = "io.modelcontextprotocol/tasks"
 PROTOCOL = "2026-07-28"

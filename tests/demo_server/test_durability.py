@@ -9,9 +9,9 @@ from pathlib import Path
 
 import httpx2
 import pytest
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp import Client
 from tests.demo_server.helpers import (
     Servers,
     TasksDeclared,

@@ -13,10 +13,10 @@ import anyio
 import anyio.lowlevel
 import httpx2
 import pytest
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from mcp import Client
 from tests.demo_server.helpers import (
     TASKS,
     HttpServer,

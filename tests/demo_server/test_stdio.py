@@ -8,9 +8,9 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from mcp import Client
 from tests.demo_server.helpers import (
     SAMPLES,
     TASKS,

@@ -1,0 +1,807 @@
+"""One MCP server connection under one credential profile, owned by one long-lived task.
+
+The SDK's ``Client`` must be entered and exited in the same task (anyio cancel scopes), and a
+``Client`` whose transport died answers ``-32000 Connection closed`` forever. So each
+:class:`McpConnection` runs an *owner* task that
+
+* builds the transport and enters ``async with Client(...)`` with a bounded connect deadline;
+* serves the requests other tasks queue (each in its own child task, each with a deadline,
+  because keep-alive pings stop HTTP read timeouts from ever firing);
+* tears the ``Client`` down when its transport dies and builds a new one, retrying with
+  exponential backoff (and at once when a request needs it); and
+* exits the ``Client`` in the task that entered it when the connection stops, which also ends a
+  stdio server's process tree.
+
+Callers get outcome values, never exceptions, for anything the server or the network did:
+:class:`~mooring.core.tasks.calls.NotSent` when nothing reached the server and
+:class:`~mooring.core.tasks.calls.NoAnswer` when the request may have reached it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import tempfile
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import AsyncExitStack
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Generic, TextIO, TypeVar, cast
+
+import anyio
+import httpx2
+import mcp.types as types
+from mcp.client import Client
+from mcp.client._transport import TransportStreams
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._stream_protocols import ReadStream
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from opentelemetry import context as otel_context
+
+from mooring import __version__
+from mooring.core.ports import ConnectionState, ConnectionStatus
+from mooring.core.servers import ServerDefinition, Transport
+from mooring.core.tasks.calls import AckOutcome, CallOutcome, TaskCreated
+from mooring.core.tasks.reconcile import Observation, ServerTask, TaskGone
+from mooring.core.tools import ToolInfo
+from mooring.mcp import tasks_ext, translate
+from mooring.mcp.translate import Failure, FailureKind
+
+logger = logging.getLogger("mooring.mcp.connection")
+
+R = TypeVar("R")
+
+HeadersFor = Callable[[ServerDefinition, str | None], Mapping[str, str]]
+"""Extra HTTP headers for a server and credential profile (secret values from the keyring)."""
+
+AuthFor = Callable[[ServerDefinition, str | None], httpx2.Auth | None]
+"""An ``httpx2.Auth`` (e.g. the SDK's OAuth provider) for a server and credential profile."""
+
+TaskNotified = Callable[[str], Awaitable[None]]
+
+_TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+_STDERR_ROTATE_BYTES: Final = 1_000_000
+_STDERR_TAIL_BYTES: Final = 4096
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectionSettings:
+    """Deadlines and retry policy of a connection (seconds)."""
+
+    connect_timeout: float = 20.0
+    """Start (or reach) the server and negotiate the protocol within this."""
+    request_timeout: float = 30.0
+    """Deadline of ``tasks/*`` and ``tools/list`` requests."""
+    call_timeout: float = 300.0
+    """Deadline of ``tools/call``: a server without Tasks runs the tool before answering."""
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+    min_retry_interval: float = 0.25
+    """A request finding the connection failed retries at once unless the last try was this
+    recent (then it fails with the last reason, so a poll burst cannot spawn a server storm)."""
+    stderr_dir: Path | None = None
+    """Where stdio servers' stderr goes (one file per server); ``None``: an anonymous temp file."""
+
+
+# HTTP statuses seen while one request is in flight. The SDK's HTTP transport runs each POST
+# in a task spawned under the sender's contextvars (its context-carrying streams), so a list set
+# here by the requesting task is the one the response hook appends to.
+_HTTP_TRACE: ContextVar[list[int] | None] = ContextVar("mooring_mcp_http_trace", default=None)
+
+
+async def _record_http_status(response: httpx2.Response) -> None:
+    trace = _HTTP_TRACE.get()
+    if trace is not None:
+        trace.append(response.status_code)
+
+
+@contextlib.contextmanager
+def _http_trace(trace: list[int]) -> Iterator[list[int]]:
+    token = _HTTP_TRACE.set(trace)
+    try:
+        yield trace
+    finally:
+        _HTTP_TRACE.reset(token)
+
+
+class _SessionWatch:
+    """Whether the current ``Client``'s transport is over (EOF, or a request saw it closed)."""
+
+    def __init__(self, on_end: Callable[[], None]) -> None:
+        self.over = False
+        self.reason = ""
+        self._on_end = on_end
+
+    def end(self, reason: str) -> None:
+        if not self.over:
+            self.over = True
+            self.reason = reason
+            self._on_end()
+
+
+class _WatchedReadStream:
+    """The transport's read stream, reporting its end to a :class:`_SessionWatch`."""
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], watch: _SessionWatch) -> None:
+        self._inner = inner
+        self._watch = watch
+
+    @property
+    def last_context(self) -> Any:
+        # The dispatcher duck-types this to run handlers under the sender's contextvars.
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            self._watch.end("the server closed the connection")
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class _WatchedTransport:
+    """An SDK transport whose read stream reports EOF (a ``Transport`` for ``Client``)."""
+
+    def __init__(
+        self,
+        inner: contextlib.AbstractAsyncContextManager[TransportStreams],
+        watch: _SessionWatch,
+    ) -> None:
+        self._inner = inner
+        self._watch = watch
+
+    async def __aenter__(self) -> TransportStreams:
+        read_stream, write_stream = await self._inner.__aenter__()
+        return _WatchedReadStream(read_stream, self._watch), write_stream
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        return await self._inner.__aexit__(exc_type, exc_val, exc_tb)
+
+
+@dataclass(eq=False)
+class _Work(Generic[R]):
+    """One request another task queued for the owner, and its settled outcome."""
+
+    label: str
+    send: Callable[[Client], Awaitable[Any]]
+    interpret: Callable[[Any], R]
+    on_failure: Callable[[Failure, bool], R]
+    """The outcome for a classified failure; the flag says whether the request was handed over."""
+    timeout: float
+    before_send: Callable[[], Awaitable[None]] | None = None
+    sent: bool = False
+    done: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    outcome: R | None = None
+    error: BaseException | None = None
+    trace_context: otel_context.Context = field(default_factory=otel_context.get_current)
+    """The caller's tracing context: the SDK's client span nests under the caller's span, not
+    under whatever span happened to start the owner task."""
+
+    @property
+    def settled(self) -> bool:
+        return self.done.is_set()
+
+    def settle(self, outcome: R) -> None:
+        if not self.settled:
+            self.outcome = outcome
+            self.done.set()
+
+    def fail(self, error: BaseException) -> None:
+        if not self.settled:
+            self.error = error
+            self.done.set()
+
+    def settle_failure(self, failure: Failure) -> None:
+        self.settle(self.on_failure(failure, self.sent))
+
+
+class McpConnection:
+    """Requests to one server under one credential profile (implements ``ServerConnection``).
+
+    Promises: methods never raise for a dead, slow, misbehaving or unreachable server; a server
+    that cannot start becomes ``FAILED`` with a human reason within the connect deadline; a dead
+    transport is replaced by a new ``Client``; ``aclose()`` stops the owner task and the server
+    process. Exceptions from ``on_sending`` and bugs in Mooring do propagate.
+    """
+
+    def __init__(
+        self,
+        server: ServerDefinition,
+        profile_id: str | None = None,
+        *,
+        settings: ConnectionSettings | None = None,
+        headers_for: HeadersFor | None = None,
+        auth_for: AuthFor | None = None,
+        on_task_notification: TaskNotified | None = None,
+    ) -> None:
+        self.server = server
+        self.profile_id = profile_id
+        self.settings = settings or ConnectionSettings()
+        self._headers_for = headers_for
+        self._auth_for = auth_for
+        self._on_task_notification = on_task_notification
+        self._status = ConnectionStatus(server_id=server.id, state=ConnectionState.CONNECTING)
+        self._status_changed = anyio.Event()
+        self._queue: deque[_Work[Any]] = deque()
+        self._wake = anyio.Event()
+        self._demand = anyio.Event()
+        self._in_flight: set[_Work[Any]] = set()
+        self._last_failure: Failure | None = None
+        self._last_attempt_end = -math.inf
+        self._failures = 0
+        self._watched: set[str] = set()
+        self._watched_changed = anyio.Event()
+        self._listen_scope: anyio.CancelScope | None = None
+        self._stop_scope = anyio.CancelScope()
+        self._closing = False
+        self._started = False
+        self._finished = anyio.Event()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @property
+    def status(self) -> ConnectionStatus:
+        """Where the connection stands now."""
+        return self._status
+
+    def start(self) -> None:
+        """Start the owner task on the running event loop (idempotent)."""
+        if self._started:
+            return
+        self._started = True
+        # A task owned by no caller's scope: it outlives the request that started it. The app's
+        # loop is asyncio (qasync in the GUI); the owner itself is written on anyio.
+        self._owner_task = asyncio.get_running_loop().create_task(
+            self._owner(), name=f"mcp-connection:{self.server.alias}"
+        )
+
+    async def aclose(self) -> None:
+        """Stop the owner task, exit the ``Client`` and end a stdio server; settles queued work."""
+        self._closing = True
+        self._stop_scope.cancel()
+        if self._started:
+            await self._finished.wait()
+        else:
+            self._set_status(ConnectionState.STOPPED, "stopped")
+            self._settle_queue(Failure(FailureKind.TRANSPORT, "the connection is stopped"))
+
+    async def wait_for_status(
+        self, predicate: Callable[[ConnectionStatus], bool]
+    ) -> ConnectionStatus:
+        """Wait until the status satisfies ``predicate`` (callers bound the wait)."""
+        while not predicate(self._status):
+            await self._status_changed.wait()
+        return self._status
+
+    async def settled(self) -> ConnectionStatus:
+        """Wait for the current connection attempt to end: ready, failed or stopped."""
+        return await self.wait_for_status(lambda s: s.state is not ConnectionState.CONNECTING)
+
+    def _set_status(self, state: ConnectionState, reason: str = "", **changes: Any) -> None:
+        self._status = replace(self._status, state=state, reason=reason, **changes)
+        logger.info("%s: %s %s", self.server.alias, state, reason)
+        self._status_changed.set()
+        self._status_changed = anyio.Event()
+
+    # -- the ServerConnection requests ----------------------------------------------------------
+
+    async def list_tools(self) -> list[ToolInfo]:
+        """Every tool the server lists (all pages); empty when the server cannot be reached."""
+
+        async def send(client: Client) -> list[types.Tool]:
+            tools: list[types.Tool] = []
+            cursor: str | None = None
+            for _ in range(100):  # a paginator that never ends cannot hang the connection
+                page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            return tools
+
+        def interpret(tools: list[types.Tool]) -> list[ToolInfo]:
+            return [translate.tool_info(self.server.id, tool) for tool in tools]
+
+        def on_failure(failure: Failure, _sent: bool) -> list[ToolInfo]:
+            logger.warning("%s: tools/list failed: %s", self.server.alias, failure.reason)
+            return []
+
+        return await self._submit(
+            _Work("tools/list", send, interpret, on_failure, self.settings.request_timeout)
+        )
+
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        on_sending: Callable[[], Awaitable[None]] | None = None,
+    ) -> CallOutcome:
+        """Send ``tools/call`` declaring the Tasks extension.
+
+        ``on_sending`` is awaited (shielded from cancellation) once the connection is ready and
+        immediately before the request is handed to the SDK. ``NotSent`` means nothing reached
+        the server; ``NoAnswer`` means it may have, and the outcome is unknown.
+        """
+
+        async def send(client: Client) -> types.CallToolResult | types.Result:
+            return await client.session.call_tool(
+                tool, arguments, allow_claimed=True, allow_input_required=True
+            )
+
+        return await self._submit(
+            _Work(
+                f"tools/call {tool}",
+                send,
+                lambda result: self._observed_call(translate.call_outcome(result)),
+                lambda failure, sent: translate.call_outcome_from_failure(failure, sent=sent),
+                self.settings.call_timeout,
+                before_send=on_sending,
+            )
+        )
+
+    async def get_task(self, task_id: str) -> Observation:
+        """``tasks/get``: a snapshot, or why there is none (gone, unavailable, auth, malformed)."""
+
+        async def send(client: Client) -> tasks_ext.GetTaskResult:
+            return await tasks_ext.get_task(client.session, task_id)
+
+        return await self._submit(
+            _Work(
+                "tasks/get",
+                send,
+                lambda reply: self._observed(
+                    task_id, translate.observation(reply, task_id=task_id)
+                ),
+                lambda failure, _sent: self._observed(
+                    task_id, translate.observation_from_failure(failure)
+                ),
+                self.settings.request_timeout,
+            )
+        )
+
+    async def update_task(self, task_id: str, responses: dict[str, dict[str, Any]]) -> AckOutcome:
+        """``tasks/update`` with answers by input-request key."""
+
+        async def send(client: Client) -> tasks_ext.AckResult:
+            return await tasks_ext.update_task(client.session, task_id, dict(responses))
+
+        return await self._submit(
+            _Work(
+                "tasks/update",
+                send,
+                lambda _ack: translate.ACKNOWLEDGED,
+                lambda failure, _sent: translate.ack_from_failure(failure),
+                self.settings.request_timeout,
+            )
+        )
+
+    async def cancel_task(self, task_id: str) -> AckOutcome:
+        """``tasks/cancel``: a request; the server reports the outcome through ``tasks/get``."""
+
+        async def send(client: Client) -> tasks_ext.AckResult:
+            return await tasks_ext.cancel_task(client.session, task_id)
+
+        return await self._submit(
+            _Work(
+                "tasks/cancel",
+                send,
+                lambda _ack: translate.ACKNOWLEDGED,
+                lambda failure, _sent: translate.ack_from_failure(failure),
+                self.settings.request_timeout,
+            )
+        )
+
+    # -- the queue ------------------------------------------------------------------------------
+
+    async def _submit(self, work: _Work[R]) -> R:
+        if self._closing or self._status.state is ConnectionState.STOPPED:
+            work.settle_failure(Failure(FailureKind.TRANSPORT, "the connection is stopped"))
+        elif (
+            self._status.state is ConnectionState.FAILED
+            and self._last_failure is not None
+            and anyio.current_time() - self._last_attempt_end < self.settings.min_retry_interval
+        ):
+            work.settle_failure(self._last_failure)
+        else:
+            if not self._started:
+                self.start()
+            self._queue.append(work)
+            self._wake.set()
+            if self._status.state is not ConnectionState.READY:
+                self._demand.set()
+            try:
+                await work.done.wait()
+            except BaseException:
+                # The caller went away: stop the request if it is running, drop it if queued.
+                work.scope.cancel()
+                with contextlib.suppress(ValueError):
+                    self._queue.remove(work)
+                raise
+        if work.error is not None:
+            raise work.error
+        return work.outcome  # type: ignore[return-value]  # settled means set
+
+    def _is_closing(self) -> bool:
+        return self._closing
+
+    def _settle_queue(self, failure: Failure) -> None:
+        while self._queue:
+            self._queue.popleft().settle_failure(failure)
+
+    def _settle_in_flight(self, failure: Failure) -> None:
+        # Requests cancelled with their transport never settled themselves.
+        for work in list(self._in_flight):
+            work.settle_failure(failure)
+        self._in_flight.clear()
+
+    # -- the owner task -------------------------------------------------------------------------
+
+    async def _owner(self) -> None:
+        try:
+            with self._stop_scope:
+                delay = 0.0
+                while True:
+                    if delay > 0:
+                        with anyio.move_on_after(delay):
+                            await self._demand.wait()
+                    self._demand = anyio.Event()
+                    if self._is_closing():
+                        break
+                    delay = await self._session()
+        finally:
+            self._set_status(ConnectionState.STOPPED, "stopped")
+            stopped = Failure(FailureKind.TRANSPORT, "the connection was stopped")
+            self._settle_in_flight(stopped)
+            self._settle_queue(stopped)
+            self._finished.set()
+
+    async def _session(self) -> float:
+        """Connect, serve until the transport dies; the delay before the next attempt."""
+        self._set_status(ConnectionState.CONNECTING, self._status.reason)
+        watch = _SessionWatch(on_end=lambda: self._wake.set())
+        ready = False
+        failure: Failure | None = None
+        stderr = _StderrLog(self.server, self.settings.stderr_dir)
+        connect_statuses: list[int] = []
+        try:
+            with _http_trace(connect_statuses):
+                deadline = anyio.current_time() + self.settings.connect_timeout
+                with anyio.CancelScope(deadline=deadline) as connect_scope:
+                    async with AsyncExitStack() as stack:
+                        transport = await self._open_transport(stack, watch, stderr)
+                        client = Client(
+                            transport,
+                            extensions=[tasks_ext.TasksClientExtension(self._notified)],
+                            cache=None,
+                            client_info=types.Implementation(name="mooring", version=__version__),
+                        )
+                        await stack.enter_async_context(client)
+                        connect_scope.deadline = math.inf
+                        ready = True
+                        self._on_ready(client)
+                        await self._serve(client, watch)
+                if connect_scope.cancelled_caught and not ready:
+                    failure = Failure(
+                        FailureKind.TRANSPORT,
+                        f"the server did not answer within {self.settings.connect_timeout:g} s",
+                    )
+        except Exception as exc:  # the transport's own failure, classified below
+            failure = translate.classify(exc, http_statuses=connect_statuses)
+            if failure is None:
+                logger.warning("%s: unexpected connection error", self.server.alias, exc_info=exc)
+                failure = Failure(FailureKind.TRANSPORT, translate.describe_exception(exc))
+        finally:
+            tail = stderr.tail()
+            stderr.close()
+            self._last_attempt_end = anyio.current_time()
+            # Requests that arrived during this attempt were served or are settled below; only
+            # requests arriving from now on may cut the backoff short.
+            self._demand = anyio.Event()
+        reason = (failure.reason if failure else watch.reason) or "the connection closed"
+        if not ready:
+            failure = self._startup_failure(failure, watch, tail)
+            self._failures += 1
+            self._last_failure = failure
+            self._settle_queue(failure)
+            self._set_status(ConnectionState.FAILED, failure.reason, supports_tasks=False)
+            return min(
+                self.settings.backoff_initial * 2.0 ** (self._failures - 1),
+                self.settings.backoff_max,
+            )
+        lost = f"connection lost: {reason}" + (f" ({tail})" if tail else "")
+        self._settle_in_flight(Failure(FailureKind.TRANSPORT, lost))
+        self._failures = 0
+        self._set_status(ConnectionState.CONNECTING, lost)
+        return 0.0
+
+    def _startup_failure(self, failure: Failure | None, watch: _SessionWatch, tail: str) -> Failure:
+        base = failure or Failure(FailureKind.TRANSPORT, watch.reason or "the connection closed")
+        if base.kind is FailureKind.AUTH:
+            return base
+        target = self.server.target
+        if self.server.transport is Transport.STDIO:
+            if watch.over or (failure is not None and "connection closed" in failure.reason):
+                text = f"{target!r} exited before it answered"
+            else:
+                text = f"could not start {target!r}: {base.reason}"
+            return replace(base, reason=text + (f": {tail}" if tail else ""))
+        return replace(base, reason=f"could not reach {target}: {base.reason}")
+
+    def _on_ready(self, client: Client) -> None:
+        capabilities = client.server_capabilities
+        extensions = capabilities.extensions or {}
+        version = client.protocol_version
+        supports = tasks_ext.TASKS_EXTENSION in extensions and version in MODERN_PROTOCOL_VERSIONS
+        self._last_failure = None
+        self._set_status(
+            ConnectionState.READY, "", supports_tasks=supports, protocol_version=version
+        )
+
+    async def _serve(self, client: Client, watch: _SessionWatch) -> None:
+        async with anyio.create_task_group() as tg:
+            if self._on_task_notification is not None and self._status.supports_tasks:
+                tg.start_soon(self._listen, client, watch)
+            while True:
+                if watch.over:
+                    break
+                if not self._queue:
+                    self._wake = anyio.Event()
+                    await self._wake.wait()
+                    continue
+                work = self._queue.popleft()
+                if work.settled:
+                    continue
+                self._in_flight.add(work)
+                tg.start_soon(self._run, client, watch, work)
+            # The transport is gone: in-flight answers can never arrive.
+            tg.cancel_scope.cancel()
+
+    async def _run(self, client: Client, watch: _SessionWatch, work: _Work[Any]) -> None:
+        statuses: list[int] = []
+        token = otel_context.attach(work.trace_context)
+        try:
+            with _http_trace(statuses), work.scope:
+                try:
+                    if work.before_send is not None:
+                        # The caller persists "sent" here; a dying transport must not cut that
+                        # write in half.
+                        try:
+                            with anyio.CancelScope(shield=True):
+                                await work.before_send()
+                        except Exception as exc:  # noqa: BLE001  (the caller's own failure)
+                            work.fail(exc)
+                            return
+                        if watch.over:
+                            work.settle_failure(
+                                Failure(FailureKind.TRANSPORT, watch.reason or "connection lost")
+                            )
+                            return
+                    work.sent = True
+                    with anyio.fail_after(work.timeout):
+                        reply = await work.send(client)
+                    work.settle(work.interpret(reply))
+                except TimeoutError:
+                    work.settle_failure(
+                        Failure(FailureKind.TRANSPORT, f"no answer within {work.timeout:g} s")
+                    )
+                except Exception as exc:  # noqa: BLE001  (classified; the rest reach the caller)
+                    failure = translate.classify(exc, http_statuses=statuses)
+                    if failure is None:
+                        work.fail(exc)
+                        return
+                    work.settle_failure(failure)
+                    if _kills_session(exc):
+                        watch.end(failure.reason)
+            if work.scope.cancelled_caught and not work.settled:
+                work.settle_failure(Failure(FailureKind.TRANSPORT, "abandoned by the caller"))
+        finally:
+            otel_context.detach(token)
+            if work.settled:
+                self._in_flight.discard(work)
+
+    # -- notifications/tasks ---------------------------------------------------------------------
+
+    def _observed_call(self, outcome: CallOutcome) -> CallOutcome:
+        if isinstance(outcome, TaskCreated):
+            self._observed(outcome.task.task_id, outcome.task)
+        return outcome
+
+    def _observed(self, task_id: str, seen: Observation) -> Observation:
+        """Watch the tasks that are still running; forget ended or unknown ones."""
+        if isinstance(seen, ServerTask):
+            self._set_watched(task_id, seen.status not in _TERMINAL)
+        elif isinstance(seen, TaskGone):
+            self._set_watched(task_id, False)
+        return seen
+
+    def _set_watched(self, task_id: str, watched: bool) -> None:
+        if watched == (task_id in self._watched):
+            return
+        if watched:
+            self._watched.add(task_id)
+        else:
+            self._watched.discard(task_id)
+        self._watched_changed.set()
+        self._watched_changed = anyio.Event()
+        self._cancel_listen_on_change()
+
+    async def _listen(self, client: Client, watch: _SessionWatch) -> None:
+        """Hold a ``subscriptions/listen`` stream for the watched tasks (re-opened on change).
+
+        Only a hint to refresh: a server that refuses task subscriptions is simply not asked
+        again on this connection, and polling carries on.
+        """
+        while not watch.over:
+            changed = self._watched_changed
+            task_ids = sorted(self._watched)
+            if not task_ids:
+                await changed.wait()
+                continue
+            with anyio.CancelScope() as scope:
+                self._listen_scope = scope
+                try:
+                    await tasks_ext.listen_for_tasks(client.session, task_ids)
+                except MCPError as exc:
+                    if exc.code == translate.CONNECTION_CLOSED:
+                        return
+                    logger.info("%s: no task notifications: %s", self.server.alias, exc.message)
+                    return
+                except Exception as exc:  # noqa: BLE001  (a hint channel: never fatal)
+                    logger.info("%s: task notifications ended: %r", self.server.alias, exc)
+                    return
+                finally:
+                    self._listen_scope = None
+            if not scope.cancelled_caught:
+                await changed.wait()  # the server ended the stream: re-listen on the next change
+
+    def _cancel_listen_on_change(self) -> None:
+        scope = self._listen_scope
+        if scope is not None:
+            scope.cancel()
+
+    async def _notified(self, task_id: str) -> None:
+        if self._on_task_notification is not None:
+            await self._on_task_notification(task_id)
+
+    # -- transports -----------------------------------------------------------------------------
+
+    async def _open_transport(
+        self, stack: AsyncExitStack, watch: _SessionWatch, stderr: _StderrLog
+    ) -> _WatchedTransport:
+        server = self.server
+        if server.transport is Transport.STDIO:
+            assert server.command is not None  # ServerDefinition guarantees it
+            params = StdioServerParameters(
+                command=server.command,
+                args=list(server.args),
+                env=dict(server.env) or None,  # merged over the SDK's safe default environment
+                cwd=server.cwd,
+            )
+            return _WatchedTransport(stdio_client(params, errlog=stderr.open()), watch)
+        assert server.url is not None
+        headers = dict(server.headers)
+        if self._headers_for is not None:
+            headers.update(self._headers_for(server, self.profile_id))
+        auth = self._auth_for(server, self.profile_id) if self._auth_for is not None else None
+        http = httpx2.AsyncClient(
+            headers=headers,
+            auth=auth,
+            timeout=httpx2.Timeout(self.settings.connect_timeout, read=300.0),
+            event_hooks={"response": [_record_http_status]},
+        )
+        await stack.enter_async_context(http)
+        return _WatchedTransport(
+            streamable_http_client(server.url, http_client=http, terminate_on_close=False), watch
+        )
+
+
+def _kills_session(exc: BaseException) -> bool:
+    """Whether a request failure means this ``Client`` is dead (STACK.md §8: -32000 forever)."""
+    cause = translate.root_cause(exc)
+    if isinstance(cause, MCPError):
+        return cause.code == translate.CONNECTION_CLOSED
+    return isinstance(
+        cause,
+        OSError
+        | httpx2.TransportError
+        | anyio.BrokenResourceError
+        | anyio.ClosedResourceError
+        | anyio.EndOfStream,
+    )
+
+
+class _StderrLog:
+    """Where a stdio server's stderr goes, and its last words for failure reasons."""
+
+    def __init__(self, server: ServerDefinition, directory: Path | None) -> None:
+        self._server = server
+        self._directory = directory
+        self._file: TextIO | None = None
+        self._start = 0
+
+    def open(self) -> TextIO:
+        if self._directory is None:
+            self._file = cast(
+                TextIO,
+                # Closed by close(): the file outlives this call (the server writes to it).
+                tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace"),  # noqa: SIM115
+            )
+        else:
+            self._directory.mkdir(parents=True, exist_ok=True)
+            path = self._directory / f"{_safe_name(self._server.alias)}-{self._server.id[:8]}.log"
+            with contextlib.suppress(OSError):
+                if path.stat().st_size > _STDERR_ROTATE_BYTES:
+                    path.replace(path.with_suffix(".log.1"))
+            # O_APPEND: the child shares this file description; appends never clobber.
+            self._file = cast(TextIO, path.open("a+", encoding="utf-8", errors="replace"))
+        self._file.flush()
+        self._start = os.fstat(self._file.fileno()).st_size
+        return self._file
+
+    def tail(self) -> str:
+        """The last non-empty stderr line written since :meth:`open`, shortened."""
+        if self._file is None:
+            return ""
+        try:
+            fd = self._file.fileno()
+            end = os.fstat(fd).st_size
+            start = max(self._start, end - _STDERR_TAIL_BYTES)
+            data = os.pread(fd, end - start, start).decode("utf-8", errors="replace")
+        except (OSError, ValueError):
+            return ""
+        lines = [line.strip() for line in data.splitlines() if line.strip()]
+        if not lines:
+            return ""
+        last = lines[-1]
+        return last if len(last) <= 300 else last[:297] + "..."
+
+    def close(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
+
+
+def _safe_name(alias: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in alias)
+    return cleaned.strip("._") or "server"

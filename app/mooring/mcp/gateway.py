@@ -1,0 +1,115 @@
+"""The gateway: every MCP server connection the host holds (implements ``core.ports.Gateway``).
+
+One :class:`~mooring.mcp.connection.McpConnection` per (server id, credential profile id), each
+with its own owner task. A task is always queried through the connection that created it, so
+two accounts on one server never share a ``Client``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from mooring.core.ports import ConnectionStatus
+from mooring.core.servers import ServerDefinition
+from mooring.mcp.connection import AuthFor, ConnectionSettings, HeadersFor, McpConnection
+
+logger = logging.getLogger("mooring.mcp.gateway")
+
+TaskListener = Callable[[str, str], None]
+"""Told ``(server_id, task_id)`` when a ``notifications/tasks`` frame arrives."""
+
+
+class McpGateway:
+    """Owns every server connection; ``aclose()`` stops them all.
+
+    ``headers_for`` supplies extra HTTP headers per server and profile (secret values come from
+    the keyring through it); ``auth_for`` supplies an ``httpx2.Auth`` such as the SDK's OAuth
+    provider. Neither is called for stdio servers.
+    """
+
+    def __init__(
+        self,
+        *,
+        settings: ConnectionSettings | None = None,
+        headers_for: HeadersFor | None = None,
+        auth_for: AuthFor | None = None,
+    ) -> None:
+        self.settings = settings or ConnectionSettings()
+        self._headers_for = headers_for
+        self._auth_for = auth_for
+        self._connections: dict[tuple[str, str | None], McpConnection] = {}
+        self._listeners: list[TaskListener] = []
+        self._closed = False
+
+    async def connect(
+        self, server: ServerDefinition, profile_id: str | None = None
+    ) -> McpConnection:
+        """The connection for this server and account, started if needed (never raises).
+
+        A changed definition (command, URL, headers, ...) replaces the old connection. After
+        :meth:`aclose` the returned connection is stopped and answers every request "not sent".
+        """
+        key = (server.id, profile_id)
+        existing = self._connections.get(key)
+        if existing is not None and existing.server == server and not self._closed:
+            return existing
+        if existing is not None:
+            del self._connections[key]
+            await existing.aclose()
+        connection = McpConnection(
+            server,
+            profile_id,
+            settings=self.settings,
+            headers_for=self._headers_for,
+            auth_for=self._auth_for,
+            on_task_notification=self._notifier(server.id),
+        )
+        if self._closed:
+            await connection.aclose()
+            return connection
+        self._connections[key] = connection
+        connection.start()
+        return connection
+
+    def connection(self, server_id: str, profile_id: str | None = None) -> McpConnection | None:
+        """The connection already held for this server and account, if any."""
+        return self._connections.get((server_id, profile_id))
+
+    def statuses(self) -> list[ConnectionStatus]:
+        """Every held connection's status."""
+        return [connection.status for connection in self._connections.values()]
+
+    def add_task_listener(self, listener: TaskListener) -> None:
+        """Be told ``(server_id, task_id)`` when a ``notifications/tasks`` arrives.
+
+        A notification only triggers a refresh: ``tasks/get`` stays the authority.
+        """
+        self._listeners.append(listener)
+
+    async def disconnect(self, server_id: str, profile_id: str | None = None) -> None:
+        """Stop and forget one connection (no-op when there is none)."""
+        connection = self._connections.pop((server_id, profile_id), None)
+        if connection is not None:
+            await connection.aclose()
+
+    async def aclose(self) -> None:
+        """Stop every connection (their owner tasks exit and stdio servers end)."""
+        self._closed = True
+        connections = list(self._connections.values())
+        self._connections.clear()
+        async with anyio.create_task_group() as tg:
+            for connection in connections:
+                tg.start_soon(connection.aclose)
+
+    def _notifier(self, server_id: str) -> Callable[[str], Awaitable[None]]:
+        async def notify(task_id: str) -> None:
+            for listener in list(self._listeners):
+                try:
+                    listener(server_id, task_id)
+                except Exception:  # one broken listener must not starve the others
+                    logger.exception("task listener failed for %s/%s", server_id, task_id)
+
+        return notify

@@ -1,0 +1,86 @@
+"""A server nobody at Mooring wrote: FastMCP with the third-party ``fastmcp-tasks`` extension.
+
+``fastmcp-tasks`` runs task tools on a Docket queue; its ``memory://`` backend (the default)
+keeps the queue in this process, so no Redis is needed. ``python fastmcp_tasks_server.py``
+serves stdio; ``... --http PORT`` serves Streamable HTTP on 127.0.0.1:PORT at ``/mcp``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import anyio
+import mcp_types
+from fastmcp import Context, FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp_tasks import TasksExtension
+from mcp.shared.exceptions import MCPError
+
+server = FastMCP("fastmcp-tasks-peer")
+server.add_extension(TasksExtension(url="memory://"))
+
+
+@server.tool(task=True)
+async def crunch(n: int) -> str:
+    """Count to ``n`` slowly, as a background task."""
+    for _ in range(n):
+        await anyio.sleep(0.05)
+    return f"crunched {n}"
+
+
+@server.tool(task=True)
+async def linger(seconds: float) -> str:
+    """Wait ``seconds`` (long enough to be cancelled)."""
+    await anyio.sleep(seconds)
+    return "lingered"
+
+
+@server.tool(task=True)
+async def explode() -> str:
+    """Fail with a tool error."""
+    raise ToolError("the reactor exploded")
+
+
+@server.tool(task=True)
+async def malfunction() -> str:
+    """Fail with a JSON-RPC error (a protocol-level failure, not a tool result)."""
+    raise MCPError(code=-32603, message="the backend is down")
+
+
+@server.tool(task=True)
+async def confirm(ctx: Context, item: str) -> str | mcp_types.InputRequiredResult:
+    """Ask for confirmation (the guard pattern: return the question, get re-run with answers)."""
+    answers = ctx.input_responses or {}
+    answer = answers.get("confirm")
+    if answer is None:
+        return mcp_types.InputRequiredResult(
+            input_requests={
+                "confirm": {
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "form",
+                        "message": f"Really delete {item}?",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"ok": {"type": "boolean"}},
+                        },
+                    },
+                }
+            }
+        )
+    data = answer.model_dump(by_alias=True) if hasattr(answer, "model_dump") else dict(answer)
+    content = data.get("content") or {}
+    return f"deleted {item}" if content.get("ok") else f"kept {item}"
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Answer at once (not a task tool)."""
+    return text
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("http", host="127.0.0.1", port=int(sys.argv[2]), show_banner=False)
+    else:
+        server.run(show_banner=False)
