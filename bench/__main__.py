@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from bench import bench_ledger
+from bench import bench_ledger, bench_tracing
 
 
 def main() -> None:
     """Run the benchmarks in turn."""
     bench_ledger.main()
+    bench_tracing.main()
 
 
 if __name__ == "__main__":

@@ -279,3 +279,15 @@ def test_an_older_database_is_upgraded_and_keeps_its_rows(db_path: Path) -> None
         assert (server.alias, server.hidden_tools, server.allowed_tools) == ("old", (), None)
     finally:
         db.close()
+
+
+def test_the_revision_list_matches_the_migration_scripts() -> None:
+    from alembic.script import ScriptDirectory
+
+    from mooring.storage.db import alembic_config
+    from mooring.storage.migrations import HEAD, REVISIONS
+
+    script = ScriptDirectory.from_config(alembic_config())
+    walked = [rev.revision for rev in script.walk_revisions()]
+    assert tuple(reversed(walked)) == REVISIONS
+    assert script.get_current_head() == HEAD

@@ -55,7 +55,9 @@ class KeyringSecrets:
         self._session: dict[tuple[str, str], str] = {}
         self.status = keyring_status()
         if not self.status.usable:
-            log.warning("keyring unusable (%s): secrets kept for this session only", self.status)
+            log.info(
+                "keyring unusable (%s): secrets kept for this session only", self.status.detail
+            )
 
     def _service(self, scope: str) -> str:
         return f"{SERVICE_PREFIX}/{scope}"
@@ -81,6 +83,10 @@ class KeyringSecrets:
             else:
                 self._session.pop((scope, name), None)
                 return
+        log.warning(
+            "no usable keyring (%s): this secret is kept for this session only",
+            self.status.detail,
+        )
         self._session[(scope, name)] = value
 
     def delete(self, scope: str, name: str) -> None:

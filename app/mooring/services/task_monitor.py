@@ -26,6 +26,7 @@ from typing import Any
 from mooring.core.clock import Clock
 from mooring.core.errors import KnownError, NotFound
 from mooring.core.events import AnswerDidSettle, EventBus, TaskDidChange
+from mooring.core.failpoints import failpoint
 from mooring.core.ports import Gateway, ServerCatalog, ServerConnection, TaskLedger
 from mooring.core.tasks.calls import Acknowledged, RequestFailed
 from mooring.core.tasks.polling import PollPolicy, next_poll
@@ -39,6 +40,7 @@ from mooring.core.tasks.reconcile import (
 )
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+from mooring.services.tracing import PERSIST, child_span, emit_run_span
 
 log = logging.getLogger("mooring.tasks")
 
@@ -76,6 +78,7 @@ class TaskMonitor:
         self._inflight: dict[str, asyncio.Task[None]] = {}
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._cancel_sent: set[str] = set()
+        self._notifications: dict[str, int] = {}
         self._stopping = False
         gateway.add_task_listener(self._on_notification)
 
@@ -110,6 +113,23 @@ class TaskMonitor:
         heapq.heappush(self._heap, (at, next(self._counter), record_id))
         self._wake.set()
 
+    async def emit_run_span(self, record: TaskRecord) -> None:
+        """Trace the task's run, creation to terminal state, once it is known to be over."""
+        if record.task_id is None:
+            return
+        waits = [
+            (item.answered_at - item.created_at).total_seconds() * 1000
+            for item in await self._ledger.inputs(record.id)
+            if item.answered_at is not None
+        ]
+        emit_run_span(
+            record,
+            start=record.sent_at or record.created_at,
+            end=self._clock.now(),
+            input_wait_ms=int(sum(waits)),
+            notifications=self._notifications.pop(record.id, 0),
+        )
+
     def _on_notification(self, server_id: str, task_id: str) -> None:
         task = asyncio.ensure_future(self._refresh_by_task_id(server_id, task_id))
         task.add_done_callback(_log_failure)
@@ -117,10 +137,12 @@ class TaskMonitor:
     async def _refresh_by_task_id(self, server_id: str, task_id: str) -> None:
         record = await self._ledger.find(task_id)
         if record is not None and record.server_id == server_id:
+            self._notifications[record.id] = self._notifications.get(record.id, 0) + 1
             self.poll_soon(record.id)
 
     async def run(self) -> None:
-        """The scheduler loop; runs until :meth:`stop`. Start it once, as a task."""
+        """The scheduler loop; runs until :meth:`stop` (and may be started again after)."""
+        self._stopping = False
         while not self._stopping:
             now = self._clock.now()
             while self._heap and self._heap[0][0] <= now:
@@ -189,7 +211,14 @@ class TaskMonitor:
         observation = await connection.get_task(record.task_id)
         rec = reconcile(record, observation, now=self._clock.now())
         rec = self._with_next_poll(rec)
-        new_inputs = await self._ledger.apply(rec)
+        if rec.state_changed:
+            failpoint("poll.before-persist")
+        if rec.state_changed and rec.record.is_terminal:
+            with child_span(PERSIST, rec.record):
+                new_inputs = await self._ledger.apply(rec)
+            await self.emit_run_span(rec.record)
+        else:
+            new_inputs = await self._ledger.apply(rec)
         if rec.changed:
             self._events.emit(
                 TaskDidChange(rec.record, rec.previous_state, tuple(new_inputs), rec.note)
@@ -277,6 +306,7 @@ class TaskMonitor:
         self, record: TaskRecord, connection: ServerConnection, key: str, answer: dict[str, Any]
     ) -> AnswerDidSettle:
         assert record.task_id is not None
+        failpoint("answer.before-update")
         ack = await connection.update_task(record.task_id, {key: answer})
         match ack:
             case Acknowledged():
@@ -317,6 +347,7 @@ class TaskMonitor:
 
     async def _send_cancel(self, record: TaskRecord, connection: ServerConnection) -> None:
         assert record.task_id is not None
+        failpoint("cancel.before-send")
         ack = await connection.cancel_task(record.task_id)
         match ack:
             case Acknowledged():
@@ -332,6 +363,8 @@ class TaskMonitor:
         if rec.outcome is Outcome.UNCHANGED:
             return
         new_inputs = await self._ledger.apply(rec)
+        if rec.state_changed and rec.record.is_terminal:
+            await self.emit_run_span(rec.record)
         self._events.emit(TaskDidChange(rec.record, rec.previous_state, tuple(new_inputs)))
 
 

@@ -15,21 +15,36 @@ Silence after sending is ``unknown_outcome``: the call is never re-sent by Moori
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
+
+from opentelemetry.trace import Span
 
 from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
 from mooring.core.events import EventBus, TaskDidChange
+from mooring.core.failpoints import failpoint
 from mooring.core.ids import argument_digest, new_id
-from mooring.core.ports import ConnectionState, Gateway, TaskLedger
+from mooring.core.ports import Gateway, TaskLedger
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.reconcile import Outcome, Reconciliation, apply_call_outcome
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.core.tools import ToolAnnotations
-from mooring.services.approvals import ApprovalBroker
+from mooring.services.approvals import ApprovalBroker, argument_size
 from mooring.services.task_monitor import TaskMonitor
+from mooring.services.tracing import (
+    APPROVAL,
+    CREATE,
+    PERSIST,
+    QUEUE,
+    ROOT,
+    ns,
+    record_attributes,
+    traceparent_of,
+    tracer,
+)
 
 log = logging.getLogger("mooring.calls")
 
@@ -49,7 +64,9 @@ class ToolRunner:
         broker: ApprovalBroker,
         events: EventBus,
         clock: Clock,
+        capture_content: bool = False,
     ) -> None:
+        self._capture_content = capture_content
         self._broker = broker
         self._ledger = ledger
         self._gateway = gateway
@@ -72,6 +89,33 @@ class ToolRunner:
         ``on_persisted`` (optional callable) is given the record as soon as the intent is saved,
         before anything is sent — the CLI prints the operation id then.
         """
+        with tracer().start_as_current_span(
+            f"{ROOT} {tool}",
+            attributes={
+                "mcp.tool.name": tool,
+                "mcp.server.alias": server.alias,
+                "mooring.arguments.bytes": argument_size(arguments),
+            },
+        ) as root:
+            if self._capture_content:
+                root.set_attribute("mooring.arguments", json.dumps(arguments, default=str))
+            record = await self._call(
+                root, server, tool, arguments, conversation_id, profile_id, on_persisted
+            )
+            root.set_attributes(record_attributes(record))
+            root.set_attribute("mooring.state", record.state.value)
+            return record
+
+    async def _call(
+        self,
+        root: Span,
+        server: ServerDefinition,
+        tool: str,
+        arguments: dict[str, Any],
+        conversation_id: str | None,
+        profile_id: str | None,
+        on_persisted: Any,
+    ) -> TaskRecord:
         now = self._clock.now()
         digest = argument_digest(arguments)
         tool_round = ToolRound(
@@ -94,25 +138,27 @@ class ToolRunner:
             updated_at=now,
             conversation_id=conversation_id,
             tool_round_id=tool_round.id,
+            trace_context=traceparent_of(root),
         )
         await self._ledger.begin_operation(tool_round, record)
         if on_persisted is not None:
             on_persisted(record)
 
         connection = await self._gateway.connect(server, profile_id)
-        annotations = ToolAnnotations()
-        if connection.status.state is ConnectionState.READY:
-            for info in await connection.list_tools():
-                if info.name == tool:
-                    annotations = info.annotations
-        review = await self._broker.review(
-            server=server,
-            tool=tool,
-            annotations=annotations,
-            arguments=arguments,
-            tool_round_id=tool_round.id,
-            conversation_id=conversation_id,
-        )
+        annotations = ToolAnnotations()  # unknown (server unreachable): no hint relaxes Ask
+        for info in await connection.list_tools():
+            if info.name == tool:
+                annotations = info.annotations
+        with tracer().start_as_current_span(APPROVAL) as approval:
+            review = await self._broker.review(
+                server=server,
+                tool=tool,
+                annotations=annotations,
+                arguments=arguments,
+                tool_round_id=tool_round.id,
+                conversation_id=conversation_id,
+            )
+            approval.set_attribute("mooring.approval.outcome", review.outcome.value)
         if not review.proceed:
             denied = record.transition(
                 LocalState.DENIED, at=self._clock.now(), reason=review.reason
@@ -132,9 +178,28 @@ class ToolRunner:
         await self._ledger.save(creating)
         self._events.emit(TaskDidChange(creating, record.state, note="intent persisted"))
         record = creating
-        outcome = await connection.call_tool(tool, arguments)
+        failpoint("call.after-intent")
+        sent: list[TaskRecord] = []
+        queue = tracer().start_span(QUEUE)
+
+        async def mark_sent() -> None:
+            at = self._clock.now()
+            marked = record.evolve(at=at, sent_at=at)
+            await self._ledger.save(marked)
+            sent.append(marked)
+            queue.end(end_time=ns(at))  # the queue ends where the run begins: when sent
+
+        with tracer().start_as_current_span(CREATE) as create:
+            outcome = await connection.call_tool(tool, arguments, on_sending=mark_sent)
+            create.set_attribute("mooring.call.outcome", type(outcome).__name__)
+        if queue.is_recording():
+            queue.end()  # never handed over (not sent): the queue ends with the attempt
+        record = sent[-1] if sent else record
+        failpoint("call.after-send")
         rec = apply_call_outcome(record, outcome, now=self._clock.now())
-        new_inputs = await self._ledger.apply(rec)
+        with tracer().start_as_current_span(PERSIST):
+            new_inputs = await self._ledger.apply(rec)
+        failpoint("call.after-task-id")
         self._events.emit(
             TaskDidChange(rec.record, rec.previous_state, tuple(new_inputs), rec.note)
         )
@@ -148,4 +213,6 @@ class ToolRunner:
         )
         if rec.record.is_monitored:
             self._monitor.track(rec.record)
+        elif rec.record.is_terminal:
+            await self._monitor.emit_run_span(rec.record)
         return rec.record

@@ -34,6 +34,18 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("model.name", str, "llama3.1", "Model name sent to the endpoint."),
     Setting("polling.max_interval_ms", int, 30_000, "Longest wait between status checks."),
     Setting(
+        "mcp.request_timeout_ms",
+        int,
+        30_000,
+        "A status, answer or cancel request without a reply by then counts as failed.",
+    ),
+    Setting(
+        "mcp.call_timeout_ms",
+        int,
+        300_000,
+        "A tools/call without a reply by then has an unknown outcome.",
+    ),
+    Setting(
         "polling.per_server_concurrency", int, 4, "Status requests in flight per server at most."
     ),
     Setting(

@@ -22,17 +22,17 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from mooring.storage.errors import StorageError, classify
+from mooring.storage.migrations import HEAD, REVISIONS
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 log = logging.getLogger("mooring.storage")
 
@@ -54,25 +54,22 @@ class SchemaState:
         return self.current == self.head
 
 
-def _alembic_config() -> Config:
+def alembic_config() -> Config:
+    """Alembic's configuration for Mooring's migrations (imports Alembic)."""
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     return cfg
 
 
-def _script() -> ScriptDirectory:
-    return ScriptDirectory.from_config(_alembic_config())
-
-
 def head_revision() -> str:
     """The newest schema revision this Mooring knows."""
-    head = _script().get_current_head()
-    assert head is not None, "the migrations folder has no revisions"
-    return head
+    return HEAD
 
 
 def _known_revisions() -> set[str]:
-    return {rev.revision for rev in _script().walk_revisions()}
+    return set(REVISIONS)
 
 
 def inspect_file(path: Path) -> SchemaState:
@@ -234,11 +231,8 @@ def _pragmas(dbapi_conn: Any, _record: Any, *, busy_ms: int) -> None:
 
 
 def _migrate(session: Session) -> None:
-    cfg = _alembic_config()
+    from alembic import command
+
+    cfg = alembic_config()
     cfg.attributes["connection"] = session.connection()
     command.upgrade(cfg, "head")
-
-
-def current_revision(session: Session) -> str | None:
-    """The revision the open database is at."""
-    return MigrationContext.configure(session.connection()).get_current_revision()

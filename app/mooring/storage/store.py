@@ -44,6 +44,10 @@ class SqlStore:
         at = self.clock.now()
         await self.db.run(lambda s: repo.remove_server(s, server_id, at=at))
 
+    async def is_removed(self, server_id: str) -> bool:
+        removed = await self.db.run(lambda s: repo.server_removed_at(s, server_id))
+        return removed is not None
+
     async def builtin_ever_configured(self) -> bool:
         return await self.db.run(repo.builtin_server_ever_configured)
 

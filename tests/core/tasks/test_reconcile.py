@@ -135,8 +135,15 @@ def test_records_without_a_server_task_are_left_alone() -> None:
         assert reconcile(record, seen("completed"), now=NOW).outcome is Outcome.UNCHANGED
 
 
-def test_interrupted_create_becomes_unknown_outcome_never_a_retry() -> None:
+def test_interrupted_create_that_was_never_sent_fails_honestly() -> None:
     rec = interrupted_create(make_record(S.CREATING), now=NOW)
+    assert rec.record.state is S.FAILED
+    assert rec.error is not None
+    assert "nothing was run" in rec.error["message"]
+
+
+def test_interrupted_create_after_sending_becomes_unknown_outcome_never_a_retry() -> None:
+    rec = interrupted_create(make_record(S.CREATING, sent_at=T0), now=NOW)
     assert rec.record.state is S.UNKNOWN_OUTCOME
     assert rec.record.reason is not None
     assert interrupted_create(make_record(S.WORKING), now=NOW).outcome is Outcome.UNCHANGED

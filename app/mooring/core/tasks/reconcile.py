@@ -134,6 +134,7 @@ def reconcile(record: TaskRecord, observation: Observation, *, now: datetime) ->
                 at=now,
                 flags=record.with_flag(TaskFlag.STATUS_UNAVAILABLE),
                 poll_failures=record.poll_failures + 1,
+                poll_errors=record.poll_errors + 1,
                 reason=f"Status temporarily unavailable: {reason}",
                 **checked,
             )
@@ -155,6 +156,7 @@ def reconcile(record: TaskRecord, observation: Observation, *, now: datetime) ->
                 at=now,
                 anomaly_count=record.anomaly_count + 1,
                 poll_failures=record.poll_failures + 1,
+                poll_errors=record.poll_errors + 1,
                 reason=f"Malformed reply from the server: {detail}",
                 **checked,
             )
@@ -223,13 +225,23 @@ def _apply_server_task(
 
 
 def interrupted_create(record: TaskRecord, *, now: datetime) -> Reconciliation:
-    """A record left in ``creating`` without a task id by a crash: the outcome is unknown.
+    """A record left in ``creating`` without a task id by a crash.
 
-    The request may or may not have reached the server; replaying it could duplicate a side
-    effect, so the record becomes ``unknown_outcome`` for the user to decide.
+    Never handed to the connection (no ``sent_at``): nothing ran, so it fails honestly. Handed
+    over: the request may or may not have reached the server; replaying it could duplicate a
+    side effect, so the record becomes ``unknown_outcome`` for the user to decide.
     """
     if record.state is not LocalState.CREATING or record.task_id is not None:
         return _unchanged(record, "not an interrupted create")
+    if record.sent_at is None:
+        why = "Mooring stopped before sending this call; nothing was run."
+        failed = record.transition(LocalState.FAILED, at=now, reason=why)
+        return Reconciliation(
+            outcome=Outcome.TRANSITIONED,
+            record=failed,
+            previous_state=record.state,
+            error={"code": NOT_SENT_CODE, "message": why},
+        )
     new = record.transition(
         LocalState.UNKNOWN_OUTCOME,
         at=now,

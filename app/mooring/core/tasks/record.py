@@ -38,6 +38,9 @@ class TaskRecord:
     flags: frozenset[TaskFlag] = field(default_factory=frozenset)
     server_created_at: datetime | None = None
     server_updated_at: datetime | None = None
+    sent_at: datetime | None = None
+    """When ``tools/call`` was handed to the connection (persisted just before it goes out): a
+    record in ``creating`` without it was never sent."""
     last_checked_at: datetime | None = None
     next_poll_at: datetime | None = None
     ttl_ms: int | None = None
@@ -45,6 +48,8 @@ class TaskRecord:
     poll_count: int = 0
     poll_failures: int = 0
     """Consecutive failed status requests (reset by any valid reply); drives backoff."""
+    poll_errors: int = 0
+    """Failed or malformed status requests over the task's life (for traces)."""
     anomaly_count: int = 0
     """Malformed replies seen over the task's life."""
     cancel_requested: bool = False

@@ -1,1 +1,8 @@
-"""Alembic migrations for Mooring's database."""
+"""Alembic migrations for Mooring's database.
+
+``REVISIONS`` lists every revision in order, so opening an up-to-date database needs no Alembic
+import; a test checks it against the scripts.
+"""
+
+REVISIONS: tuple[str, ...] = ("0001", "0002", "0003", "0004")
+HEAD = REVISIONS[-1]

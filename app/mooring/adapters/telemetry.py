@@ -1,0 +1,189 @@
+"""OpenTelemetry, configured once: a tracer provider, a local OTLP JSON file, optional OTLP/HTTP.
+
+Everything else in Mooring uses only the OpenTelemetry *API*. The MCP SDK emits its own
+``MCP send …`` client spans through the same global provider; ours parent them.
+
+The local file is the OpenTelemetry file-exporter format: one ``ExportTraceServiceRequest``
+in OTLP/JSON per line (hex trace and span ids, lowerCamelCase keys, integer enums), readable by
+the collector's ``otlpjsonfile`` receiver. Files rotate at a size cap and old ones are dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from google.protobuf.json_format import MessageToDict
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import (
+    BatchSpanProcessor,
+    SimpleSpanProcessor,
+    SpanExporter,
+    SpanExportResult,
+)
+
+from mooring import __version__
+
+log = logging.getLogger("mooring.telemetry")
+
+TRACE_FILE = "traces.jsonl"
+_ID_KEYS = ("traceId", "spanId", "parentSpanId")
+
+
+def _hex_ids(node: Any) -> Any:
+    """OTLP/JSON wants trace and span ids as hex, where protobuf's JSON mapping gives base64."""
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key in _ID_KEYS and isinstance(value, str):
+                out[key] = base64.b64decode(value).hex()
+            else:
+                out[key] = _hex_ids(value)
+        return out
+    if isinstance(node, list):
+        return [_hex_ids(item) for item in node]
+    return node
+
+
+def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
+    """Spans as one OTLP/JSON ``ExportTraceServiceRequest``."""
+    message = encode_spans(spans)
+    return _hex_ids(MessageToDict(message, use_integers_for_enums=True))  # type: ignore[no-any-return]
+
+
+class OtlpJsonLinesExporter(SpanExporter):
+    """Appends each batch as one OTLP/JSON line; rotates at ``max_bytes``, keeps ``backups``."""
+
+    def __init__(self, folder: Path, *, max_bytes: int = 10 * 1024 * 1024, backups: int = 5):
+        self.folder = folder
+        self.path = folder / TRACE_FILE
+        self.max_bytes = max_bytes
+        self.backups = backups
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if not spans:
+            return SpanExportResult.SUCCESS
+        line = json.dumps(otlp_json(spans), separators=(",", ":")) + "\n"
+        try:
+            with self._lock:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                self._rotate_if_needed(len(line))
+                with self.path.open("a", encoding="utf-8") as fh:
+                    fh.write(line)
+        except OSError as exc:
+            log.warning("could not write traces to %s: %s", self.path, exc.strerror)
+            return SpanExportResult.FAILURE
+        return SpanExportResult.SUCCESS
+
+    def _rotate_if_needed(self, incoming: int) -> None:
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size + incoming <= self.max_bytes:
+            return
+        oldest = self.path.with_name(f"{TRACE_FILE}.{self.backups}")
+        oldest.unlink(missing_ok=True)
+        for n in range(self.backups - 1, 0, -1):
+            older = self.path.with_name(f"{TRACE_FILE}.{n}")
+            if older.exists():
+                older.replace(self.path.with_name(f"{TRACE_FILE}.{n + 1}"))
+        self.path.replace(self.path.with_name(f"{TRACE_FILE}.1"))
+
+    def shutdown(self) -> None:
+        return None
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class TelemetryConfig:
+    """What to export where (from the declared settings)."""
+
+    folder: Path
+    file_export: bool = True
+    otlp_endpoint: str = ""
+    synchronous: bool = False
+    """Export each span as it ends (CLI and tests) instead of in batches."""
+
+
+def setup_tracing(config: TelemetryConfig, *, install: bool = True) -> TracerProvider:
+    """Create the one tracer provider, install it globally (unless ``install`` is false), and
+    return it; shut it down at exit to flush."""
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": "mooring", "service.version": __version__})
+    )
+    if config.file_export:
+        exporter = OtlpJsonLinesExporter(config.folder)
+        provider.add_span_processor(
+            SimpleSpanProcessor(exporter) if config.synchronous else BatchSpanProcessor(exporter)
+        )
+    if config.otlp_endpoint:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        provider.add_span_processor(
+            BatchSpanProcessor(OTLPSpanExporter(endpoint=config.otlp_endpoint))
+        )
+    if install:
+        trace.set_tracer_provider(provider)
+    return provider
+
+
+# -- reading the local files back (mooring traces export) ----------------------------------------
+
+
+def trace_files(folder: Path) -> list[Path]:
+    """The trace files, oldest first."""
+    rotated = sorted(folder.glob(f"{TRACE_FILE}.*"), key=lambda p: int(p.suffix[1:]), reverse=True)
+    current = folder / TRACE_FILE
+    return [*rotated, *([current] if current.exists() else [])]
+
+
+def read_requests(folder: Path) -> Iterator[dict[str, Any]]:
+    """Every exported ``ExportTraceServiceRequest``, oldest first; damaged lines are skipped."""
+    for path in trace_files(folder):
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    log.warning("skipped a damaged line in %s", path.name)
+
+
+def filter_requests(
+    requests: Iterable[dict[str, Any]],
+    *,
+    trace_ids: set[str] | None = None,
+    since: datetime | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Keep only spans of ``trace_ids`` that started at or after ``since``; drop empty parts."""
+    since_ns = int(since.timestamp() * 1e9) if since is not None else None
+    for request in requests:
+        kept_resources = []
+        for resource_spans in request.get("resourceSpans", []):
+            kept_scopes = []
+            for scope_spans in resource_spans.get("scopeSpans", []):
+                spans = [
+                    s
+                    for s in scope_spans.get("spans", [])
+                    if (trace_ids is None or s.get("traceId") in trace_ids)
+                    and (since_ns is None or int(s.get("startTimeUnixNano", 0)) >= since_ns)
+                ]
+                if spans:
+                    kept_scopes.append({**scope_spans, "spans": spans})
+            if kept_scopes:
+                kept_resources.append({**resource_spans, "scopeSpans": kept_scopes})
+        if kept_resources:
+            yield {"resourceSpans": kept_resources}

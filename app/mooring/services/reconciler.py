@@ -1,0 +1,277 @@
+"""Launch reconciliation: find every piece of work Mooring started and learn the truth about it.
+
+Never re-sends an original tool call. Per record, by what was persisted:
+
+- ``awaiting_approval``: the question died with the process → ``denied`` (audited as aborted);
+- ``creating`` without a task id: the request may have gone out → ``unknown_outcome`` and a
+  persistent issue offering retry or abandon;
+- ``unknown_outcome``: the issue is (re)raised;
+- ``working`` / ``input_required``: grouped by server and account, each group connected
+  concurrently, and every task asked ``tasks/get`` through its own group's connection — a slow
+  or dead server delays only its own tasks. Unacknowledged answers and cancels are resent by the
+  monitor's refresh;
+- a task whose server or account was removed becomes an explained, persistent issue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from mooring.core.approval.request import ApprovalOutcome
+from mooring.core.approval.rules import ApprovalAuditEntry
+from mooring.core.clock import Clock
+from mooring.core.errors import KnownError
+from mooring.core.events import EventBus, TaskDidChange
+from mooring.core.ids import new_id
+from mooring.core.issues import Issue, IssueKind
+from mooring.core.ports import (
+    ConnectionState,
+    Gateway,
+    IssueBoard,
+    RuleBook,
+    ServerCatalog,
+    TaskLedger,
+)
+from mooring.core.tasks.reconcile import Outcome, Reconciliation, interrupted_create
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState
+from mooring.services.task_monitor import TaskMonitor
+from mooring.services.tracing import RECONCILE, child_span
+
+log = logging.getLogger("mooring.reconcile")
+
+
+@dataclass(slots=True)
+class ReconcileReport:
+    """What one reconciliation pass found and did."""
+
+    checked: int = 0
+    refreshed: list[TaskRecord] = field(default_factory=list)
+    unknown: list[TaskRecord] = field(default_factory=list)
+    orphaned: list[TaskRecord] = field(default_factory=list)
+    unreachable: dict[str, str] = field(default_factory=dict)
+    """Server alias → why it could not be reached (its tasks keep their last known state)."""
+    withdrawn: list[TaskRecord] = field(default_factory=list)
+    never_sent: list[TaskRecord] = field(default_factory=list)
+    """Interrupted before the call was handed over: failed, nothing ran."""
+
+
+class Reconciler:
+    """Runs the launch pass; safe to run again at any time."""
+
+    def __init__(
+        self,
+        *,
+        ledger: TaskLedger,
+        catalog: ServerCatalog,
+        issues: IssueBoard,
+        rules: RuleBook,
+        gateway: Gateway,
+        monitor: TaskMonitor,
+        events: EventBus,
+        clock: Clock,
+    ) -> None:
+        self._ledger = ledger
+        self._catalog = catalog
+        self._issues = issues
+        self._rules = rules
+        self._gateway = gateway
+        self._monitor = monitor
+        self._events = events
+        self._clock = clock
+
+    async def run(self) -> ReconcileReport:
+        """Reconcile every unfinished record; returns what happened."""
+        report = ReconcileReport()
+        groups: dict[tuple[str, str | None], list[TaskRecord]] = defaultdict(list)
+        for record in await self._ledger.unfinished():
+            report.checked += 1
+            match record.state:
+                case LocalState.AWAITING_APPROVAL:
+                    await self._withdraw_question(record)
+                    report.withdrawn.append(record)
+                case LocalState.CREATING if record.task_id is None:
+                    settled = await self._interrupted(record)
+                    if settled.state is LocalState.UNKNOWN_OUTCOME:
+                        report.unknown.append(settled)
+                    else:
+                        report.never_sent.append(settled)
+                case LocalState.UNKNOWN_OUTCOME:
+                    await self._raise_unknown(record)
+                    report.unknown.append(record)
+                case _ if record.task_id is not None:
+                    groups[(record.server_id, record.credential_profile_id)].append(record)
+        await asyncio.gather(
+            *(self._group(key[0], key[1], records, report) for key, records in groups.items())
+        )
+        log.info(
+            "reconciled %d records: %d refreshed, %d unknown, %d orphaned, %d servers unreachable",
+            report.checked,
+            len(report.refreshed),
+            len(report.unknown),
+            len(report.orphaned),
+            len(report.unreachable),
+        )
+        return report
+
+    async def _group(
+        self,
+        server_id: str,
+        profile_id: str | None,
+        records: list[TaskRecord],
+        report: ReconcileReport,
+    ) -> None:
+        server = await self._catalog.get_server(server_id)
+        removed = server is None or await self._catalog.is_removed(server_id)
+        if server is None or removed:
+            name = server.alias if server else server_id
+            for record in records:
+                await self._issues.raise_issue(
+                    Issue(
+                        id=new_id(),
+                        kind=IssueKind.ORPHANED_TASK,
+                        subject=record.id,
+                        title=f"{record.tool} on {name}: its server was removed",
+                        detail="Mooring cannot ask about this task any more. Add the server "
+                        "again to resume watching it, or dismiss this.",
+                        created_at=self._clock.now(),
+                    )
+                )
+                report.orphaned.append(record)
+            return
+        connection = await self._gateway.connect(server, profile_id)
+        status = await connection.settled()
+        if status.state is not ConnectionState.READY:
+            reason = status.reason or status.state.value
+            report.unreachable[server.alias] = reason
+            await self._issues.raise_issue(
+                Issue(
+                    id=new_id(),
+                    kind=IssueKind.SERVER_UNAVAILABLE,
+                    subject=server.id,
+                    title=f"{server.alias} cannot be reached; {len(records)} task(s) wait",
+                    detail=f"{reason}. Their last known state is kept; Mooring keeps trying.",
+                    created_at=self._clock.now(),
+                )
+            )
+            for record in records:
+                self._monitor.track(record)
+            return
+        for record in records:
+            with child_span(RECONCILE, record, attributes={"mooring.relaunch": True}):
+                refreshed = await self._monitor.refresh(record)
+            self._monitor.track(refreshed)
+            report.refreshed.append(refreshed)
+
+    async def _interrupted(self, record: TaskRecord) -> TaskRecord:
+        rec = interrupted_create(record, now=self._clock.now())
+        await self._ledger.apply(rec)
+        self._events.emit(TaskDidChange(rec.record, rec.previous_state, note="interrupted"))
+        if rec.record.state is LocalState.UNKNOWN_OUTCOME:
+            await self._raise_unknown(rec.record)
+        return rec.record
+
+    async def _raise_unknown(self, record: TaskRecord) -> None:
+        server = await self._catalog.get_server(record.server_id)
+        name = server.alias if server else record.server_id
+        await self._issues.raise_issue(
+            Issue(
+                id=new_id(),
+                kind=IssueKind.UNKNOWN_OUTCOME,
+                subject=record.id,
+                title=f"{record.tool} on {name} may or may not have run",
+                detail="The request was sent but no answer came back. Mooring will not send it "
+                "again by itself. Retry it (it may run twice) or mark it abandoned: "
+                f"`mooring tasks retry {record.id}` / `mooring tasks abandon {record.id}`.",
+                created_at=self._clock.now(),
+            )
+        )
+
+    async def _withdraw_question(self, record: TaskRecord) -> None:
+        reason = "The approval question was withdrawn: Mooring stopped before it was answered."
+        denied = record.transition(LocalState.DENIED, at=self._clock.now(), reason=reason)
+        if record.tool_round_id is not None:
+            await self._rules.record_approval(
+                ApprovalAuditEntry(
+                    id=new_id(),
+                    at=self._clock.now(),
+                    server_id=record.server_id,
+                    tool=record.tool,
+                    argument_digest=record.argument_digest,
+                    outcome=ApprovalOutcome.ABORTED.value,
+                    actor="program",
+                    tool_round_id=record.tool_round_id,
+                )
+            )
+        await self._ledger.apply(
+            Reconciliation(
+                outcome=Outcome.TRANSITIONED,
+                record=denied,
+                previous_state=record.state,
+                error={"code": -32002, "message": reason},
+            )
+        )
+        self._events.emit(TaskDidChange(denied, record.state, note="approval withdrawn"))
+
+
+class UnknownOutcomes:
+    """The user's choices for a call that may or may not have run: abandon it, or retry it."""
+
+    def __init__(
+        self,
+        *,
+        ledger: TaskLedger,
+        catalog: ServerCatalog,
+        issues: IssueBoard,
+        gateway: Gateway,
+        events: EventBus,
+        clock: Clock,
+    ) -> None:
+        self._ledger = ledger
+        self._catalog = catalog
+        self._issues = issues
+        self._gateway = gateway
+        self._events = events
+        self._clock = clock
+
+    async def _resolve_issues(self, record_id: str) -> None:
+        for issue in await self._issues.open_issues():
+            if issue.subject == record_id:
+                await self._issues.resolve(issue.id)
+
+    async def abandon(self, record: TaskRecord, *, reason: str | None = None) -> TaskRecord:
+        """Mark an unknown outcome abandoned (nothing is sent)."""
+        if record.state is not LocalState.UNKNOWN_OUTCOME:
+            raise KnownError(
+                f"Only a call with an unknown outcome can be abandoned; this one is "
+                f"{record.state}.",
+                code="not_unknown",
+            )
+        done = record.transition(
+            LocalState.ABANDONED,
+            at=self._clock.now(),
+            reason=reason or "Abandoned by the user; it may or may not have run.",
+        )
+        await self._ledger.apply(
+            Reconciliation(outcome=Outcome.TRANSITIONED, record=done, previous_state=record.state)
+        )
+        self._events.emit(TaskDidChange(done, record.state, note="abandoned"))
+        await self._resolve_issues(record.id)
+        return done
+
+    async def retry_is_safe(self, record: TaskRecord) -> bool:
+        """Whether a retry cannot duplicate a side effect: an idempotent tool on a trusted
+        server (anything else needs the user's explicit go-ahead)."""
+        server = await self._catalog.get_server(record.server_id)
+        if server is None or not server.trusted:
+            return False
+        connection = await self._gateway.connect(server, record.credential_profile_id)
+        if (await connection.settled()).state is not ConnectionState.READY:
+            return False
+        for tool in await connection.list_tools():
+            if tool.name == record.tool:
+                return tool.annotations.idempotent is True
+        return False

@@ -1,0 +1,159 @@
+"""The trace exporters: OTLP/JSON lines on disk, OTLP/HTTP to a collector, rotation."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+from mooring.adapters.telemetry import (
+    OtlpJsonLinesExporter,
+    TelemetryConfig,
+    filter_requests,
+    read_requests,
+    setup_tracing,
+    trace_files,
+)
+
+
+def emit(provider: TracerProvider, name: str, **attributes: str | int) -> str:
+    tracer = provider.get_tracer("test")
+    with tracer.start_as_current_span(name, attributes=attributes) as span:
+        with tracer.start_as_current_span(f"{name}.child"):
+            pass
+        return format(span.get_span_context().trace_id, "032x")
+
+
+def parse_line(line: str) -> ExportTraceServiceRequest:
+    """Decode one OTLP/JSON line the way a collector does (hex ids back to bytes)."""
+    data = json.loads(line)
+    for rs in data["resourceSpans"]:
+        for ss in rs["scopeSpans"]:
+            for span in ss["spans"]:
+                for key in ("traceId", "spanId", "parentSpanId"):
+                    if key in span:
+                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+    return json_format.ParseDict(data, ExportTraceServiceRequest())
+
+
+def test_the_file_is_otlp_json_a_collector_can_decode(tmp_path: Path) -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonLinesExporter(tmp_path)))
+    trace_id = emit(provider, "mooring.tool_round import", **{"mcp.tool.name": "import"})
+    provider.shutdown()
+
+    lines = (tmp_path / "traces.jsonl").read_text().splitlines()
+    assert len(lines) == 2  # one export request per ended span
+    decoded = [parse_line(line) for line in lines]
+    spans = [
+        s for r in decoded for rs in r.resource_spans for ss in rs.scope_spans for s in ss.spans
+    ]
+    assert {s.name for s in spans} == {
+        "mooring.tool_round import",
+        "mooring.tool_round import.child",
+    }
+    assert {s.trace_id.hex() for s in spans} == {trace_id}
+    raw = json.loads(lines[0])["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    assert raw["traceId"] == trace_id  # hex, as OTLP/JSON requires (not base64)
+    assert isinstance(raw["kind"], int)
+
+
+def test_files_rotate_at_the_cap_and_old_ones_go(tmp_path: Path) -> None:
+    exporter = OtlpJsonLinesExporter(tmp_path, max_bytes=2_000, backups=2)
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    for i in range(40):
+        emit(provider, f"span-{i}")
+    provider.shutdown()
+    files = trace_files(tmp_path)
+    assert [f.name for f in files] == ["traces.jsonl.2", "traces.jsonl.1", "traces.jsonl"]
+    assert all(f.stat().st_size <= 2_000 for f in files)
+    names = [
+        s["name"]
+        for r in read_requests(tmp_path)
+        for rs in r["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+    ]
+    assert names[-1] == "span-39"
+    assert "span-0" not in names  # the oldest were dropped with the oldest file
+
+
+def test_export_filters_by_trace(tmp_path: Path) -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonLinesExporter(tmp_path)))
+    wanted = emit(provider, "wanted")
+    emit(provider, "other")
+    provider.shutdown()
+    kept = list(filter_requests(read_requests(tmp_path), trace_ids={wanted}))
+    names = {
+        s["name"]
+        for r in kept
+        for rs in r["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+    }
+    assert names == {"wanted", "wanted.child"}
+
+
+class _Collector(BaseHTTPRequestHandler):
+    received: ClassVar[list[ExportTraceServiceRequest]] = []
+    got_one: ClassVar[threading.Event] = threading.Event()
+
+    def do_POST(self) -> None:  # http.server's naming
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(body)
+        type(self).received.append(request)
+        type(self).got_one.set()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+@pytest.fixture
+def collector() -> Iterator[str]:
+    _Collector.received = []
+    _Collector.got_one = threading.Event()
+    server = HTTPServer(("127.0.0.1", 0), _Collector)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_spans_reach_an_otlp_http_collector(tmp_path: Path, collector: str) -> None:
+    provider = setup_tracing(
+        TelemetryConfig(folder=tmp_path, file_export=False, otlp_endpoint=collector),
+        install=False,
+    )
+    emit(provider, "mooring.tool_round export", **{"mooring.operation.id": "op-1"})
+    provider.shutdown()  # flushes the batch
+    assert _Collector.got_one.wait(timeout=30)
+    spans = [
+        s
+        for r in _Collector.received
+        for rs in r.resource_spans
+        for ss in rs.scope_spans
+        for s in ss.spans
+    ]
+    assert "mooring.tool_round export" in {s.name for s in spans}
+    resource = _Collector.received[0].resource_spans[0].resource
+    assert {a.key: a.value.string_value for a in resource.attributes}["service.name"] == "mooring"

@@ -1,0 +1,189 @@
+"""An in-process host: real services, a real SQLite file, real MCP connections, a real demo
+server as a subprocess — everything but a window."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mooring.core.approval.policy import Guards
+from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
+from mooring.core.clock import SystemClock
+from mooring.core.events import Event, EventBus
+from mooring.core.ids import new_id
+from mooring.core.servers import ServerDefinition, Transport
+from mooring.core.tasks.polling import PollPolicy
+from mooring.mcp.connection import ConnectionSettings
+from mooring.mcp.gateway import McpGateway
+from mooring.services.approvals import ApprovalBroker
+from mooring.services.reconciler import Reconciler
+from mooring.services.task_monitor import TaskMonitor
+from mooring.services.tool_runner import ToolRunner
+from mooring.storage.db import Database
+from mooring.storage.store import SqlStore
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLES = REPO / "resources" / "samples"
+
+
+@dataclass
+class Host:
+    """One in-process Mooring host."""
+
+    db: Database
+    store: SqlStore
+    gateway: McpGateway
+    events: EventBus
+    monitor: TaskMonitor
+    broker: ApprovalBroker
+    runner: ToolRunner
+    reconciler: Reconciler
+    seen: list[Event] = field(default_factory=list)
+    closed: bool = False
+    asked: list[ApprovalRequest] = field(default_factory=list)
+    answers: list[ApprovalAnswer] = field(default_factory=list)
+
+
+async def build_host(db_path: Path, logs: Path) -> Host:
+    """Wire the services the way bootstrap does, with fast polling and an always-yes asker."""
+    db = Database.open(db_path)
+    clock = SystemClock()
+    store = SqlStore(db, clock)
+    events = EventBus()
+    gateway = McpGateway(
+        settings=ConnectionSettings(
+            connect_timeout=20, request_timeout=10, call_timeout=30, stderr_dir=logs
+        )
+    )
+    monitor = TaskMonitor(
+        ledger=store,
+        catalog=store,
+        gateway=gateway,
+        events=events,
+        clock=clock,
+        policy=PollPolicy(default_interval_ms=50, min_interval_ms=20, max_interval_ms=500),
+    )
+    host_ref: list[Host] = []
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        host = host_ref[0]
+        host.asked.append(request)
+        if host.answers:
+            return host.answers.pop(0)
+        return ApprovalAnswer(ApprovalOutcome.APPROVED)
+
+    broker = ApprovalBroker(
+        rules=store,
+        clock=clock,
+        guards_for=lambda _s: Guards(max_argument_bytes=64 * 1024),
+        ask=ask,
+    )
+    runner = ToolRunner(
+        ledger=store, gateway=gateway, monitor=monitor, broker=broker, events=events, clock=clock
+    )
+    reconciler = Reconciler(
+        ledger=store,
+        catalog=store,
+        issues=store,
+        rules=store,
+        gateway=gateway,
+        monitor=monitor,
+        events=events,
+        clock=clock,
+    )
+    host = Host(db, store, gateway, events, monitor, broker, runner, reconciler)
+    host_ref.append(host)
+    events.subscribe(host.seen.append)
+    return host
+
+
+async def close_host(host: Host) -> None:
+    """Stop polling, close connections (their server processes end), release the file."""
+    if host.closed:
+        return
+    host.closed = True
+    with anyio.fail_after(30):
+        await host.monitor.stop()
+        await host.gateway.aclose()
+    host.db.close()
+
+
+def demo_definition(store: Path, request_log: Path, **settings: Any) -> ServerDefinition:
+    """The demo server over stdio with fast test settings."""
+    env = {
+        "MOORING_DEMO_POLL_INTERVAL_MS": "50",
+        "MOORING_DEMO_LEASE_MS": "400",
+        "MOORING_DEMO_REQUEST_LOG": str(request_log),
+        "MOORING_DEMO_SAMPLES_DIR": str(SAMPLES),
+    }
+    env.update({f"MOORING_DEMO_{k.upper()}": str(v) for k, v in settings.items()})
+    return ServerDefinition(
+        id=new_id(),
+        alias="demo",
+        transport=Transport.STDIO,
+        command=sys.executable,
+        args=("-m", "mooring.demo_server", "--store", str(store)),
+        env=env,
+        created_at=datetime.now(UTC),
+    )
+
+
+HostFactory = Callable[[], Awaitable[Host]]
+
+
+@pytest.fixture
+async def hosts(tmp_path: Path) -> AsyncIterator[HostFactory]:
+    """Make hosts on one database (a second one stands for the app after a restart)."""
+    made: list[Host] = []
+
+    async def make() -> Host:
+        host = await build_host(tmp_path / "mooring.sqlite3", tmp_path / "server-logs")
+        made.append(host)
+        return host
+
+    try:
+        yield make
+    finally:
+        for host in made:
+            await close_host(host)
+
+
+async def run_until(
+    host: Host, record_id: str, done: Callable[[Any], bool], limit: float = 60
+) -> Any:
+    """Run the host's scheduler until the record satisfies ``done`` (bounded by ``limit``)."""
+    from mooring.core.events import TaskDidChange
+
+    reached = anyio.Event()
+    latest: list[Any] = []
+
+    def listen(event: Event) -> None:
+        if isinstance(event, TaskDidChange) and event.record.id == record_id:
+            latest.append(event.record)
+            if done(event.record):
+                reached.set()
+
+    unsubscribe = host.events.subscribe(listen)
+    current = await host.store.get(record_id)
+    assert current is not None
+    if done(current):
+        unsubscribe()
+        return current
+    try:
+        with anyio.fail_after(limit):
+            async with anyio.create_task_group() as group:
+                group.start_soon(host.monitor.run)
+                host.monitor.track(current, now=True)
+                await reached.wait()
+                await host.monitor.stop()
+                group.cancel_scope.cancel()
+    finally:
+        unsubscribe()
+    return latest[-1]
