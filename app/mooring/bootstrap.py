@@ -12,22 +12,37 @@ import asyncio
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mooring import __version__
+from mooring.adapters.secrets import KeyringSecrets
+from mooring.adapters.telemetry import TelemetryConfig, setup_tracing
+from mooring.cli.commands import HEADLESS
 from mooring.cli.doctor import print_report
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
+from mooring.core.approval.policy import Guards
 from mooring.core.clock import SystemClock
 from mooring.core.errors import KnownError
+from mooring.core.events import EventBus
+from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
+from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.polling import PollPolicy
+from mooring.services.approvals import ApprovalBroker
 from mooring.services.diagnostics import Level, Report
 from mooring.services.first_run import ensure_demo_server
+from mooring.services.reconciler import Reconciler, UnknownOutcomes
+from mooring.services.task_monitor import TaskMonitor
+from mooring.services.tool_runner import ToolRunner
 from mooring.settings.paths import Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
 from mooring.storage.db import Database
 from mooring.storage.store import SqlStore
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider
+
     from mooring.ui.main_window import MainWindow
 
 log = logging.getLogger("mooring.bootstrap")
@@ -129,7 +144,7 @@ def run_gui(
 ) -> ExitCode:
     """Open the database, set up first-run defaults and run the window."""
     from mooring.ui.app import run_app, show_fatal
-    from mooring.ui.main_window import HostOverview
+    from mooring.ui.main_window import HostOverview, TaskRow
     from mooring.ui.probe import qt_status
 
     paths, settings = _start(args)
@@ -145,17 +160,39 @@ def run_gui(
         sys.stderr.write(f"mooring: {exc.message}\n  {exc.hint}\n")
         show_fatal(exc.message, exc.hint)
         return ExitCode.PROBLEM
-    clock = SystemClock()
-    store = SqlStore(db, clock)
+    services = build_services(paths, settings, db)
+    store, clock = services.store, services.clock
 
     async def load() -> HostOverview:
+        servers = await store.list_servers()
+        aliases = {s.id: s.alias for s in servers}
+        rows = [
+            TaskRow(
+                operation=r.id[:8],
+                tool=r.tool,
+                server=aliases.get(r.server_id, "(removed)"),
+                state=r.state.value.replace("_", " ")
+                + (" (cancel requested)" if r.cancel_requested and not r.is_terminal else ""),
+                detail=" — ".join(
+                    text
+                    for text in (
+                        "status temporarily unavailable" if r.flags else "",
+                        r.status_message or "",
+                        r.reason or "",
+                    )
+                    if text
+                ),
+            )
+            for r in await store.list_records(limit=50)
+        ]
         return HostOverview(
             data_dir=str(paths.data_dir),
             database=str(paths.database),
             schema=f"{db.schema.current} (newest known: {db.schema.head})",
-            servers=await store.list_servers(),
+            servers=servers,
             task_counts=await store.counts(),
             issues=await store.open_issues(),
+            tasks=rows,
         )
 
     async def first_run() -> None:
@@ -163,10 +200,219 @@ def run_gui(
             command, demo_args = demo_server_command(paths)
             await ensure_demo_server(store, clock, command=command, args=demo_args)
 
+    async def background() -> None:
+        # The window is up: reconcile what earlier runs started, then keep watching.
+        monitor = asyncio.ensure_future(services.monitor.run())
+        try:
+            await services.reconciler.run()
+        except KnownError as exc:
+            log.warning("launch reconciliation stopped: %s", exc.message)
+        await monitor
+
+    async def shutdown() -> None:
+        await services.monitor.stop()
+        await services.gateway.aclose()
+
+    def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
+        return services.events.subscribe(lambda _event: callback())
+
+    provider = _tracing(paths, settings, synchronous=False)
     try:
         asyncio.run(first_run())
-        return ExitCode(run_app(load, on_ready=on_ready))
+        return ExitCode(
+            run_app(
+                load,
+                on_ready=on_ready,
+                background=background,
+                shutdown=shutdown,
+                subscribe=subscribe,
+            )
+        )
     finally:
+        provider.shutdown()
+        db.close()
+
+
+class LazyGateway:
+    """A ``Gateway`` that loads the MCP SDK only when a command first talks to a server, so
+    commands that only read the ledger start quickly."""
+
+    def __init__(self, factory: Callable[[], Gateway]) -> None:
+        self._factory = factory
+        self._real: Gateway | None = None
+        self._listeners: list[Callable[[str, str], None]] = []
+
+    def _gateway(self) -> Gateway:
+        if self._real is None:
+            self._real = self._factory()
+            for listener in self._listeners:
+                self._real.add_task_listener(listener)
+        return self._real
+
+    async def connect(
+        self, server: ServerDefinition, profile_id: str | None = None
+    ) -> ServerConnection:
+        return await self._gateway().connect(server, profile_id)
+
+    def statuses(self) -> list[ConnectionStatus]:
+        return self._real.statuses() if self._real is not None else []
+
+    def add_task_listener(self, listener: Callable[[str, str], None]) -> None:
+        if self._real is not None:
+            self._real.add_task_listener(listener)
+        else:
+            self._listeners.append(listener)
+
+    async def aclose(self) -> None:
+        if self._real is not None:
+            await self._real.aclose()
+
+
+@dataclass
+class Services:
+    """Every service and port of one running host, wired once."""
+
+    store: SqlStore
+    secrets: KeyringSecrets
+    gateway: LazyGateway
+    events: EventBus
+    monitor: TaskMonitor
+    broker: ApprovalBroker
+    runner: ToolRunner
+    reconciler: Reconciler
+    unknown: UnknownOutcomes
+    clock: SystemClock
+
+
+def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
+    """Wire the services over one database (the GUI and the CLI share this)."""
+    from mooring.adapters.preview import preview_arguments
+    from mooring.cli.servers import HEADER_SCOPE
+
+    clock = SystemClock()
+    store = SqlStore(db, clock)
+    secrets = KeyringSecrets()
+    events = EventBus()
+
+    def headers_for(server: ServerDefinition, _profile_id: str | None) -> dict[str, str]:
+        return {
+            name: secrets.get(HEADER_SCOPE, f"{server.id}:{name}") or value
+            for name, value in server.headers.items()
+        }
+
+    def make_gateway() -> Gateway:
+        from mooring.mcp.connection import ConnectionSettings
+        from mooring.mcp.gateway import McpGateway
+
+        return McpGateway(
+            settings=ConnectionSettings(
+                request_timeout=int(settings.get("mcp.request_timeout_ms")) / 1000,
+                call_timeout=int(settings.get("mcp.call_timeout_ms")) / 1000,
+                stderr_dir=paths.log_dir / "servers",
+            ),
+            headers_for=headers_for,
+        )
+
+    gateway = LazyGateway(make_gateway)
+    max_ms = int(settings.get("polling.max_interval_ms"))
+    monitor = TaskMonitor(
+        ledger=store,
+        catalog=store,
+        gateway=gateway,
+        events=events,
+        clock=clock,
+        policy=PollPolicy(max_interval_ms=max(max_ms, PollPolicy().default_interval_ms)),
+        per_server=int(settings.get("polling.per_server_concurrency")),
+    )
+    max_bytes = int(settings.get("approval.max_argument_bytes"))
+
+    def guards_for(server: ServerDefinition) -> Guards:
+        return Guards(
+            max_argument_bytes=max_bytes,
+            allowed_tools=None if server.allowed_tools is None else frozenset(server.allowed_tools),
+            hidden_tools=frozenset(server.hidden_tools),
+        )
+
+    broker = ApprovalBroker(
+        rules=store, clock=clock, guards_for=guards_for, preview=preview_arguments
+    )
+    runner = ToolRunner(
+        ledger=store,
+        gateway=gateway,
+        monitor=monitor,
+        broker=broker,
+        events=events,
+        clock=clock,
+        capture_content=bool(settings.get("telemetry.capture_content")),
+    )
+    reconciler = Reconciler(
+        ledger=store,
+        catalog=store,
+        issues=store,
+        rules=store,
+        gateway=gateway,
+        monitor=monitor,
+        events=events,
+        clock=clock,
+    )
+    unknown = UnknownOutcomes(
+        ledger=store, catalog=store, issues=store, gateway=gateway, events=events, clock=clock
+    )
+    return Services(
+        store, secrets, gateway, events, monitor, broker, runner, reconciler, unknown, clock
+    )
+
+
+def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> TracerProvider:
+    return setup_tracing(
+        TelemetryConfig(
+            folder=paths.traces_dir,
+            file_export=bool(settings.get("telemetry.file_export")),
+            otlp_endpoint=str(settings.get("telemetry.otlp_endpoint")),
+            synchronous=synchronous,
+        )
+    )
+
+
+def run_headless(args: argparse.Namespace) -> ExitCode:
+    """Run one CLI command with the host's services (no Qt)."""
+    from mooring.cli.approval import terminal_asker
+    from mooring.cli.commands import handler_for
+    from mooring.cli.context import CliContext
+
+    paths, settings = _start(args)
+    db = Database.open(paths.database)
+    services = build_services(paths, settings, db)
+
+    async def run() -> ExitCode:
+        try:
+            ctx = CliContext(
+                catalog=services.store,
+                ledger=services.store,
+                issues=services.store,
+                secrets=services.secrets,
+                gateway=services.gateway,
+                monitor=services.monitor,
+                runner=services.runner,
+                broker=services.broker,
+                reconciler=services.reconciler,
+                unknown=services.unknown,
+                rules=services.store,
+                events=services.events,
+                clock=services.clock,
+                as_json=args.json,
+            )
+            if ctx.interactive:
+                services.broker.ask = terminal_asker(ctx)
+            return await handler_for(args, traces_dir=paths.traces_dir)(ctx, args)
+        finally:
+            await services.gateway.aclose()
+
+    provider = _tracing(paths, settings, synchronous=True)
+    try:
+        return asyncio.run(run())
+    finally:
+        provider.shutdown()
         db.close()
 
 
@@ -177,6 +423,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "doctor":
             return int(run_doctor(args))
+        if args.command == "settings":
+            from mooring.cli.settings_cmd import run_settings
+
+            return int(run_settings(args, resolve_paths(args.data_dir).settings_file))
+        if args.command in HEADLESS:
+            return int(run_headless(args))
         return int(run_gui(args))
     except KnownError as exc:
         sys.stderr.write(f"mooring: {exc.message}\n")

@@ -13,5 +13,20 @@ class ExitCode(IntEnum):
     """Something the user must fix: an unusable database, a failed check, a known error."""
     USAGE = 2
     """The command line was wrong (argparse's own code)."""
+    NEEDS_APPROVAL = 3
+    """The call needs the user's approval and no terminal was there to ask."""
+    TOOL_ERROR = 4
+    """The call completed, and the tool reported an error (``isError: true``)."""
+    TASK_FAILED = 5
+    """The call failed with a JSON-RPC error, or was never sent."""
+    CANCELLED = 6
+    EXPIRED = 7
+    """The server forgot the task, or the user abandoned it: no result can be had."""
+    UNKNOWN_OUTCOME = 8
+    """The request was sent and no answer came: it may or may not have run."""
+    WAITING = 9
+    """Stopped following while the task still runs or waits for input (it goes on)."""
+    DENIED = 10
+    """The call was refused before sending: by the user, a rule, or a guard."""
     INTERNAL = 70
     """A bug: Mooring itself failed (EX_SOFTWARE). Please report it with the log file."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 
@@ -18,8 +19,17 @@ def run_app(
     load: Callable[[], Awaitable[HostOverview]],
     *,
     on_ready: Callable[[MainWindow], None] | None = None,
+    background: Callable[[], Awaitable[None]] | None = None,
+    shutdown: Callable[[], Awaitable[None]] | None = None,
+    subscribe: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
 ) -> int:
-    """Run the GUI until its last window closes; returns the exit code."""
+    """Run the GUI until its last window closes; returns the exit code.
+
+    ``background`` (launch reconciliation, the task monitor) starts once the window is shown,
+    so the window is usable at once; ``subscribe`` registers a callback for "something changed"
+    (the window refreshes itself, at most a few times a second); ``shutdown`` runs after the
+    last window closed, on the same loop.
+    """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName(APP_NAME)
@@ -34,9 +44,19 @@ def run_app(
         window = MainWindow(load)
         window.show()
         await window.refresh()
+        unsubscribe = subscribe(window.schedule_refresh) if subscribe is not None else None
+        work = asyncio.ensure_future(background()) if background is not None else None
         if on_ready is not None:
             on_ready(window)
         await closed.wait()
+        if unsubscribe is not None:
+            unsubscribe()
+        if work is not None and not work.done():
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await work
+        if shutdown is not None:
+            await shutdown()
 
     with loop:
         loop.run_until_complete(main())

@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
@@ -38,9 +38,22 @@ class HostOverview:
     servers: list[ServerDefinition] = field(default_factory=list)
     task_counts: dict[LocalState, int] = field(default_factory=dict)
     issues: list[Issue] = field(default_factory=list)
+    tasks: list[TaskRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRow:
+    """One task as the window lists it (the text is already in words)."""
+
+    operation: str
+    tool: str
+    server: str
+    state: str
+    detail: str
 
 
 SERVER_COLUMNS = ("Name", "Transport", "Command or URL", "Trusted")
+TASK_COLUMNS = ("Operation", "Tool", "Server", "State", "Detail")
 
 
 class MainWindow(QMainWindow):
@@ -84,6 +97,17 @@ class MainWindow(QMainWindow):
         servers_layout.addWidget(self.servers_table)
         layout.addWidget(servers_box, stretch=1)
 
+        tasks_box = QGroupBox("Recent tasks", central)
+        tasks_layout = QVBoxLayout(tasks_box)
+        self.tasks_table = QTableWidget(0, len(TASK_COLUMNS), tasks_box)
+        self.tasks_table.setObjectName("tasks-table")
+        self.tasks_table.setHorizontalHeaderLabels(TASK_COLUMNS)
+        self.tasks_table.verticalHeader().setVisible(False)
+        self.tasks_table.horizontalHeader().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
+        self.tasks_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        tasks_layout.addWidget(self.tasks_table)
+        layout.addWidget(tasks_box, stretch=2)
+
         self.issues_label = QLabel(central)
         self.issues_label.setWordWrap(True)
         layout.addWidget(self.issues_label)
@@ -94,6 +118,15 @@ class MainWindow(QMainWindow):
 
         self.setCentralWidget(central)
         self.statusBar().showMessage("Loading…")
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(250)
+        self._refresh_timer.timeout.connect(self._on_refresh_clicked)
+
+    def schedule_refresh(self) -> None:
+        """Refresh soon; many changes in a burst cost one reload."""
+        if not self._refresh_timer.isActive():
+            self._refresh_timer.start()
 
     def _on_refresh_clicked(self) -> None:
         task = asyncio.ensure_future(self.refresh())
@@ -139,6 +172,16 @@ class MainWindow(QMainWindow):
                 self.servers_table.setItem(row, column, item)
         self.servers_table.resizeColumnToContents(0)
         self.servers_table.resizeColumnToContents(1)
+        self.tasks_table.setRowCount(len(overview.tasks))
+        for row, task in enumerate(overview.tasks):
+            for column, text in enumerate(
+                (task.operation, task.tool, task.server, task.state, task.detail)
+            ):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                self.tasks_table.setItem(row, column, item)
+        for column in range(4):
+            self.tasks_table.resizeColumnToContents(column)
         if overview.issues:
             self.issues_label.setText(
                 "Needs your attention: " + "; ".join(i.title for i in overview.issues)

@@ -1,0 +1,46 @@
+"""Dispatching a parsed command line to its handler."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from mooring.cli import rules, servers, tasks, traces
+from mooring.cli.context import CliContext
+from mooring.cli.exit_codes import ExitCode
+
+Handler = Callable[[CliContext, argparse.Namespace], Awaitable[ExitCode]]
+
+HANDLERS: dict[tuple[str, str | None], Handler] = {
+    ("servers", "add"): servers.add,
+    ("servers", "list"): servers.list_servers,
+    ("servers", "remove"): servers.remove,
+    ("servers", "import"): servers.import_file,
+    ("tools", "list"): servers.list_tools,
+    ("call", None): tasks.call,
+    ("rules", "list"): rules.list_rules,
+    ("rules", "add"): rules.add_rule,
+    ("rules", "remove"): rules.remove_rule,
+    ("tasks", "list"): tasks.list_tasks,
+    ("tasks", "show"): tasks.show,
+    ("tasks", "watch"): tasks.watch,
+    ("tasks", "cancel"): tasks.cancel,
+    ("tasks", "answer"): tasks.answer,
+    ("tasks", "abandon"): tasks.abandon,
+    ("tasks", "retry"): tasks.retry,
+    ("reconcile", None): tasks.reconcile,
+    ("issues", None): tasks.list_issues,
+}
+
+HEADLESS = {"servers", "tools", "call", "tasks", "rules", "reconcile", "issues", "traces"}
+"""Commands that run without the GUI and need the host's services."""
+
+
+def handler_for(args: argparse.Namespace, *, traces_dir: Path) -> Handler:
+    """The coroutine function that runs this command line."""
+    if args.command == "traces":
+        return functools.partial(traces.export, traces_dir=traces_dir)
+    action = getattr(args, f"{args.command}_command", None)
+    return HANDLERS[(args.command, action)]

@@ -1,0 +1,60 @@
+"""What a CLI command is given: the services and ports, built by the composition root."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from mooring.core.clock import Clock
+from mooring.core.events import EventBus
+from mooring.core.ports import (
+    Gateway,
+    IssueBoard,
+    RuleBook,
+    SecretStore,
+    ServerCatalog,
+    TaskLedger,
+)
+from mooring.services.approvals import ApprovalBroker
+from mooring.services.reconciler import Reconciler, UnknownOutcomes
+from mooring.services.task_monitor import TaskMonitor
+from mooring.services.tool_runner import ToolRunner
+
+
+@dataclass(slots=True)
+class CliContext:
+    """Collaborators for one CLI invocation."""
+
+    catalog: ServerCatalog
+    ledger: TaskLedger
+    issues: IssueBoard
+    rules: RuleBook
+    secrets: SecretStore
+    gateway: Gateway
+    monitor: TaskMonitor
+    runner: ToolRunner
+    broker: ApprovalBroker
+    reconciler: Reconciler
+    unknown: UnknownOutcomes
+    events: EventBus
+    clock: Clock
+    as_json: bool = False
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+    stdin: TextIO = field(default_factory=lambda: sys.stdin)
+
+    def say(self, text: str) -> None:
+        """Write a line for the user (stdout)."""
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def warn(self, text: str) -> None:
+        """Write a line to stderr."""
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    @property
+    def interactive(self) -> bool:
+        """Whether a person is at a terminal to answer questions."""
+        return self.stdin.isatty() and self.out.isatty()

@@ -1,0 +1,106 @@
+"""How records look on the command line: one JSON object per task, and one-line summaries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mooring.cli.context import CliContext
+from mooring.cli.exit_codes import ExitCode
+from mooring.core.tasks.inputs import TaskInput
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState, TaskFlag
+
+
+def _iso(value: object) -> str | None:
+    return value.isoformat() if value is not None else None  # type: ignore[attr-defined]
+
+
+def input_json(item: TaskInput) -> dict[str, Any]:
+    """An input request as shown to scripts."""
+    return {
+        "key": item.key,
+        "method": item.method,
+        "message": item.params.get("message"),
+        "requested_schema": item.params.get("requestedSchema"),
+        "answered": item.answer is not None,
+        "delivered": item.acknowledged_at is not None,
+        "outcome": item.outcome,
+    }
+
+
+async def record_json(ctx: CliContext, record: TaskRecord) -> dict[str, Any]:
+    """The ``tasks show --json`` object (also what ``call --json`` prints)."""
+    server = await ctx.catalog.get_server(record.server_id)
+    tool_round = await ctx.ledger.tool_round(record.tool_round_id) if record.tool_round_id else None
+    inputs = await ctx.ledger.inputs(record.id)
+    return {
+        "id": record.id,
+        "task_id": record.task_id,
+        "server": server.alias if server else record.server_id,
+        "tool": record.tool,
+        "state": record.state.value,
+        "server_status": record.server_status,
+        "status_message": record.status_message,
+        "flags": sorted(f.value for f in record.flags),
+        "reason": record.reason,
+        "poll_count": record.poll_count,
+        "anomaly_count": record.anomaly_count,
+        "cancel_requested": record.cancel_requested,
+        "created_at": _iso(record.created_at),
+        "updated_at": _iso(record.updated_at),
+        "last_checked_at": _iso(record.last_checked_at),
+        "ttl_ms": record.ttl_ms,
+        "poll_interval_ms": record.poll_interval_ms,
+        "approval": tool_round.approval if tool_round else None,
+        "result": tool_round.result if tool_round else None,
+        "error": tool_round.error if tool_round else None,
+        "inputs": [input_json(i) for i in inputs],
+    }
+
+
+def summary(record: TaskRecord) -> str:
+    """One line: state, with the status message and any flag in words."""
+    text = record.state.value.replace("_", " ")
+    if record.cancel_requested and not record.is_terminal:
+        text += " (cancel requested)"
+    if TaskFlag.STATUS_UNAVAILABLE in record.flags:
+        text = f"status temporarily unavailable — last known: {text}"
+    if TaskFlag.AUTH_REQUIRED in record.flags:
+        text += " — sign-in needed"
+    if record.status_message:
+        text += f" — {record.status_message}"
+    if record.reason and (record.is_terminal or record.state is LocalState.UNKNOWN_OUTCOME):
+        text += f" ({record.reason})"
+    return text
+
+
+def exit_code_for(record: TaskRecord, result: dict[str, Any] | None) -> ExitCode:
+    """The documented exit code for where a followed task ended."""
+    match record.state:
+        case LocalState.COMPLETED:
+            return ExitCode.TOOL_ERROR if result and result.get("isError") else ExitCode.OK
+        case LocalState.FAILED:
+            return ExitCode.TASK_FAILED
+        case LocalState.CANCELLED:
+            return ExitCode.CANCELLED
+        case LocalState.EXPIRED | LocalState.ABANDONED:
+            return ExitCode.EXPIRED
+        case LocalState.UNKNOWN_OUTCOME:
+            return ExitCode.UNKNOWN_OUTCOME
+        case LocalState.DENIED:
+            return ExitCode.DENIED
+        case _:
+            return ExitCode.WAITING
+
+
+def result_text(result: dict[str, Any] | None) -> str:
+    """The text parts of a ``CallToolResult``, for people."""
+    if not result:
+        return ""
+    parts = []
+    for block in result.get("content") or []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif isinstance(block, dict):
+            parts.append(f"[{block.get('type', 'content')}]")
+    return "\n".join(parts)

@@ -1,0 +1,80 @@
+"""``mooring rules …``: the user's standing approval decisions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from mooring.cli.context import CliContext
+from mooring.cli.exit_codes import ExitCode
+from mooring.core.approval.rules import ApprovalRule, Decision, Scope
+from mooring.core.errors import KnownError
+from mooring.core.ids import new_id
+
+
+async def list_rules(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """List rules with the server each one is bound to."""
+    rules = await ctx.rules.list_rules()
+    servers = {s.identity: s.alias for s in await ctx.catalog.list_servers()}
+    rows: list[dict[str, str | None]] = [
+        {
+            "id": r.id,
+            "server": servers.get(r.server_identity),
+            "server_identity": r.server_identity.replace("\x1f", " "),
+            "tool": r.tool_pattern,
+            "decision": r.decision.value,
+            "scope": r.scope.value,
+        }
+        for r in rules
+    ]
+    if ctx.as_json:
+        ctx.say(json.dumps(rows, indent=2))
+        return ExitCode.OK
+    if not rows:
+        ctx.say("No rules: every side-effecting call asks first.")
+    for row in rows:
+        where = row["server"] or f"(no server now: {row['server_identity']})"
+        short = (row["id"] or "")[:8]
+        ctx.say(f"{short}  {where}  {row['tool']}  {row['decision']}  {row['scope']}")
+    return ExitCode.OK
+
+
+async def add_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """Add a rule for a server's tools (TOOL may be a pattern such as ``*``)."""
+    server = await ctx.catalog.find_server(args.server)
+    if server is None:
+        raise KnownError(f"No server called {args.server!r}.", code="not_found")
+    if args.scope == Scope.CONVERSATION.value:
+        raise KnownError(
+            "Conversation rules are made from a conversation in the app.", code="usage"
+        )
+    rule = ApprovalRule(
+        id=new_id(),
+        server_identity=server.identity,
+        tool_pattern=args.tool,
+        decision=Decision(args.decision),
+        scope=Scope(args.scope),
+        created_at=ctx.clock.now(),
+    )
+    await ctx.rules.add_rule(rule)
+    if ctx.as_json:
+        ctx.say(json.dumps({"id": rule.id}))
+    else:
+        ctx.say(
+            f"Rule {rule.id[:8]}: {rule.decision.value} {server.alias}/{rule.tool_pattern} "
+            f"({rule.scope.value})."
+        )
+    return ExitCode.OK
+
+
+async def remove_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """Remove a rule by id (or unique prefix)."""
+    matches = [r for r in await ctx.rules.list_rules() if r.id.startswith(args.id)]
+    if len(matches) != 1:
+        raise KnownError(
+            f"No rule {args.id!r}." if not matches else f"{args.id!r} matches several rules.",
+            code="not_found",
+        )
+    await ctx.rules.remove_rule(matches[0].id)
+    ctx.say(f"Removed rule {matches[0].id[:8]}.")
+    return ExitCode.OK

@@ -1,0 +1,211 @@
+"""Durable task flows end to end: the real CLI, the real demo server, a real SQLite ledger.
+
+Every test asserts the final database state (through ``tasks show --json``) and how many
+``tools/call`` requests the server received.
+"""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+from pathlib import Path
+
+from tests.e2e.conftest import SAMPLES, Cli, add_demo
+
+CLEAN = str(SAMPLES / "suppliers_clean.csv")
+AMBIGUOUS = str(SAMPLES / "suppliers_ambiguous_id.csv")
+
+
+def test_import_completes_and_the_result_is_stored(cli: Cli, tmp_path: Path) -> None:
+    demo = add_demo(cli, tmp_path)
+    shown = cli.json("call", "demo", "import_suppliers", "--args", f'{{"path": "{CLEAN}"}}')
+    assert shown["state"] == "completed"
+    assert shown["task_id"]
+    assert shown["result"]["isError"] is False
+    assert shown["poll_count"] >= 1
+    assert demo.count("tools/call", "import_suppliers") == 1
+    # What the user sees later comes from the ledger, not from the server.
+    again = cli.json("tasks", "show", shown["id"])
+    assert again["result"] == shown["result"]
+    assert again["state"] == "completed"
+
+
+def test_detach_returns_with_the_task_id_persisted(cli: Cli, tmp_path: Path) -> None:
+    demo = add_demo(cli, tmp_path, checkpoint_delay_ms=100, rows_per_checkpoint=2)
+    shown = cli.json(
+        "call", "demo", "import_suppliers", "--detach", "--args", f'{{"path": "{CLEAN}"}}'
+    )
+    assert shown["state"] in ("working", "input_required")
+    assert shown["task_id"]
+    finished = cli.json("tasks", "watch", shown["id"])
+    assert finished["state"] == "completed"
+    assert demo.count("tools/call") == 1
+
+
+def test_host_killed_mid_task_and_a_new_process_finishes_it(cli: Cli, tmp_path: Path) -> None:
+    demo = add_demo(cli, tmp_path, checkpoint_delay_ms=150, rows_per_checkpoint=2)
+    follower = cli.start("call", "demo", "import_suppliers", "--args", f'{{"path": "{CLEAN}"}}')
+    assert follower.stdout is not None
+    operation = task = None
+    for line in follower.stdout:  # bounded by the test's own timeout on the child
+        if line.startswith("operation "):
+            operation = line.split()[1]
+        if line.startswith("task "):
+            task = line.split()[1]
+            break
+    assert operation
+    assert task
+    follower.send_signal(signal.SIGKILL)
+    follower.wait(timeout=30)
+
+    shown = cli.json("tasks", "watch", operation)
+    assert shown["state"] == "completed"
+    assert shown["task_id"] == task
+    assert demo.count("tools/call") == 1
+
+
+def test_input_required_is_answered_and_the_import_finishes(cli: Cli, tmp_path: Path) -> None:
+    demo = add_demo(cli, tmp_path)
+    started = cli.run("call", "demo", "import_suppliers", "--args", f'{{"path": "{AMBIGUOUS}"}}')
+    assert started.returncode == 9, started.stderr  # waits for an answer; no terminal here
+    assert "input required" in started.stdout
+    [record] = cli.json("tasks", "list", "--active")
+    assert record["state"] == "input_required"
+    [question] = record["inputs"]
+    assert "Which column is the supplier identifier?" in question["message"]
+
+    answered = cli.json("tasks", "answer", record["id"], "--value", '{"column": "vendor_code"}')
+    assert answered["delivered"] is True
+    finished = cli.json("tasks", "watch", record["id"])
+    assert finished["state"] == "completed"
+    assert finished["inputs"][0]["delivered"] is True
+    assert demo.count("tools/call") == 1
+    assert demo.count("tasks/update") == 1
+
+
+def test_cancel_is_a_request_and_the_server_decides(cli: Cli, tmp_path: Path) -> None:
+    big = tmp_path / "big.csv"
+    rows = ["supplier_id,name,country,email,phone"]
+    rows += [f"S-{i:05d},Supplier {i},DE,s{i}@example.org,+49 1" for i in range(400)]
+    big.write_text("\n".join(rows) + "\n")
+    demo = add_demo(cli, tmp_path, checkpoint_delay_ms=200, rows_per_checkpoint=10)
+    shown = cli.json(
+        "call", "demo", "import_suppliers", "--detach", "--args", f'{{"path": "{big}"}}'
+    )
+    cancelled = cli.json("tasks", "cancel", shown["id"], expect=6)
+    assert cancelled["state"] == "cancelled"
+    assert cancelled["cancel_requested"] is True
+    assert demo.count("tasks/cancel") >= 1
+    assert demo.count("tools/call") == 1
+    # The cancel took effect before the end: not every row was imported.
+    conn = sqlite3.connect(demo.store)
+    try:
+        saved = conn.execute("SELECT count(*) FROM suppliers").fetchone()[0]
+    finally:
+        conn.close()
+    assert saved < 400
+
+
+def test_a_failed_task_keeps_the_json_rpc_error(cli: Cli, tmp_path: Path) -> None:
+    demo = add_demo(cli, tmp_path, fault_db_write_fail_at_checkpoint=1)
+    shown = cli.json(
+        "call", "demo", "import_suppliers", "--args", f'{{"path": "{CLEAN}"}}', expect=5
+    )
+    assert shown["state"] == "failed"
+    assert shown["error"]["code"]
+    assert shown["error"]["message"]
+    assert demo.count("tools/call") == 1
+
+
+def test_a_dropped_create_reply_is_an_unknown_outcome_never_retried(
+    cli: Cli, tmp_path: Path
+) -> None:
+    demo = add_demo(cli, tmp_path, fault_drop_create_reply=1)
+    shown = cli.json(
+        "call", "demo", "import_suppliers", "--args", f'{{"path": "{CLEAN}"}}', expect=8
+    )
+    assert shown["state"] == "unknown_outcome"
+    assert shown["task_id"] is None
+    assert "may or may not have run" in shown["reason"]
+    assert demo.count("tools/call") == 1
+    # Watching everything later does not re-send it either.
+    cli.run("tasks", "watch", "--timeout", "2")
+    assert demo.count("tools/call") == 1
+
+
+def test_a_task_the_server_forgot_is_expired_with_the_reason(cli: Cli, tmp_path: Path) -> None:
+    demo = add_demo(
+        cli, tmp_path, fault_forget_after_ms=300, checkpoint_delay_ms=300, rows_per_checkpoint=1
+    )
+    shown = cli.json(
+        "call", "demo", "import_suppliers", "--args", f'{{"path": "{CLEAN}"}}', expect=7
+    )
+    assert shown["state"] == "expired"
+    assert "no longer knows" in shown["reason"]
+    assert demo.count("tools/call") == 1
+
+
+def test_a_malformed_status_keeps_the_last_valid_state(cli: Cli, tmp_path: Path) -> None:
+    demo = add_demo(cli, tmp_path, fault_malformed_status="unknown-status")
+    shown = cli.json(
+        "call",
+        "demo",
+        "import_suppliers",
+        "--timeout",
+        "3",
+        "--args",
+        f'{{"path": "{CLEAN}"}}',
+        expect=9,
+    )
+    assert shown["state"] in ("working", "input_required")
+    assert shown["anomaly_count"] >= 1
+    assert "Malformed reply" in shown["reason"]
+    assert demo.count("tools/call") == 1
+
+
+def test_a_slow_status_request_is_status_unavailable_not_failure(cli: Cli, tmp_path: Path) -> None:
+    demo = add_demo(cli, tmp_path, fault_slow_get_ms=60_000)
+    assert cli.run("settings", "set", "mcp.request_timeout_ms", "500").returncode == 0
+    done = cli.run(
+        "call",
+        "demo",
+        "import_suppliers",
+        "--timeout",
+        "8",
+        "--args",
+        f'{{"path": "{CLEAN}"}}',
+    )
+    assert done.returncode == 9, done.stderr
+    assert "status temporarily unavailable — last known: working" in done.stdout
+    [record] = cli.json("tasks", "list", "--active")
+    assert "status_unavailable" in record["flags"]
+    assert record["state"] == "working"
+    assert demo.count("tools/call") == 1
+
+
+def test_two_input_rounds_answered_across_host_restarts(cli: Cli, tmp_path: Path) -> None:
+    demo = add_demo(cli, tmp_path)
+    started = cli.run("call", "demo", "import_suppliers", "--args", f'{{"path": "{AMBIGUOUS}"}}')
+    assert started.returncode == 9, started.stderr
+    [record] = cli.json("tasks", "list", "--active")
+    # Round one, answered by one process: not a column of the file, so the server asks again.
+    first = cli.json("tasks", "answer", record["id"], "--value", '{"column": "no_such_column"}')
+    assert first["delivered"] is True
+    # A new process picks the task up and finds the second question.
+    waiting = cli.run("tasks", "watch", record["id"])
+    assert waiting.returncode == 9, waiting.stderr
+    shown = cli.json("tasks", "show", record["id"])
+    assert shown["state"] == "input_required"
+    assert len(shown["inputs"]) == 2
+    open_keys = [i["key"] for i in shown["inputs"] if not i["answered"]]
+    assert len(open_keys) == 1
+    # Round two, answered by yet another process.
+    second = cli.json(
+        "tasks", "answer", record["id"], open_keys[0], "--value", '{"column": "vendor_code"}'
+    )
+    assert second["delivered"] is True
+    final = cli.json("tasks", "watch", record["id"])
+    assert final["state"] == "completed"
+    assert all(i["delivered"] for i in final["inputs"])
+    assert demo.count("tools/call") == 1
+    assert demo.count("tasks/update") == 2
