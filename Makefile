@@ -45,7 +45,7 @@ contracts:
 	$(BIN)/lint-imports
 
 pytest:
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 3
 
 samples: venv
 	$(BIN)/python -m mooring.demo_server.samples

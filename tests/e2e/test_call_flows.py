@@ -152,7 +152,7 @@ def test_a_malformed_status_keeps_the_last_valid_state(cli: Cli, tmp_path: Path)
         "demo",
         "import_suppliers",
         "--timeout",
-        "3",
+        "8",
         "--args",
         f'{{"path": "{CLEAN}"}}',
         expect=9,

@@ -38,6 +38,8 @@ def run_app(
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
+    # We end the loop ourselves after shutdown work (close connections, flush), not Qt.
+    app.setQuitOnLastWindowClosed(False)
     app.lastWindowClosed.connect(closed.set)
 
     async def main() -> None:

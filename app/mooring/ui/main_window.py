@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
@@ -58,6 +58,9 @@ TASK_COLUMNS = ("Operation", "Tool", "Server", "State", "Detail")
 
 class MainWindow(QMainWindow):
     """Mooring's top-level window."""
+
+    overview_shown = Signal()
+    """Emitted after every overview is on screen (tests and tools wait on it)."""
 
     def __init__(self, load: Callable[[], Awaitable[HostOverview]]) -> None:
         super().__init__()
@@ -188,3 +191,4 @@ class MainWindow(QMainWindow):
             )
         else:
             self.issues_label.setText("No open issues.")
+        self.overview_shown.emit()
