@@ -151,7 +151,7 @@ def start_http_demo(tmp_path: Path, settings: dict[str, str | int], name: str = 
             "MOORING_DEMO_SAMPLES_DIR": str(SAMPLES),
         }
     )
-    env.update({f"MOORING_DEMO_{k.upper()}": str(v) for k, v in settings.items()})
+    env.update({f"MOORING_DEMO_{k.upper()}": str(v) for k, v in settings.items() if k != "port"})
     process = subprocess.Popen(
         [
             sys.executable,
@@ -161,7 +161,7 @@ def start_http_demo(tmp_path: Path, settings: dict[str, str | int], name: str = 
             "--host",
             "127.0.0.1",
             "--port",
-            "0",
+            str(settings.get("port", 0)),
             "--store",
             str(demo.store),
         ],

@@ -56,3 +56,41 @@ def test_a_cancel_that_arrives_after_completion_says_so(
     assert done["reason"] == "Completed: the cancel arrived too late."
     assert done["result"]
     assert demo.count("tools/call") == 1
+
+
+def test_a_dropped_stream_and_a_restarted_server_lose_nothing(
+    cli: Cli, http_demo_factory: Callable[..., HttpDemo]
+) -> None:
+    import signal
+
+    from tests.e2e.conftest import start_http_demo, stop_http
+
+    demo = http_demo_factory(checkpoint_delay_ms=150, rows_per_checkpoint=2, lease_ms=300)
+    add_web(cli, demo)
+    shown = cli.json(
+        "call", demo.name, "import_suppliers", "--detach", "--args", f'{{"path": "{CLEAN}"}}'
+    )
+    watcher = cli.start("tasks", "watch", shown["id"])
+    assert watcher.stdout is not None
+    first = watcher.stdout.readline()  # the watcher is following (and listening) now
+    assert shown["id"][:8] in first
+    # The server dies hard: the notification stream and any request in flight drop.
+    assert demo.process is not None
+    demo.process.send_signal(signal.SIGKILL)
+    demo.process.wait(timeout=20)
+    port = demo.url.rsplit(":", 1)[1].split("/")[0]
+    again = start_http_demo(
+        demo.store.parent,
+        {"checkpoint_delay_ms": 150, "rows_per_checkpoint": 2, "lease_ms": 300, "port": port},
+        name=demo.name,
+    )
+    try:
+        assert again.url == demo.url
+        out, err = watcher.communicate(timeout=120)
+        assert watcher.returncode == 0, (out, err)
+        final = cli.json("tasks", "show", shown["id"])
+        assert final["state"] == "completed"
+        assert final["task_id"] == shown["task_id"]
+        assert demo.count("tools/call") == 1  # both processes log to the same file
+    finally:
+        stop_http(again)

@@ -1,0 +1,70 @@
+"""Configuring servers: other hosts' files, tools with their annotations, failures in words."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tests.e2e.conftest import Cli
+
+
+def test_a_claude_desktop_config_is_imported_with_reasons_for_skips(
+    cli: Cli, tmp_path: Path
+) -> None:
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "demo": {
+                        "command": sys.executable,
+                        "args": ["-m", "mooring.demo_server", "--store", str(tmp_path / "s.db")],
+                    },
+                    "remote": {"url": "http://127.0.0.1:9/mcp"},
+                    "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+                    "broken": {"args": ["no command"]},
+                }
+            }
+        )
+    )
+    result = cli.json("servers", "import", str(config))
+    assert sorted(s["name"] for s in result["added"]) == ["demo", "remote"]
+    skipped = {s["name"]: s["reason"] for s in result["skipped"]}
+    assert set(skipped) == {"old", "broken"}
+    assert "SSE" in skipped["old"] or "sse" in skipped["old"]
+    listed = cli.json("servers", "list")
+    assert sorted(s["name"] for s in listed) == ["demo", "remote"]
+    # Importing again adds nothing and says why.
+    again = cli.json("servers", "import", str(config))
+    assert again["added"] == []
+
+
+def test_tools_are_listed_with_annotations_and_a_dead_server_is_explained(
+    cli: Cli, tmp_path: Path
+) -> None:
+    store = tmp_path / "s.db"
+    assert (
+        cli.run(
+            "servers",
+            "add",
+            "demo",
+            "--command",
+            sys.executable,
+            "--arg=-m",
+            "--arg=mooring.demo_server",
+            f"--arg=--store={store}",
+        ).returncode
+        == 0
+    )
+    assert (
+        cli.run("servers", "add", "ghost", "--command", "/nonexistent/mcp-server").returncode == 0
+    )
+    done = cli.run("tools", "list", "--json")
+    assert done.returncode == 1  # one server is unusable
+    tools = {t["name"]: t for t in json.loads(done.stdout)}
+    assert tools["list_suppliers"]["read_only"] is True
+    assert tools["delete_supplier"]["destructive"] is True
+    assert tools["import_suppliers"]["tasks"] is True
+    assert "ghost: failed" in done.stderr
+    assert "Traceback" not in done.stderr
