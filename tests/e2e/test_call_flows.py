@@ -68,7 +68,7 @@ def test_input_required_is_answered_and_the_import_finishes(cli: Cli, tmp_path: 
     demo = add_demo(cli, tmp_path)
     started = cli.run("call", "demo", "import_suppliers", "--args", f'{{"path": "{AMBIGUOUS}"}}')
     assert started.returncode == 9, started.stderr  # waits for an answer; no terminal here
-    assert "input required" in started.stdout
+    assert "input required: demo (import_suppliers) asks" in started.stdout
     [record] = cli.json("tasks", "list", "--active")
     assert record["state"] == "input_required"
     [question] = record["inputs"]

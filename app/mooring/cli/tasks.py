@@ -162,22 +162,35 @@ async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskR
 async def _ask(ctx: CliContext, record: TaskRecord, item: TaskInput) -> bool:
     """Ask the person at the terminal (True), or say how to answer from elsewhere (False)."""
     message = item.params.get("message") or f"{item.method} request"
+    server = await ctx.catalog.get_server(record.server_id)
+    asker = f"{server.alias if server else 'the server'} ({record.tool})"
     if not ctx.interactive:
         if not ctx.as_json:
             ctx.say(
-                f"{_short(record)}: input required ({item.key}): {message}\n"
+                f"{_short(record)}: input required: {asker} asks ({item.key}): {message}\n"
                 f"  answer with: mooring tasks answer {record.id} {item.key} --value '{{...}}'"
             )
         return False
-    answer = await asyncio.to_thread(_prompt, ctx, item)
+    answer = await asyncio.to_thread(_prompt, ctx, item, asker)
     settled = await ctx.monitor.answer(record.id, item.key, answer)
     ctx.say(f"{_short(record)}: {settled.detail}")
     return True
 
 
-def _prompt(ctx: CliContext, item: TaskInput) -> dict[str, Any]:
-    """Read an answer on the terminal (runs in a worker thread)."""
-    ctx.say(f"\n{item.params.get('message') or item.method}")
+def _prompt(ctx: CliContext, item: TaskInput, asker: str = "the server") -> dict[str, Any]:
+    """Read an answer on the terminal (runs in a worker thread).
+
+    The question says who asks, inside which task; a sampling request is never passed to a
+    model from here: the person types the result or cancels.
+    """
+    ctx.say(f"\n{asker} asks: {item.params.get('message') or item.method}")
+    if item.method == "sampling/createMessage":
+        ctx.say(
+            "The server wants a model to write a reply. Mooring does not call a model without "
+            "your approval; type the result as a JSON object, or 'cancel':"
+        )
+        line = ctx.stdin.readline().strip()
+        return CANCEL if line in ("", "cancel") else _json_object(line)
     if item.method != "elicitation/create":
         ctx.say("Enter the result as a JSON object (or 'cancel'):")
         line = ctx.stdin.readline().strip()
@@ -331,7 +344,9 @@ async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             {"action": "accept", "content": value} if item.method == "elicitation/create" else value
         )
     elif ctx.interactive:
-        reply = await asyncio.to_thread(_prompt, ctx, item)
+        server = await ctx.catalog.get_server(record.server_id)
+        asker = f"{server.alias if server else 'the server'} ({record.tool})"
+        reply = await asyncio.to_thread(_prompt, ctx, item, asker)
     else:
         raise KnownError(
             "No answer given and no terminal to ask on.",
