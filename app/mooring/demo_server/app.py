@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError
@@ -15,7 +16,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from mooring.demo_server import __version__
+from mooring.demo_server import __version__, oauth
 from mooring.demo_server.config import ServerConfig
 from mooring.demo_server.extension import TasksExtension, caller_scope
 from mooring.demo_server.fixtures import FIXTURE_JOBS, gather_user_name
@@ -66,8 +67,17 @@ def _tool_result(result: Mapping[str, Any]) -> CallToolResult:
     return CallToolResult.model_validate(dict(result), by_name=False)
 
 
-def build_server(config: ServerConfig, *, on_drop_reply: DropHook | None = None) -> DemoServer:
-    """Build a server instance (not yet serving: run ``runner.serve`` and a transport)."""
+def build_server(
+    config: ServerConfig,
+    *,
+    on_drop_reply: DropHook | None = None,
+    resource_url: str | None = None,
+) -> DemoServer:
+    """Build a server instance (not yet serving: run ``runner.serve`` and a transport).
+
+    ``resource_url`` is the served ``/mcp`` URL; it is required with ``config.oauth_issuer``
+    (tokens must be issued for it, and the protected resource metadata names it).
+    """
     store = Store(config.store)
     jobs = build_jobs(config)
     runner = TaskRunner(store, config, jobs)
@@ -77,6 +87,13 @@ def build_server(config: ServerConfig, *, on_drop_reply: DropHook | None = None)
     if config.request_log is not None:
         middleware.append(RequestLog(config.request_log))
     middleware.append(TaskListen(tasks))
+    auth: AuthSettings | None = None
+    verifier: oauth.IntrospectionVerifier | None = None
+    if config.oauth_issuer is not None:
+        if resource_url is None:
+            raise ValueError("an OAuth-protected server needs its resource URL")
+        auth = oauth.auth_settings(config.oauth_issuer, resource_url)
+        verifier = oauth.IntrospectionVerifier(config.oauth_issuer)
     server: MCPServer[Any] = MCPServer(
         SERVER_NAME,
         version=__version__,
@@ -84,7 +101,13 @@ def build_server(config: ServerConfig, *, on_drop_reply: DropHook | None = None)
         extensions=[tasks],
         middleware=middleware,
         log_level=config.log_level if config.log_level in _LEVELS else "WARNING",  # type: ignore[arg-type]
+        auth=auth,
+        token_verifier=verifier,
     )
+    if config.oauth_issuer is not None and resource_url is not None:
+        server.custom_route("/.well-known/oauth-protected-resource", methods=["GET"])(
+            oauth.root_metadata_endpoint(config.oauth_issuer, resource_url)
+        )
 
     async def run_inline(spec: JobSpec, arguments: dict[str, Any]) -> CallToolResult:
         """Run a task-capable tool synchronously (for clients without the Tasks extension)."""

@@ -13,7 +13,7 @@ from mcp.server.context import ServerRequestContext
 
 from mooring.demo_server.app import build_server
 from mooring.demo_server.config import ServerConfig, parse_config
-from mooring.demo_server.http import serve_http
+from mooring.demo_server.http import bind, endpoint_url, serve_http
 
 logger = logging.getLogger("mooring.demo_server")
 
@@ -33,14 +33,19 @@ async def serve(config: ServerConfig) -> None:
     def drop_http_reply(_ctx: ServerRequestContext[Any, Any], task_id: str) -> None:
         drop_task_ids.add(task_id)
 
+    # HTTP binds first: an OAuth-protected server needs its own URL (--port 0 picks the port).
+    sock = bind(config.host, config.port) if config.http else None
     demo = build_server(
-        config, on_drop_reply=drop_http_reply if config.http else _exit_without_reply
+        config,
+        on_drop_reply=drop_http_reply if config.http else _exit_without_reply,
+        resource_url=endpoint_url(config, sock) if sock is not None else None,
     )
     async with anyio.create_task_group() as tg:
         # The runner is serving (and has started resuming abandoned tasks) before any request.
         await tg.start(demo.runner.serve)
-        if config.http:
-            await serve_http(demo.mcp.streamable_http_app(host=config.host), config, drop_task_ids)
+        if sock is not None:
+            app = demo.mcp.streamable_http_app(host=config.host)
+            await serve_http(app, config, drop_task_ids, sock)
         else:
             await demo.mcp.run_stdio_async()
         tg.cancel_scope.cancel()

@@ -57,6 +57,9 @@ class ServerConfig:
     conformance_fixtures: bool = False
     request_log: Path | None = None
     log_level: str = "WARNING"
+    oauth_issuer: str | None = None
+    """HTTP only: require bearer tokens that this OAuth issuer's introspection endpoint
+    (``<issuer>/introspect``) reports active for this server (``None``: no authentication)."""
     faults: Faults = field(default_factory=Faults)
 
     @property
@@ -177,6 +180,13 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="append one JSON line per received JSON-RPC request to this file",
     )
     parser.add_argument("--log-level", default=default("log-level", "WARNING"))
+    parser.add_argument(
+        "--oauth-issuer",
+        default=default("oauth-issuer"),
+        metavar="URL",
+        help="HTTP only: protect /mcp with OAuth bearer tokens issued by this authorization "
+        "server, verified at its introspection endpoint (URL/introspect); off by default",
+    )
     faults = parser.add_argument_group("fault switches (tests only; all off by default)")
     faults.add_argument(
         "--fault-drop-create-reply",
@@ -210,7 +220,10 @@ def parse_config(
 ) -> ServerConfig:
     """Build the configuration from ``argv`` (flags win) and ``env``."""
     env = os.environ if env is None else env
-    args = build_parser(env).parse_args(argv)
+    parser = build_parser(env)
+    args = parser.parse_args(argv)
+    if args.oauth_issuer and not args.http:
+        parser.error("--oauth-issuer needs --http (stdio has no bearer tokens)")
     return ServerConfig(
         store=args.store if args.store is not None else default_store_path(env),
         http=bool(args.http),
@@ -225,6 +238,7 @@ def parse_config(
         conformance_fixtures=bool(args.conformance_fixtures),
         request_log=args.request_log,
         log_level=str(args.log_level).upper(),
+        oauth_issuer=str(args.oauth_issuer) if args.oauth_issuer else None,
         faults=Faults(
             drop_create_reply=int(args.fault_drop_create_reply),
             forget_after_ms=None

@@ -2,13 +2,16 @@
 
 Intercepts ``tools/call`` to turn calls of task-capable tools into durable tasks, and serves
 ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` from the shared SQLite store, so any instance
-answers for any task. Tasks are scoped to the caller: on HTTP the bearer token's hash, otherwise
-``anonymous``; a task is invisible (``-32602``, as if unknown) outside its scope.
+answers for any task. Tasks are scoped to the caller: with ``--oauth-issuer`` the verified token's
+principal (client, issuer, subject), so refreshed tokens keep their tasks; otherwise on HTTP the
+bearer token's hash, else ``anonymous``. A task is invisible (``-32602``, as if unknown) outside
+its scope.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -16,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import principal_components
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.shared.exceptions import MCPError
@@ -84,7 +89,12 @@ def request_headers(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, str] | 
 
 
 def caller_scope(headers: Mapping[str, str] | None) -> str:
-    """The identity tasks are bound to: a hash of the bearer token, else ``anonymous``."""
+    """The identity tasks are bound to: the OAuth principal when the request's token was
+    verified, else a hash of the bearer token, else ``anonymous``."""
+    verified = get_access_token()
+    if verified is not None:
+        principal = json.dumps(principal_components(verified), separators=(",", ":"))
+        return "oauth:" + hashlib.sha256(principal.encode()).hexdigest()
     if headers is None:
         return ANONYMOUS_SCOPE
     authorization = headers.get("authorization", "")

@@ -111,11 +111,25 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve_http(app: ASGIApp, config: ServerConfig, drop_task_ids: set[str]) -> None:
-    """Serve until SIGINT/SIGTERM; prints ``listening on <url>`` on stdout once bound."""
-    sock = bind(config.host, config.port)
+def endpoint_url(config: ServerConfig, sock: socket.socket) -> str:
+    """The ``/mcp`` URL a bound socket serves."""
     port = sock.getsockname()[1]
     host = f"[{config.host}]" if ":" in config.host else config.host
+    return f"http://{host}:{port}/mcp"
+
+
+async def serve_http(
+    app: ASGIApp,
+    config: ServerConfig,
+    drop_task_ids: set[str],
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve until SIGINT/SIGTERM; prints ``listening on <url>`` on stdout once bound.
+
+    ``sock`` is a socket already bound by :func:`bind` (when the app needs its own URL).
+    """
+    if sock is None:
+        sock = bind(config.host, config.port)
     logging.getLogger("uvicorn.error").addFilter(_QuietDroppedReplies())
     server = uvicorn.Server(
         uvicorn.Config(
@@ -126,7 +140,7 @@ async def serve_http(app: ASGIApp, config: ServerConfig, drop_task_ids: set[str]
             timeout_graceful_shutdown=2,
         )
     )
-    sys.stdout.write(f"mooring-demo-server listening on http://{host}:{port}/mcp\n")
+    sys.stdout.write(f"mooring-demo-server listening on {endpoint_url(config, sock)}\n")
     sys.stdout.flush()
     try:
         await server.serve(sockets=[sock])

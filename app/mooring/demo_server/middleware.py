@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import mcp.types as types
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from pydantic import BaseModel
@@ -37,8 +38,9 @@ logger = logging.getLogger("mooring.demo_server.middleware")
 class RequestLog:
     """Append-only JSON-lines log of received JSON-RPC requests (one line per request).
 
-    Each line: ``{"ts", "pid", "transport", "method", "id"}`` plus ``"tool"`` for ``tools/call``
-    and ``"taskId"`` for ``tasks/*``. Several processes may append to the same file.
+    Each line: ``{"ts", "pid", "transport", "method", "id"}`` plus ``"tool"`` for ``tools/call``,
+    ``"taskId"`` for ``tasks/*`` and, with ``--oauth-issuer``, ``"client"`` (the verified token's
+    OAuth client id). Several processes may append to the same file.
     """
 
     def __init__(self, path: Path) -> None:
@@ -73,6 +75,9 @@ class RequestLog:
                 entry["tool"] = params["name"]
             if ctx.method.startswith("tasks/") and isinstance(params.get("taskId"), str):
                 entry["taskId"] = params["taskId"]
+            verified = get_access_token()
+            if verified is not None:  # --oauth-issuer: who asked (never the token itself)
+                entry["client"] = verified.client_id
             self.write(entry)
         return await call_next(ctx)
 

@@ -113,13 +113,16 @@ def error_dict(exc: MCPError) -> dict[str, Any]:
     return error
 
 
-def _worst_status(http_statuses: Iterable[int]) -> int | None:
+def _final_status(http_statuses: Iterable[int]) -> int | None:
+    """The error status of the last response, if it was one.
+
+    Only the last response counts: a 401 that an OAuth refresh recovered from is followed by
+    a successful response, and must not turn the request's real outcome into "sign-in needed".
+    """
     statuses = list(http_statuses)
-    for status in statuses:
-        if status in AUTH_STATUSES:
-            return status
-    errors = [status for status in statuses if status >= 400]
-    return errors[-1] if errors else None
+    if not statuses or statuses[-1] < 400:
+        return None
+    return statuses[-1]
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -155,7 +158,7 @@ def classify(exc: BaseException, *, http_statuses: Sequence[int] = ()) -> Failur
     ``http_statuses`` are the HTTP statuses seen while the request was in flight (empty on
     stdio). An unclassified exception is a bug in Mooring, and the caller re-raises it.
     """
-    status = _worst_status(http_statuses)
+    status = _final_status(http_statuses)
     if status in AUTH_STATUSES:
         return Failure(FailureKind.AUTH, f"the server refused the credentials (HTTP {status})")
     cause = root_cause(exc)
