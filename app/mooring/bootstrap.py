@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mooring import __version__
@@ -216,6 +217,12 @@ def run_gui(
     def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
         return services.events.subscribe(lambda _event: callback())
 
+    async def export_traces(target: Path) -> int:
+        from mooring.adapters.telemetry import export_to
+
+        provider.force_flush()
+        return await asyncio.to_thread(export_to, paths.traces_dir, target)
+
     provider = _tracing(paths, settings, synchronous=False)
     try:
         asyncio.run(first_run())
@@ -226,6 +233,7 @@ def run_gui(
                 background=background,
                 shutdown=shutdown,
                 subscribe=subscribe,
+                export_traces=export_traces,
             )
         )
     finally:

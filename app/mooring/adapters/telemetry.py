@@ -187,3 +187,17 @@ def filter_requests(
                 kept_resources.append({**resource_spans, "scopeSpans": kept_scopes})
         if kept_resources:
             yield {"resourceSpans": kept_resources}
+
+
+def export_to(folder: Path, target: Path, *, trace_ids: set[str] | None = None) -> int:
+    """Write the stored traces (optionally only ``trace_ids``) to ``target``; the span count."""
+    spans = 0
+    with target.open("w", encoding="utf-8") as out:
+        for request in filter_requests(read_requests(folder), trace_ids=trace_ids):
+            spans += sum(
+                len(scope.get("spans", []))
+                for resource in request["resourceSpans"]
+                for scope in resource["scopeSpans"]
+            )
+            out.write(json.dumps(request, separators=(",", ":")) + "\n")
+    return spans

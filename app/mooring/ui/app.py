@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import qasync
 from PySide6.QtGui import QGuiApplication
@@ -22,6 +23,7 @@ def run_app(
     background: Callable[[], Awaitable[None]] | None = None,
     shutdown: Callable[[], Awaitable[None]] | None = None,
     subscribe: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
+    export_traces: Callable[[Path], Awaitable[int]] | None = None,
 ) -> int:
     """Run the GUI until its last window closes; returns the exit code.
 
@@ -43,7 +45,7 @@ def run_app(
     app.lastWindowClosed.connect(closed.set)
 
     async def main() -> None:
-        window = MainWindow(load)
+        window = MainWindow(load, export_traces=export_traces)
         window.show()
         await window.refresh()
         unsubscribe = subscribe(window.schedule_refresh) if subscribe is not None else None

@@ -8,9 +8,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QFileDialog,
     QFormLayout,
     QGroupBox,
     QHeaderView,
@@ -62,9 +65,15 @@ class MainWindow(QMainWindow):
     overview_shown = Signal()
     """Emitted after every overview is on screen (tests and tools wait on it)."""
 
-    def __init__(self, load: Callable[[], Awaitable[HostOverview]]) -> None:
+    def __init__(
+        self,
+        load: Callable[[], Awaitable[HostOverview]],
+        *,
+        export_traces: Callable[[Path], Awaitable[int]] | None = None,
+    ) -> None:
         super().__init__()
         self._load = load
+        self._export_traces = export_traces
         self._pending: set[asyncio.Future[None]] = set()
         self.setWindowTitle("Mooring")
         self.setObjectName("mooring-main-window")
@@ -121,10 +130,42 @@ class MainWindow(QMainWindow):
 
         self.setCentralWidget(central)
         self.statusBar().showMessage("Loading…")
+        file_menu = self.menuBar().addMenu("&File")
+        self.export_action = QAction("Export traces…", self)
+        self.export_action.setEnabled(export_traces is not None)
+        self.export_action.triggered.connect(self._on_export_clicked)
+        file_menu.addAction(self.export_action)
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(250)
         self._refresh_timer.timeout.connect(self._on_refresh_clicked)
+
+    def _on_export_clicked(self) -> None:
+        dialog = QFileDialog(self, "Export traces", "mooring-traces.jsonl", "OTLP JSON (*.jsonl)")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.fileSelected.connect(self._on_export_file_chosen)
+        dialog.open()  # never exec(): the event loop keeps running
+        self._dialog = dialog
+
+    def _on_export_file_chosen(self, name: str) -> None:
+        task = asyncio.ensure_future(self.export_traces_to(Path(name)))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def export_traces_to(self, path: Path) -> None:
+        """Write the traces (OTLP/JSON lines) to ``path`` and say how many spans went."""
+        if self._export_traces is None:
+            return
+        try:
+            spans = await self._export_traces(path)
+        except OSError as exc:
+            self.statusBar().showMessage(f"Could not export traces: {exc.strerror}")
+        else:
+            self.statusBar().showMessage(f"Wrote {spans} span(s) to {path}")
 
     def schedule_refresh(self) -> None:
         """Refresh soon; many changes in a burst cost one reload."""
