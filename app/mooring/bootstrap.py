@@ -311,8 +311,13 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
     def make_gateway() -> Gateway:
         from mooring.mcp.connection import ConnectionSettings
         from mooring.mcp.gateway import McpGateway
+        from mooring.mcp.oauth import OAuthProviders
 
+        # Polling and reconciliation never open a browser: sign-in is an explicit action
+        # (`mooring accounts login`); until then such tasks show "sign-in needed".
+        oauth = OAuthProviders(secrets, sign_in=None, headers_for=headers_for)
         return McpGateway(
+            auth_for=oauth,
             settings=ConnectionSettings(
                 request_timeout=int(settings.get("mcp.request_timeout_ms")) / 1000,
                 call_timeout=int(settings.get("mcp.call_timeout_ms")) / 1000,

@@ -308,3 +308,45 @@ def test_rules_audit_and_issues_round_trip(db: Database) -> None:
     assert open_issue.title == "demo still does not start"
     db.call_sync(lambda s: repo.resolve_issue(s, issue.id, at=T0))
     assert db.call_sync(repo.list_open_issues) == []
+
+
+def test_a_write_based_on_a_stale_version_is_refused_and_the_newer_one_kept(
+    db: Database,
+) -> None:
+    from mooring.core.errors import RecordChanged
+
+    server = a_server()
+    db.call_sync(lambda s: repo.add_server(s, server))
+    tool_round, record = an_operation(server)
+    begin(db, tool_round, record)
+    working = record.transition(S.WORKING, at=T0, task_id="task-1")
+    db.call_sync(lambda s: repo.save_task_record(s, working))
+    # Two processes read the same version; one cancels, the other polls.
+    cancelled = working.evolve(at=T0 + timedelta(seconds=1), cancel_requested=True)
+    db.call_sync(
+        lambda s: repo.save_task_record(s, cancelled, expected_updated_at=working.updated_at)
+    )
+    polled = reconcile(
+        working,
+        ServerTask(task_id="task-1", status="working", status_message="step 2"),
+        now=T0 + timedelta(seconds=2),
+    )
+    with pytest.raises(RecordChanged):
+        db.call_sync(lambda s: repo.apply_reconciliation(s, polled))
+    stored = db.call_sync(lambda s: repo.get_task_record(s, record.id))
+    assert stored is not None
+    assert stored.cancel_requested is True
+
+
+def test_a_cancel_request_once_stored_is_never_cleared(db: Database) -> None:
+    server = a_server()
+    db.call_sync(lambda s: repo.add_server(s, server))
+    tool_round, record = an_operation(server)
+    begin(db, tool_round, record)
+    working = record.transition(S.WORKING, at=T0, task_id="task-1", cancel_requested=True)
+    db.call_sync(lambda s: repo.save_task_record(s, working))
+    unaware = working.evolve(at=T0 + timedelta(seconds=1), cancel_requested=False)
+    db.call_sync(lambda s: repo.save_task_record(s, unaware))  # a blind write
+    stored = db.call_sync(lambda s: repo.get_task_record(s, record.id))
+    assert stored is not None
+    assert stored.cancel_requested is True

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 from mooring.cli.context import CliContext
+from mooring.cli.terminal import in_daemon_thread
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
 from mooring.core.approval.rules import Scope
 from mooring.services.approvals import AskUser
@@ -46,6 +46,6 @@ def terminal_asker(ctx: CliContext) -> AskUser:
                 return CHOICES[choice]
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
-        return await asyncio.to_thread(prompt, request)
+        return await in_daemon_thread(prompt, request)
 
     return ask

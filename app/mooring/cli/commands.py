@@ -32,6 +32,8 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("tasks", "retry"): tasks.retry,
     ("reconcile", None): tasks.reconcile,
     ("issues", None): tasks.list_issues,
+    ("issues", "list"): tasks.list_issues,
+    ("issues", "dismiss"): tasks.dismiss_issue,
 }
 
 HEADLESS = {"servers", "tools", "call", "tasks", "rules", "reconcile", "issues", "traces"}

@@ -135,7 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser(
         "reconcile", parents=[common], help="re-read every unfinished task from its server"
     )
-    commands.add_parser("issues", parents=[common], help="problems that need you")
+    issues = commands.add_parser("issues", parents=[common], help="problems that need you")
+    issues_cmd = issues.add_subparsers(dest="issues_command", metavar="ACTION")
+    issues_cmd.add_parser("list", parents=[common], help="open issues (the default)")
+    dismiss = issues_cmd.add_parser("dismiss", parents=[common], help="mark an issue resolved")
+    dismiss.add_argument("id")
     traces = commands.add_parser("traces", parents=[common], help="task-lifecycle traces")
     traces_cmd = traces.add_subparsers(dest="traces_command", metavar="ACTION", required=True)
     tex = traces_cmd.add_parser(

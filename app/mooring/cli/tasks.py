@@ -11,6 +11,7 @@ from typing import Any
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.render import exit_code_for, record_json, result_text, summary
+from mooring.cli.terminal import in_daemon_thread
 from mooring.core.errors import KnownError, NotFound
 from mooring.core.events import AnswerDidSettle, Event, TaskDidChange
 from mooring.core.tasks.inputs import TaskInput
@@ -171,7 +172,7 @@ async def _ask(ctx: CliContext, record: TaskRecord, item: TaskInput) -> bool:
                 f"  answer with: mooring tasks answer {record.id} {item.key} --value '{{...}}'"
             )
         return False
-    answer = await asyncio.to_thread(_prompt, ctx, item, asker)
+    answer = await in_daemon_thread(_prompt, ctx, item, asker)
     settled = await ctx.monitor.answer(record.id, item.key, answer)
     ctx.say(f"{_short(record)}: {settled.detail}")
     return True
@@ -218,10 +219,13 @@ def _prompt(ctx: CliContext, item: TaskInput, asker: str = "the server") -> dict
 
 def _typed(raw: str, spec: dict[str, Any]) -> Any:
     kind = spec.get("type")
-    if kind == "integer":
-        return int(raw)
-    if kind == "number":
-        return float(raw)
+    try:
+        if kind == "integer":
+            return int(raw)
+        if kind == "number":
+            return float(raw)
+    except ValueError as exc:
+        raise KnownError(f"{raw!r} is not a {kind}; nothing was sent.", code="usage") from exc
     if kind == "boolean":
         return raw.lower() in ("y", "yes", "true", "1")
     return raw
@@ -346,7 +350,7 @@ async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     elif ctx.interactive:
         server = await ctx.catalog.get_server(record.server_id)
         asker = f"{server.alias if server else 'the server'} ({record.tool})"
-        reply = await asyncio.to_thread(_prompt, ctx, item, asker)
+        reply = await in_daemon_thread(_prompt, ctx, item, asker)
     else:
         raise KnownError(
             "No answer given and no terminal to ask on.",
@@ -425,7 +429,7 @@ async def retry(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         ctx.say(warning)
         ctx.out.write("Retry anyway? [y/N] ")
         ctx.out.flush()
-        if (await asyncio.to_thread(ctx.stdin.readline)).strip().lower() != "y":
+        if (await in_daemon_thread(ctx.stdin.readline)).strip().lower() != "y":
             ctx.say("Not retried.")
             return ExitCode.OK
     server = await ctx.catalog.get_server(record.server_id)
@@ -435,7 +439,11 @@ async def retry(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     new = await ctx.runner.call(
         server, record.tool, tool_round.arguments, conversation_id=record.conversation_id
     )
-    await ctx.unknown.abandon(record, reason=f"Retried as {new.id}.")
+    if new.state is not LocalState.DENIED and not (
+        new.state is LocalState.FAILED and new.sent_at is None
+    ):
+        # Only a retry that went out replaces the original; a refused one leaves it to decide.
+        await ctx.unknown.abandon(record, reason=f"Retried as {new.id}.")
     if not ctx.as_json:
         ctx.say(f"retried as operation {new.id}")
     if new.is_terminal or new.state is LocalState.UNKNOWN_OUTCOME:
@@ -468,4 +476,17 @@ async def list_issues(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         ctx.say("Nothing needs your attention.")
     for i in issues if not ctx.as_json else []:
         ctx.say(f"{i.id[:8]}  {i.title}\n          {i.detail}")
+    return ExitCode.OK
+
+
+async def dismiss_issue(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """Mark an issue resolved (by id or unique prefix)."""
+    matches = [i for i in await ctx.issues.open_issues() if i.id.startswith(args.id)]
+    if len(matches) != 1:
+        raise KnownError(
+            f"No open issue {args.id!r}." if not matches else f"{args.id!r} matches several.",
+            code="not_found",
+        )
+    await ctx.issues.resolve(matches[0].id)
+    ctx.say(f"Dismissed: {matches[0].title}")
     return ExitCode.OK

@@ -21,6 +21,18 @@ class KnownError(Exception):
         return f"{self.message} {self.hint}".strip()
 
 
+class RecordChanged(KnownError, ValueError):
+    """A task record changed under us (another Mooring window or command wrote it first)."""
+
+    def __init__(self, record_id: str, detail: str) -> None:
+        super().__init__(
+            f"Task {record_id[:8]} was changed by another Mooring window or command ({detail}).",
+            hint="Its current state is shown; nothing was lost.",
+            code="record_changed",
+        )
+        self.record_id = record_id
+
+
 class IllegalTransition(Exception):  # a domain rule violation, named for what it is
     """A task record was asked to move along an edge the transition table does not have.
 

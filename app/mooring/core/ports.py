@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -49,7 +50,13 @@ class TaskLedger(Protocol):
 
     async def get(self, record_id: str) -> TaskRecord | None: ...
     async def find(self, key: str) -> TaskRecord | None: ...
-    async def save(self, record: TaskRecord) -> None: ...
+    async def save(
+        self, record: TaskRecord, *, expected_updated_at: datetime | None = None
+    ) -> None:
+        """Persist a changed record; with ``expected_updated_at``, only over that version
+        (else :class:`~mooring.core.errors.RecordChanged`)."""
+        ...
+
     async def apply(self, reconciliation: Reconciliation) -> list[TaskInput]: ...
     async def unfinished(self) -> list[TaskRecord]: ...
     async def list_records(

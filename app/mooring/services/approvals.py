@@ -24,6 +24,8 @@ from mooring.core.tools import ToolAnnotations
 
 log = logging.getLogger("mooring.approvals")
 
+WITHDRAWN_BY_CANCEL = "The question was withdrawn (interrupted)."
+
 AskUser = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
 Preview = Callable[[dict[str, Any]], list[str]]
 
@@ -110,6 +112,8 @@ class ApprovalBroker:
             consumed_rule_id=consumed,
         )
         log.info("approval %s/%s: %s (%s)", server.alias, tool, review.outcome, review.reason)
+        if review.reason == WITHDRAWN_BY_CANCEL:
+            raise asyncio.CancelledError  # Ctrl-C, window closed: audited, now let it go on
         return review
 
     async def _ask(
@@ -141,8 +145,11 @@ class ApprovalBroker:
         )
         try:
             answer = await self.ask(request)
-        except (asyncio.CancelledError, EOFError):
+        except EOFError:
             return Review(False, ApprovalOutcome.ABORTED, "The question was withdrawn."), "program"
+        except asyncio.CancelledError:
+            # Audited as aborted by review(), which then lets the cancellation go on.
+            return Review(False, ApprovalOutcome.ABORTED, WITHDRAWN_BY_CANCEL), "program"
         if answer.remember is not None and answer.outcome in (
             ApprovalOutcome.APPROVED,
             ApprovalOutcome.DENIED,

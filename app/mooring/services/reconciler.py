@@ -104,9 +104,15 @@ class Reconciler:
                     report.unknown.append(record)
                 case _ if record.task_id is not None:
                     groups[(record.server_id, record.credential_profile_id)].append(record)
-        await asyncio.gather(
-            *(self._group(key[0], key[1], records, report) for key, records in groups.items())
+        results = await asyncio.gather(
+            *(self._group(key[0], key[1], records, report) for key, records in groups.items()),
+            return_exceptions=True,
         )
+        for (server_id, _profile), result in zip(groups, results, strict=True):
+            if isinstance(result, BaseException):
+                log.error("reconciling server %s failed", server_id, exc_info=result)
+                for record in groups[(server_id, _profile)]:
+                    self._monitor.track(record)  # keep watching; the monitor retries
         log.info(
             "reconciled %d records: %d refreshed, %d unknown, %d orphaned, %d servers unreachable",
             report.checked,
@@ -160,11 +166,22 @@ class Reconciler:
             for record in records:
                 self._monitor.track(record)
             return
+        await self._resolve(IssueKind.SERVER_UNAVAILABLE, server.id)
         for record in records:
-            with child_span(RECONCILE, record, attributes={"mooring.relaunch": True}):
-                refreshed = await self._monitor.refresh(record)
+            try:
+                with child_span(RECONCILE, record, attributes={"mooring.relaunch": True}):
+                    refreshed = await self._monitor.refresh(record)
+            except KnownError as exc:  # e.g. changed by another window meanwhile
+                log.info("task %s: %s; the monitor will look again", record.id, exc.message)
+                self._monitor.track(record, now=True)
+                continue
             self._monitor.track(refreshed)
             report.refreshed.append(refreshed)
+
+    async def _resolve(self, kind: IssueKind, subject: str) -> None:
+        for issue in await self._issues.open_issues():
+            if issue.kind is kind and issue.subject == subject:
+                await self._issues.resolve(issue.id)
 
     async def _interrupted(self, record: TaskRecord) -> TaskRecord:
         rec = interrupted_create(record, now=self._clock.now())

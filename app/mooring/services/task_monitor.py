@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from mooring.core.clock import Clock
-from mooring.core.errors import KnownError, NotFound
+from mooring.core.errors import KnownError, NotFound, RecordChanged
 from mooring.core.events import AnswerDidSettle, EventBus, TaskDidChange
 from mooring.core.failpoints import failpoint
 from mooring.core.ports import Gateway, ServerCatalog, ServerConnection, TaskLedger
@@ -44,7 +44,9 @@ from mooring.services.tracing import PERSIST, child_span, emit_run_span
 
 log = logging.getLogger("mooring.tasks")
 
-LATE_ANSWER = "The task had moved on before the answer arrived; it was not delivered."
+LATE_ANSWER = (
+    "The task moved on before this answer was confirmed; the server no longer asks for it."
+)
 GONE_ANSWER = "The server no longer knows this task; the answer was not delivered."
 
 
@@ -79,6 +81,8 @@ class TaskMonitor:
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._cancel_sent: set[str] = set()
         self._notifications: dict[str, int] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._background: set[asyncio.Future[None]] = set()
         self._stopping = False
         gateway.add_task_listener(self._on_notification)
 
@@ -132,6 +136,8 @@ class TaskMonitor:
 
     def _on_notification(self, server_id: str, task_id: str) -> None:
         task = asyncio.ensure_future(self._refresh_by_task_id(server_id, task_id))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
         task.add_done_callback(_log_failure)
 
     async def _refresh_by_task_id(self, server_id: str, task_id: str) -> None:
@@ -162,13 +168,24 @@ class TaskMonitor:
                 await asyncio.wait_for(self._wake.wait(), timeout)
 
     async def stop(self) -> None:
-        """Stop scheduling and wait for polls in flight."""
+        """Stop scheduling; polls in flight are abandoned (their writes complete or not at all:
+        each is one transaction on the writer thread)."""
         self._stopping = True
         self._wake.set()
+        for task in self._inflight.values():
+            task.cancel()
         if self._inflight:
             await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+        for pending in list(self._background):
+            pending.cancel()
 
     # -- one poll ------------------------------------------------------------------------------
+
+    def _lock(self, record_id: str) -> asyncio.Lock:
+        """One conversation with the server per task at a time (poll, answer, cancel)."""
+        if record_id not in self._locks:
+            self._locks[record_id] = asyncio.Lock()
+        return self._locks[record_id]
 
     def _semaphore(self, server_id: str) -> asyncio.Semaphore:
         if server_id not in self._semaphores:
@@ -178,12 +195,23 @@ class TaskMonitor:
     async def _poll(self, record_id: str) -> None:
         try:
             record = await self._ledger.get(record_id)
-            if record is None or not record.is_monitored:
+            if record is None:
                 return
-            async with self._semaphore(record.server_id):
+            async with self._semaphore(record.server_id), self._lock(record_id):
+                # Read again inside the gate: another process may have moved it on meanwhile.
+                record = await self._ledger.get(record_id) or record
+                if not record.is_monitored:
+                    # Finished elsewhere (another window or command): tell our listeners.
+                    self._events.emit(TaskDidChange(record, record.state, note="changed elsewhere"))
+                    return
                 await self.refresh(record)
+        except RecordChanged as exc:
+            log.info("task %s changed elsewhere; reading it again", record_id)
+            self._schedule(record_id, self._clock.now())
+            del exc
         except KnownError as exc:
-            log.warning("poll of %s stopped: %s", record_id, exc.message)
+            log.warning("poll of %s failed: %s; will retry", record_id, exc.message)
+            self._schedule(record_id, self._clock.now() + _RETRY_AFTER_PROBLEM)
         except Exception:
             log.exception("poll of %s failed", record_id)
             self._schedule(record_id, self._clock.now() + _RETRY_AFTER_BUG)
@@ -283,6 +311,10 @@ class TaskMonitor:
         The answer is persisted first; if sending fails it stays saved and is resent on a later
         poll (also after a restart) while the server still asks for it.
         """
+        async with self._lock(record_id):
+            return await self._answer(record_id, key, answer)
+
+    async def _answer(self, record_id: str, key: str, answer: dict[str, Any]) -> AnswerDidSettle:
         record = await self._ledger.get(record_id)
         if record is None:
             raise NotFound("task", record_id)
@@ -325,6 +357,10 @@ class TaskMonitor:
 
     async def cancel(self, record_id: str) -> TaskRecord:
         """Persist the cancel request, send ``tasks/cancel``, and keep watching for the outcome."""
+        async with self._lock(record_id):
+            return await self._cancel(record_id)
+
+    async def _cancel(self, record_id: str) -> TaskRecord:
         record = await self._ledger.get(record_id)
         if record is None:
             raise NotFound("task", record_id)
@@ -335,11 +371,19 @@ class TaskMonitor:
                 f"Task {record_id} has no server task to cancel (it is {record.state}).",
                 code="nothing_to_cancel",
             )
-        if not record.cancel_requested:
+        for _attempt in range(3):
+            if record.cancel_requested or record.is_terminal:
+                break
             updated = record.evolve(at=self._clock.now(), cancel_requested=True)
-            await self._ledger.save(updated)
+            try:
+                await self._ledger.save(updated, expected_updated_at=record.updated_at)
+            except RecordChanged:
+                record = await self._ledger.get(record_id) or record  # moved on: try again
+                continue
             self._events.emit(TaskDidChange(updated, record.state, note="cancel requested"))
             record = updated
+        if record.is_terminal:
+            return record
         connection = await self._connection(record)
         if connection is not None:
             await self._send_cancel(record, connection)
@@ -369,6 +413,7 @@ class TaskMonitor:
 
 
 _RETRY_AFTER_BUG = timedelta(seconds=30)
+_RETRY_AFTER_PROBLEM = timedelta(seconds=5)
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:

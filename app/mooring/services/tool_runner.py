@@ -175,7 +175,7 @@ class ToolRunner:
             return denied
 
         creating = record.transition(LocalState.CREATING, at=self._clock.now())
-        await self._ledger.save(creating)
+        await self._ledger.save(creating, expected_updated_at=record.updated_at)
         self._events.emit(TaskDidChange(creating, record.state, note="intent persisted"))
         record = creating
         failpoint("call.after-intent")
@@ -185,7 +185,9 @@ class ToolRunner:
         async def mark_sent() -> None:
             at = self._clock.now()
             marked = record.evolve(at=at, sent_at=at)
-            await self._ledger.save(marked)
+            # If another process reconciled this record meanwhile, this raises and nothing is
+            # sent (on_sending failures stop the request).
+            await self._ledger.save(marked, expected_updated_at=record.updated_at)
             sent.append(marked)
             queue.end(end_time=ns(at))  # the queue ends where the run begins: when sent
 

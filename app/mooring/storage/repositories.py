@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, delete, func, insert, select, update
+from sqlalchemy import Row, and_, delete, func, insert, literal, or_, select, update
 from sqlalchemy.orm import Session
 
 from mooring.core.approval.rules import (
@@ -21,6 +21,7 @@ from mooring.core.approval.rules import (
     Scope,
 )
 from mooring.core.conversation import Conversation, Message, Role, RoundOutcome, ToolRound
+from mooring.core.errors import RecordChanged
 from mooring.core.issues import Issue, IssueKind
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
 from mooring.core.tasks.inputs import TaskInput
@@ -344,21 +345,32 @@ def add_task_record(session: Session, record: TaskRecord) -> None:
     session.execute(insert(t.task_records).values(**_record_values(record)))
 
 
-def save_task_record(session: Session, record: TaskRecord) -> None:
-    """Persist a changed record. A stored terminal record is never overwritten."""
+def save_task_record(
+    session: Session, record: TaskRecord, *, expected_updated_at: datetime | None = None
+) -> None:
+    """Persist a changed record.
+
+    A stored terminal record is never overwritten. With ``expected_updated_at`` the write only
+    applies to that stored version (compare-and-swap): another process may have moved the
+    record on meanwhile, and its write must not be lost. A cancel request, once stored, stays.
+    """
     values = _record_values(record)
     del values["id"]
-    terminal = [s.value for s in TERMINAL_STATES]
-    done = session.execute(
-        update(t.task_records)
-        .where(and_(t.task_records.c.id == record.id, t.task_records.c.state.not_in(terminal)))
-        .values(**values)
+    values["cancel_requested"] = or_(
+        t.task_records.c.cancel_requested, literal(bool(record.cancel_requested))
     )
+    terminal = [s.value for s in TERMINAL_STATES]
+    conditions = [t.task_records.c.id == record.id, t.task_records.c.state.not_in(terminal)]
+    if expected_updated_at is not None:
+        conditions.append(t.task_records.c.updated_at == expected_updated_at)
+    done = session.execute(update(t.task_records).where(and_(*conditions)).values(**values))
     if done.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult has rowcount
         stored = get_task_record(session, record.id)
         if stored is None:
             raise LookupError(f"no task record {record.id}")
-        raise ValueError(f"task record {record.id} is {stored.state}: terminal, not overwritten")
+        if stored.is_terminal:
+            raise RecordChanged(record.id, f"it is {stored.state}: terminal, not overwritten")
+        raise RecordChanged(record.id, f"it is {stored.state} now")
 
 
 def get_task_record(session: Session, record_id: str) -> TaskRecord | None:
@@ -690,7 +702,7 @@ def apply_reconciliation(session: Session, rec: Reconciliation) -> list[TaskInpu
     if not rec.changed:
         return []
     record = rec.record
-    save_task_record(session, record)
+    save_task_record(session, record, expected_updated_at=rec.base_updated_at)
     if rec.state_changed and record.is_terminal and record.tool_round_id is not None:
         finish_tool_round(
             session,

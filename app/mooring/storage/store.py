@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -65,8 +66,12 @@ class SqlStore:
     async def find(self, key: str) -> TaskRecord | None:
         return await self.db.run(lambda s: repo.find_task_record(s, key))
 
-    async def save(self, record: TaskRecord) -> None:
-        await self.db.run(lambda s: repo.save_task_record(s, record))
+    async def save(
+        self, record: TaskRecord, *, expected_updated_at: datetime | None = None
+    ) -> None:
+        await self.db.run(
+            lambda s: repo.save_task_record(s, record, expected_updated_at=expected_updated_at)
+        )
 
     async def apply(self, reconciliation: Reconciliation) -> list[TaskInput]:
         return await self.db.run(lambda s: repo.apply_reconciliation(s, reconciliation))

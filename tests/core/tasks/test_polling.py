@@ -102,3 +102,12 @@ def test_poll_times_never_precede_the_server_interval(
     assert p.at - T0 == timedelta(milliseconds=p.delay_ms)
     bound = max(POLICY.max_interval_ms, interval or 0) * (1 + POLICY.jitter_ratio)
     assert p.delay_ms <= bound
+
+
+def test_after_the_ttl_has_passed_polling_backs_off_instead_of_spinning() -> None:
+    long_ago = T0 - timedelta(hours=2)
+    early = plan(poll_count=1, server_created_at=long_ago, ttl_ms=60_000)
+    later = plan(poll_count=10, failures=3, server_created_at=long_ago, ttl_ms=60_000)
+    assert early == (1_500, False)
+    assert later[0] > early[0]
+    assert later[1] is False

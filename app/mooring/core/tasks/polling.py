@@ -83,7 +83,9 @@ def next_poll(
     if ttl_ms is not None and server_created_at is not None:
         deadline = server_created_at + timedelta(milliseconds=ttl_ms)
         earliest = now + timedelta(milliseconds=floor)
-        if at >= deadline:
+        # Only a deadline still ahead pulls the next poll in; once it has passed (a server may
+        # keep a task past its TTL, or its clock may lag ours) the normal backoff applies.
+        if now < deadline <= at:
             backstop_at = max(deadline, earliest)
             backstop_ms = int((backstop_at - now) / timedelta(milliseconds=1))
             return PollPlan(at=backstop_at, delay_ms=max(backstop_ms, floor), backstop=True)

@@ -85,6 +85,9 @@ class Reconciliation:
     input_requests: dict[str, JsonObject] = field(default_factory=dict)
     """Outstanding input requests by key (the caller deduplicates against stored keys)."""
     note: str | None = None
+    base_updated_at: datetime | None = None
+    """``updated_at`` of the record this was computed from: the write only applies if the
+    stored row is still that version (another process may have moved it on)."""
 
     @property
     def changed(self) -> bool:
@@ -105,6 +108,12 @@ def _unchanged(record: TaskRecord, note: str) -> Reconciliation:
 
 def reconcile(record: TaskRecord, observation: Observation, *, now: datetime) -> Reconciliation:
     """Apply one observation of the server to ``record``. Pure: no I/O, no clock."""
+    return dataclasses.replace(
+        _reconcile(record, observation, now=now), base_updated_at=record.updated_at
+    )
+
+
+def _reconcile(record: TaskRecord, observation: Observation, *, now: datetime) -> Reconciliation:
     if record.is_terminal:
         return _unchanged(record, f"{record.state} is terminal; observation ignored")
     if record.task_id is None or record.state not in (
@@ -231,6 +240,10 @@ def interrupted_create(record: TaskRecord, *, now: datetime) -> Reconciliation:
     over: the request may or may not have reached the server; replaying it could duplicate a
     side effect, so the record becomes ``unknown_outcome`` for the user to decide.
     """
+    return dataclasses.replace(_interrupted(record, now=now), base_updated_at=record.updated_at)
+
+
+def _interrupted(record: TaskRecord, *, now: datetime) -> Reconciliation:
     if record.state is not LocalState.CREATING or record.task_id is not None:
         return _unchanged(record, "not an interrupted create")
     if record.sent_at is None:
@@ -258,6 +271,14 @@ def apply_call_outcome(
     A created task takes its id and first status in the same step, so both are persisted in one
     transaction. Only :class:`NoAnswer` leads to ``unknown_outcome``: the request may have run.
     """
+    return dataclasses.replace(
+        _apply_call_outcome(record, outcome, now=now), base_updated_at=record.updated_at
+    )
+
+
+def _apply_call_outcome(
+    record: TaskRecord, outcome: CallOutcome, *, now: datetime
+) -> Reconciliation:
     if record.state is not LocalState.CREATING:
         return _unchanged(record, f"{record.state}: not waiting for a tools/call answer")
     match outcome:
