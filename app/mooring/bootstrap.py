@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mooring import __version__
 from mooring.adapters.secrets import KeyringSecrets
@@ -44,6 +44,7 @@ from mooring.storage.store import SqlStore
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
+    from mooring.cli.accounts import SignInActions
     from mooring.ui.main_window import MainWindow
 
 log = logging.getLogger("mooring.bootstrap")
@@ -250,6 +251,10 @@ class LazyGateway:
         self._real: Gateway | None = None
         self._listeners: list[Callable[[str, str], None]] = []
 
+    def load(self) -> None:
+        """Build the real gateway now."""
+        self._gateway()
+
     def _gateway(self) -> Gateway:
         if self._real is None:
             self._real = self._factory()
@@ -290,6 +295,8 @@ class Services:
     reconciler: Reconciler
     unknown: UnknownOutcomes
     clock: SystemClock
+    oauth: Callable[[], Any]
+    """The OAuth providers (loads the MCP SDK on first use)."""
 
 
 def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
@@ -316,6 +323,7 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
         # Polling and reconciliation never open a browser: sign-in is an explicit action
         # (`mooring accounts login`); until then such tasks show "sign-in needed".
         oauth = OAuthProviders(secrets, sign_in=None, headers_for=headers_for)
+        oauth_holder.append(oauth)
         return McpGateway(
             auth_for=oauth,
             settings=ConnectionSettings(
@@ -326,7 +334,14 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
             headers_for=headers_for,
         )
 
+    oauth_holder: list[Any] = []
     gateway = LazyGateway(make_gateway)
+
+    def oauth() -> Any:
+        if not oauth_holder:
+            gateway.load()
+        return oauth_holder[0]
+
     max_ms = int(settings.get("polling.max_interval_ms"))
     monitor = TaskMonitor(
         ledger=store,
@@ -367,12 +382,13 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
         monitor=monitor,
         events=events,
         clock=clock,
+        accounts=store,
     )
     unknown = UnknownOutcomes(
         ledger=store, catalog=store, issues=store, gateway=gateway, events=events, clock=clock
     )
     return Services(
-        store, secrets, gateway, events, monitor, broker, runner, reconciler, unknown, clock
+        store, secrets, gateway, events, monitor, broker, runner, reconciler, unknown, clock, oauth
     )
 
 
@@ -385,6 +401,26 @@ def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> TracerPr
             synchronous=synchronous,
         )
     )
+
+
+def _sign_in_actions(services: Services) -> SignInActions:
+    from mooring.cli.accounts import SignInActions
+
+    async def sign_in(server: ServerDefinition, profile_id: str | None) -> bool:
+        from mooring.mcp.oauth import LoopbackSignIn
+
+        result: bool = await services.oauth().sign_in_now(
+            server, profile_id, LoopbackSignIn.printing(sys.stderr)
+        )
+        return result
+
+    def sign_out(server: ServerDefinition, profile_id: str | None) -> None:
+        services.oauth().forget(server.id, profile_id)
+
+    def signed_in(server: ServerDefinition, profile_id: str | None) -> bool:
+        return bool(services.oauth().signed_in(server.id, profile_id))
+
+    return SignInActions(sign_in=sign_in, sign_out=sign_out, signed_in=signed_in)
 
 
 def run_headless(args: argparse.Namespace) -> ExitCode:
@@ -411,6 +447,8 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
                 reconciler=services.reconciler,
                 unknown=services.unknown,
                 rules=services.store,
+                accounts=services.store,
+                sign_in=_sign_in_actions(services),
                 events=services.events,
                 clock=services.clock,
                 as_json=args.json,

@@ -97,6 +97,7 @@ async def build_host(db_path: Path, logs: Path) -> Host:
         monitor=monitor,
         events=events,
         clock=clock,
+        accounts=store,
     )
     host = Host(db, store, gateway, events, monitor, broker, runner, reconciler)
     host_ref.append(host)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pytestqt.qtbot import QtBot
 
 from mooring.core.issues import Issue, IssueKind
@@ -68,3 +70,31 @@ def test_overview_lists_servers_tasks_and_issues(qtbot: QtBot) -> None:
     assert window.tasks_label.text() == "2 active, 7 in total"
     assert "may or may not have run" in window.issues_label.text()
     assert window.data_dir_label.text() == "/data"
+
+
+def test_export_traces_writes_the_file_and_says_how_many_spans(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from mooring.adapters.telemetry import OtlpJsonLinesExporter, export_to
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonLinesExporter(tmp_path / "traces")))
+    with provider.get_tracer("t").start_as_current_span("mooring.tool_round demo"):
+        pass
+    provider.shutdown()
+
+    async def export(target: Path) -> int:
+        return await asyncio.to_thread(export_to, tmp_path / "traces", target)
+
+    window = MainWindow(_never, export_traces=export)
+    qtbot.addWidget(window)
+    assert window.export_action.isEnabled()
+    target = tmp_path / "bug-report.jsonl"
+    asyncio.run(window.export_traces_to(target))
+    assert "mooring.tool_round demo" in target.read_text()
+    assert window.statusBar().currentMessage() == f"Wrote 1 span(s) to {target}"

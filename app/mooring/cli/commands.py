@@ -7,7 +7,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from mooring.cli import rules, servers, tasks, traces
+from mooring.cli import accounts, rules, servers, tasks, traces
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 
@@ -20,6 +20,11 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("servers", "import"): servers.import_file,
     ("tools", "list"): servers.list_tools,
     ("call", None): tasks.call,
+    ("accounts", "list"): accounts.list_accounts,
+    ("accounts", "add"): accounts.add_account,
+    ("accounts", "remove"): accounts.remove_account,
+    ("accounts", "login"): accounts.login,
+    ("accounts", "logout"): accounts.logout,
     ("rules", "list"): rules.list_rules,
     ("rules", "add"): rules.add_rule,
     ("rules", "remove"): rules.remove_rule,
@@ -36,7 +41,17 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("issues", "dismiss"): tasks.dismiss_issue,
 }
 
-HEADLESS = {"servers", "tools", "call", "tasks", "rules", "reconcile", "issues", "traces"}
+HEADLESS = {
+    "servers",
+    "tools",
+    "call",
+    "tasks",
+    "rules",
+    "reconcile",
+    "issues",
+    "traces",
+    "accounts",
+}
 """Commands that run without the GUI and need the host's services."""
 
 

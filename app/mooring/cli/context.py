@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from mooring.core.clock import Clock
 from mooring.core.events import EventBus
 from mooring.core.ports import (
+    AccountBook,
     Gateway,
     IssueBoard,
     RuleBook,
@@ -21,6 +22,9 @@ from mooring.services.reconciler import Reconciler, UnknownOutcomes
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
 
+if TYPE_CHECKING:
+    from mooring.cli.accounts import SignInActions
+
 
 @dataclass(slots=True)
 class CliContext:
@@ -30,6 +34,7 @@ class CliContext:
     ledger: TaskLedger
     issues: IssueBoard
     rules: RuleBook
+    accounts: AccountBook
     secrets: SecretStore
     gateway: Gateway
     monitor: TaskMonitor
@@ -39,6 +44,7 @@ class CliContext:
     unknown: UnknownOutcomes
     events: EventBus
     clock: Clock
+    sign_in: SignInActions | None = None
     as_json: bool = False
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)

@@ -72,7 +72,12 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         if not ctx.as_json:
             ctx.say(f"operation {record.id}")
 
-    record = await ctx.runner.call(server, args.tool, arguments, on_persisted=persisted)
+    from mooring.cli.accounts import profile_id_for
+
+    profile_id = await profile_id_for(ctx, server, args.account)
+    record = await ctx.runner.call(
+        server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted
+    )
     if not ctx.as_json:
         if record.task_id:
             ctx.say(f"task {record.task_id}")
@@ -437,7 +442,11 @@ async def retry(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     if server is None or tool_round is None:
         raise KnownError("The server or the original arguments of this call are gone.")
     new = await ctx.runner.call(
-        server, record.tool, tool_round.arguments, conversation_id=record.conversation_id
+        server,
+        record.tool,
+        tool_round.arguments,
+        conversation_id=record.conversation_id,
+        profile_id=record.credential_profile_id,
     )
     if new.state is not LocalState.DENIED and not (
         new.state is LocalState.FAILED and new.sent_at is None

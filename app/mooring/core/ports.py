@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
-from mooring.core.servers import ServerDefinition
+from mooring.core.servers import CredentialProfile, ServerDefinition
 from mooring.core.tasks.calls import AckOutcome, CallOutcome
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Observation, Reconciliation
@@ -39,6 +39,15 @@ class ServerCatalog(Protocol):
     async def builtin_ever_configured(self) -> bool:
         """Whether Mooring ever configured a server of its own (even if since removed)."""
         ...
+
+
+class AccountBook(Protocol):
+    """Credential profiles: several accounts per server (their secrets are in the keyring)."""
+
+    async def list_profiles(self, server_id: str) -> list[CredentialProfile]: ...
+    async def add_profile(self, profile: CredentialProfile) -> None: ...
+    async def remove_profile(self, profile_id: str) -> None: ...
+    async def is_profile_removed(self, profile_id: str) -> bool: ...
 
 
 class TaskLedger(Protocol):

@@ -28,6 +28,7 @@ from mooring.core.events import EventBus, TaskDidChange
 from mooring.core.ids import new_id
 from mooring.core.issues import Issue, IssueKind
 from mooring.core.ports import (
+    AccountBook,
     ConnectionState,
     Gateway,
     IssueBoard,
@@ -73,7 +74,9 @@ class Reconciler:
         monitor: TaskMonitor,
         events: EventBus,
         clock: Clock,
+        accounts: AccountBook,
     ) -> None:
+        self._accounts = accounts
         self._ledger = ledger
         self._catalog = catalog
         self._issues = issues
@@ -132,16 +135,25 @@ class Reconciler:
     ) -> None:
         server = await self._catalog.get_server(server_id)
         removed = server is None or await self._catalog.is_removed(server_id)
-        if server is None or removed:
+        account_gone = profile_id is not None and await self._accounts.is_profile_removed(
+            profile_id
+        )
+        if server is None or removed or account_gone:
             name = server.alias if server else server_id
+            why = (
+                "its account was removed"
+                if account_gone and not removed
+                else ("its server was removed")
+            )
             for record in records:
                 await self._issues.raise_issue(
                     Issue(
                         id=new_id(),
                         kind=IssueKind.ORPHANED_TASK,
                         subject=record.id,
-                        title=f"{record.tool} on {name}: its server was removed",
-                        detail="Mooring cannot ask about this task any more. Add the server "
+                        title=f"{record.tool} on {name}: {why}",
+                        detail="Mooring cannot ask about this task any more (it is never asked "
+                        "about with another account's credentials). Add the server or account "
                         "again to resume watching it, or dismiss this.",
                         created_at=self._clock.now(),
                     )

@@ -150,6 +150,23 @@ def list_profiles(session: Session, server_id: str) -> list[CredentialProfile]:
     ]
 
 
+def remove_profile(session: Session, profile_id: str, *, at: datetime) -> None:
+    """Remove an account; the row stays so its tasks can still be explained."""
+    session.execute(
+        update(t.credential_profiles)
+        .where(t.credential_profiles.c.id == profile_id)
+        .values(removed_at=at)
+    )
+
+
+def profile_removed_at(session: Session, profile_id: str) -> datetime | None:
+    """When an account was removed (``None`` while it exists or is unknown)."""
+    removed: datetime | None = session.execute(
+        select(t.credential_profiles.c.removed_at).where(t.credential_profiles.c.id == profile_id)
+    ).scalar_one_or_none()
+    return removed
+
+
 # -- conversations and tool rounds ----------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
 from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
-from mooring.core.servers import ServerDefinition
+from mooring.core.servers import CredentialProfile, ServerDefinition
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Reconciliation
 from mooring.core.tasks.record import TaskRecord
@@ -51,6 +51,21 @@ class SqlStore:
 
     async def builtin_ever_configured(self) -> bool:
         return await self.db.run(repo.builtin_server_ever_configured)
+
+    # AccountBook
+    async def list_profiles(self, server_id: str) -> list[CredentialProfile]:
+        return await self.db.run(lambda s: repo.list_profiles(s, server_id))
+
+    async def add_profile(self, profile: CredentialProfile) -> None:
+        await self.db.run(lambda s: repo.add_profile(s, profile))
+
+    async def remove_profile(self, profile_id: str) -> None:
+        at = self.clock.now()
+        await self.db.run(lambda s: repo.remove_profile(s, profile_id, at=at))
+
+    async def is_profile_removed(self, profile_id: str) -> bool:
+        removed = await self.db.run(lambda s: repo.profile_removed_at(s, profile_id))
+        return removed is not None
 
     # TaskLedger
     async def begin_operation(self, tool_round: ToolRound, record: TaskRecord) -> None:
