@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mooring import __version__
+from mooring.adapters.process import current_owner, owner_alive
 from mooring.adapters.secrets import KeyringSecrets
 from mooring.adapters.telemetry import TelemetryConfig, setup_tracing
 from mooring.cli.commands import HEADLESS
@@ -372,6 +373,7 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
         events=events,
         clock=clock,
         capture_content=bool(settings.get("telemetry.capture_content")),
+        owner=current_owner(),
     )
     reconciler = Reconciler(
         ledger=store,
@@ -383,6 +385,8 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
         events=events,
         clock=clock,
         accounts=store,
+        owner=current_owner(),
+        owner_alive=owner_alive,
     )
     unknown = UnknownOutcomes(
         ledger=store, catalog=store, issues=store, gateway=gateway, events=events, clock=clock

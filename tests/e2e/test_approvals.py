@@ -182,3 +182,50 @@ def test_hidden_tools_never_run(cli: Cli, tmp_path: Path) -> None:
     assert cli.run("rules", "add", "demo", "*", "allow").returncode == 0
     shown = cli.json("call", "demo", "delete_supplier", "--args", '{"supplier_id": "X"}', expect=10)
     assert "hidden" in shown["reason"]
+
+
+def test_a_question_open_in_one_process_survives_reconciliation_by_another(
+    cli: Cli, tmp_path: Path
+) -> None:
+    import pty
+
+    demo = add_demo(cli, tmp_path, allow=False)
+    master, slave = pty.openpty()
+    env = {**os.environ, "MOORING_DATA_DIR": str(cli.data_dir)}
+    env.update({k: v for k, v in cli.env.items() if v is not None})
+    child = subprocess.Popen(
+        [sys.executable, "-m", "mooring", *call_args()],
+        stdin=slave,
+        stdout=slave,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        close_fds=True,
+    )
+    os.close(slave)
+    seen = b""
+    try:
+        while not seen.rstrip().endswith(b"[q] cancel:"):
+            ready, _, _ = select.select([master], [], [], 60)
+            assert ready, f"no prompt within 60 s: {seen!r}"
+            seen += os.read(master, 4096)
+        # Meanwhile the app starts (or `mooring reconcile` runs) in another process.
+        report = cli.json("reconcile")
+        assert len(report["in_progress_elsewhere"]) == 1
+        [record] = cli.json("tasks", "list")
+        assert record["state"] == "awaiting_approval"  # left alone: its owner is alive
+        os.write(master, b"y\n")
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            assert ready
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+        assert child.wait(timeout=60) == 0
+    finally:
+        os.close(master)
+    assert demo.count("tools/call") == 1
+    [final] = cli.json("tasks", "list")
+    assert final["state"] == "completed"

@@ -13,19 +13,18 @@ from typing import Any
 import anyio
 import pytest
 
-from mooring.core.approval.policy import Guards
+from mooring.bootstrap import build_services
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
-from mooring.core.clock import SystemClock
 from mooring.core.events import Event, EventBus
 from mooring.core.ids import new_id
+from mooring.core.ports import Gateway
 from mooring.core.servers import ServerDefinition, Transport
-from mooring.core.tasks.polling import PollPolicy
-from mooring.mcp.connection import ConnectionSettings
-from mooring.mcp.gateway import McpGateway
 from mooring.services.approvals import ApprovalBroker
 from mooring.services.reconciler import Reconciler
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
+from mooring.settings.paths import Paths
+from mooring.settings.store import Settings
 from mooring.storage.db import Database
 from mooring.storage.store import SqlStore
 
@@ -39,7 +38,7 @@ class Host:
 
     db: Database
     store: SqlStore
-    gateway: McpGateway
+    gateway: Gateway
     events: EventBus
     monitor: TaskMonitor
     broker: ApprovalBroker
@@ -52,24 +51,13 @@ class Host:
 
 
 async def build_host(db_path: Path, logs: Path) -> Host:
-    """Wire the services the way bootstrap does, with fast polling and an always-yes asker."""
+    """The services exactly as bootstrap wires them, with short deadlines and a scripted
+    asker that approves unless the test queued other answers."""
+    root = db_path.parent
+    paths = Paths(data_dir=root, config_dir=root / "config", log_dir=logs, overridden=True)
+    settings = Settings({"mcp.request_timeout_ms": 10_000, "mcp.call_timeout_ms": 30_000})
     db = Database.open(db_path)
-    clock = SystemClock()
-    store = SqlStore(db, clock)
-    events = EventBus()
-    gateway = McpGateway(
-        settings=ConnectionSettings(
-            connect_timeout=20, request_timeout=10, call_timeout=30, stderr_dir=logs
-        )
-    )
-    monitor = TaskMonitor(
-        ledger=store,
-        catalog=store,
-        gateway=gateway,
-        events=events,
-        clock=clock,
-        policy=PollPolicy(default_interval_ms=50, min_interval_ms=20, max_interval_ms=500),
-    )
+    services = build_services(paths, settings, db)
     host_ref: list[Host] = []
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
@@ -79,29 +67,19 @@ async def build_host(db_path: Path, logs: Path) -> Host:
             return host.answers.pop(0)
         return ApprovalAnswer(ApprovalOutcome.APPROVED)
 
-    broker = ApprovalBroker(
-        rules=store,
-        clock=clock,
-        guards_for=lambda _s: Guards(max_argument_bytes=64 * 1024),
-        ask=ask,
+    services.broker.ask = ask
+    host = Host(
+        db,
+        services.store,
+        services.gateway,
+        services.events,
+        services.monitor,
+        services.broker,
+        services.runner,
+        services.reconciler,
     )
-    runner = ToolRunner(
-        ledger=store, gateway=gateway, monitor=monitor, broker=broker, events=events, clock=clock
-    )
-    reconciler = Reconciler(
-        ledger=store,
-        catalog=store,
-        issues=store,
-        rules=store,
-        gateway=gateway,
-        monitor=monitor,
-        events=events,
-        clock=clock,
-        accounts=store,
-    )
-    host = Host(db, store, gateway, events, monitor, broker, runner, reconciler)
     host_ref.append(host)
-    events.subscribe(host.seen.append)
+    services.events.subscribe(host.seen.append)
     return host
 
 

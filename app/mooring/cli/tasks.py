@@ -385,6 +385,7 @@ async def reconcile(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
                     "orphaned": [r.id for r in report.orphaned],
                     "approval_withdrawn": [r.id for r in report.withdrawn],
                     "never_sent": [r.id for r in report.never_sent],
+                    "in_progress_elsewhere": [r.id for r in report.in_progress],
                     "unreachable": report.unreachable,
                 },
                 indent=2,

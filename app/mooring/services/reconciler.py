@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mooring.core.approval.request import ApprovalOutcome
@@ -57,6 +58,8 @@ class ReconcileReport:
     """Server alias → why it could not be reached (its tasks keep their last known state)."""
     withdrawn: list[TaskRecord] = field(default_factory=list)
     never_sent: list[TaskRecord] = field(default_factory=list)
+    in_progress: list[TaskRecord] = field(default_factory=list)
+    """Left alone: another Mooring process that is still running is asking or sending."""
     """Interrupted before the call was handed over: failed, nothing ran."""
 
 
@@ -75,7 +78,11 @@ class Reconciler:
         events: EventBus,
         clock: Clock,
         accounts: AccountBook,
+        owner: str | None = None,
+        owner_alive: Callable[[str], bool] = lambda _owner: False,
     ) -> None:
+        self._owner = owner
+        self._owner_alive = owner_alive
         self._accounts = accounts
         self._ledger = ledger
         self._catalog = catalog
@@ -92,6 +99,15 @@ class Reconciler:
         groups: dict[tuple[str, str | None], list[TaskRecord]] = defaultdict(list)
         for record in await self._ledger.unfinished():
             report.checked += 1
+            if (
+                record.state in (LocalState.AWAITING_APPROVAL, LocalState.CREATING)
+                and record.task_id is None
+                and record.owner is not None
+                and record.owner != self._owner
+                and self._owner_alive(record.owner)
+            ):
+                report.in_progress.append(record)  # another live process is on it
+                continue
             match record.state:
                 case LocalState.AWAITING_APPROVAL:
                     await self._withdraw_question(record)

@@ -65,7 +65,9 @@ class ToolRunner:
         events: EventBus,
         clock: Clock,
         capture_content: bool = False,
+        owner: str | None = None,
     ) -> None:
+        self._owner = owner
         self._capture_content = capture_content
         self._broker = broker
         self._ledger = ledger
@@ -139,6 +141,7 @@ class ToolRunner:
             conversation_id=conversation_id,
             tool_round_id=tool_round.id,
             trace_context=traceparent_of(root),
+            owner=self._owner,
         )
         await self._ledger.begin_operation(tool_round, record)
         if on_persisted is not None:

@@ -320,6 +320,7 @@ def _record_values(record: TaskRecord) -> dict[str, Any]:
         "conversation_id": record.conversation_id,
         "tool_round_id": record.tool_round_id,
         "trace_context": record.trace_context,
+        "owner": record.owner,
         "reason": record.reason,
     }
 
@@ -353,6 +354,7 @@ def _record(row: Row[Any]) -> TaskRecord:
         conversation_id=row.conversation_id,
         tool_round_id=row.tool_round_id,
         trace_context=row.trace_context,
+        owner=row.owner,
         reason=row.reason,
     )
 

@@ -163,6 +163,7 @@ task_records = Table(
     Column("conversation_id", ForeignKey("conversations.id", ondelete="SET NULL")),
     Column("tool_round_id", ForeignKey("tool_rounds.id")),
     Column("trace_context", String(128)),
+    Column("owner", String(200)),
     Column("reason", Text),
     UniqueConstraint("server_id", "task_id"),
 )

@@ -57,6 +57,9 @@ class TaskRecord:
     tool_round_id: str | None = None
     trace_context: str | None = None
     """W3C ``traceparent`` of the tool round's span, so later spans join the same trace."""
+    owner: str | None = None
+    """The process that started the call and may still be sending it (see adapters.process);
+    another process's reconciliation leaves a live owner's approval or create alone."""
     reason: str | None = None
     """Why the record is where it is, in words (expiry cause, last anomaly, unknown outcome)."""
 
