@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from bench import bench_ledger, bench_tracing
+from bench import bench_ledger, bench_scheduler, bench_tracing
 
 
 def main() -> None:
     """Run the benchmarks in turn."""
     bench_ledger.main()
     bench_tracing.main()
+    bench_scheduler.main()
 
 
 if __name__ == "__main__":
