@@ -721,7 +721,10 @@ class McpConnection:
         assert server.url is not None
         headers = dict(server.headers)
         if self._headers_for is not None:
-            headers.update(self._headers_for(server, self.profile_id))
+            # Secret values come from the OS keyring, which may block (D-Bus, an unlock
+            # prompt): ask it off the event loop, inside the connect deadline.
+            extra = await anyio.to_thread.run_sync(self._headers_for, server, self.profile_id)
+            headers.update(extra)
         auth = self._auth_for(server, self.profile_id) if self._auth_for is not None else None
         http = httpx2.AsyncClient(
             headers=headers,
