@@ -86,3 +86,6 @@ def test_a_removed_account_orphans_its_tasks_instead_of_using_another(
     assert "account was removed" in issue["title"]
     still = cli.json("tasks", "show", shown["id"])
     assert still["state"] == "working"  # not failed, not asked about with other credentials
+    dismissed = cli.run("issues", "dismiss", issue["id"][:8])
+    assert dismissed.returncode == 0, dismissed.stderr
+    assert cli.json("issues") == []

@@ -229,3 +229,15 @@ def test_a_question_open_in_one_process_survives_reconciliation_by_another(
     assert demo.count("tools/call") == 1
     [final] = cli.json("tasks", "list")
     assert final["state"] == "completed"
+
+
+def test_rules_are_listed_and_removed_by_a_short_id(cli: Cli, tmp_path: Path) -> None:
+    add_demo(cli, tmp_path, allow=False)
+    added = cli.json("rules", "add", "demo", "list_*", "allow")
+    [rule] = cli.json("rules", "list")
+    assert (rule["server"], rule["tool"], rule["decision"]) == ("demo", "list_*", "allow")
+    assert cli.run("rules", "remove", added["id"][:8]).returncode == 0
+    assert cli.json("rules", "list") == []
+    missing = cli.run("rules", "remove", "nope")
+    assert missing.returncode == 1
+    assert "No rule 'nope'" in missing.stderr

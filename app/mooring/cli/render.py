@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeVar
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
+from mooring.core.errors import KnownError
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+T = TypeVar("T", bound=_HasId)
 
 
 def _iso(value: object) -> str | None:
@@ -104,3 +114,14 @@ def result_text(result: dict[str, Any] | None) -> str:
         elif isinstance(block, dict):
             parts.append(f"[{block.get('type', 'content')}]")
     return "\n".join(parts)
+
+
+def by_prefix(items: Sequence[T], prefix: str, what: str) -> T:
+    """The one item whose ``id`` starts with ``prefix``, or a clear error naming ``what``."""
+    matches = [item for item in items if item.id.startswith(prefix)]
+    if len(matches) != 1:
+        raise KnownError(
+            f"No {what} {prefix!r}." if not matches else f"{prefix!r} matches several {what}s.",
+            code="not_found",
+        )
+    return matches[0]

@@ -7,6 +7,7 @@ import json
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
+from mooring.cli.render import by_prefix
 from mooring.core.approval.rules import ApprovalRule, Decision, Scope
 from mooring.core.errors import KnownError
 from mooring.core.ids import new_id
@@ -69,12 +70,7 @@ async def add_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def remove_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Remove a rule by id (or unique prefix)."""
-    matches = [r for r in await ctx.rules.list_rules() if r.id.startswith(args.id)]
-    if len(matches) != 1:
-        raise KnownError(
-            f"No rule {args.id!r}." if not matches else f"{args.id!r} matches several rules.",
-            code="not_found",
-        )
-    await ctx.rules.remove_rule(matches[0].id)
-    ctx.say(f"Removed rule {matches[0].id[:8]}.")
+    rule = by_prefix(await ctx.rules.list_rules(), args.id, "rule")
+    await ctx.rules.remove_rule(rule.id)
+    ctx.say(f"Removed rule {rule.id[:8]}.")
     return ExitCode.OK

@@ -10,7 +10,7 @@ from typing import Any
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
-from mooring.cli.render import exit_code_for, record_json, result_text, summary
+from mooring.cli.render import by_prefix, exit_code_for, record_json, result_text, summary
 from mooring.cli.terminal import in_daemon_thread
 from mooring.core.errors import KnownError, NotFound
 from mooring.core.events import AnswerDidSettle, Event, TaskDidChange
@@ -491,12 +491,7 @@ async def list_issues(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def dismiss_issue(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Mark an issue resolved (by id or unique prefix)."""
-    matches = [i for i in await ctx.issues.open_issues() if i.id.startswith(args.id)]
-    if len(matches) != 1:
-        raise KnownError(
-            f"No open issue {args.id!r}." if not matches else f"{args.id!r} matches several.",
-            code="not_found",
-        )
-    await ctx.issues.resolve(matches[0].id)
-    ctx.say(f"Dismissed: {matches[0].title}")
+    issue = by_prefix(await ctx.issues.open_issues(), args.id, "open issue")
+    await ctx.issues.resolve(issue.id)
+    ctx.say(f"Dismissed: {issue.title}")
     return ExitCode.OK
