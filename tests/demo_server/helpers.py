@@ -26,6 +26,15 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from pydantic import ConfigDict
 
+# The host's own typed tasks/* requests: the server is tested against the client wire it serves.
+from mooring.mcp.tasks_ext import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    TaskIdParams,
+    UpdateTaskParams,
+    UpdateTaskRequest,
+)
+
 TASKS = "io.modelcontextprotocol/tasks"
 PROTOCOL = "2026-07-28"
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -35,43 +44,6 @@ BASE_FLAGS = ("--poll-interval-ms", "40", "--lease-ms", "1500", "--log-level", "
 
 
 # -- typed tasks/* requests for a plain mcp.Client ------------------------------------------------
-
-
-class TaskIdParams(types.RequestParams):
-    """``{taskId}``."""
-
-    task_id: str
-
-
-class UpdateParams(types.RequestParams):
-    """``{taskId, inputResponses}``."""
-
-    task_id: str
-    input_responses: dict[str, Any]
-
-
-class GetTaskRequest(types.Request[TaskIdParams, Literal["tasks/get"]]):
-    """``tasks/get``; ``name_param`` makes the SDK send ``Mcp-Name`` on HTTP."""
-
-    method: Literal["tasks/get"] = "tasks/get"
-    params: TaskIdParams
-    name_param = "taskId"
-
-
-class UpdateTaskRequest(types.Request[UpdateParams, Literal["tasks/update"]]):
-    """``tasks/update``."""
-
-    method: Literal["tasks/update"] = "tasks/update"
-    params: UpdateParams
-    name_param = "taskId"
-
-
-class CancelTaskRequest(types.Request[TaskIdParams, Literal["tasks/cancel"]]):
-    """``tasks/cancel``."""
-
-    method: Literal["tasks/cancel"] = "tasks/cancel"
-    params: TaskIdParams
-    name_param = "taskId"
 
 
 class CreatedTask(types.Result):
@@ -141,7 +113,7 @@ async def get_task(session: ClientSession, task_id: str) -> DetailedTask:
 
 async def update_task(session: ClientSession, task_id: str, responses: dict[str, Any]) -> None:
     """``tasks/update``."""
-    request = UpdateTaskRequest(params=UpdateParams(task_id=task_id, input_responses=responses))
+    request = UpdateTaskRequest(params=UpdateTaskParams(task_id=task_id, input_responses=responses))
     await session.send_request(request, Ack)
 
 

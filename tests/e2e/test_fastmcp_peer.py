@@ -5,15 +5,13 @@ Normal, cancel, failure and input flows through the real CLI, as for the bundled
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import Cli
-from tests.mcp.servers import free_port, wait_for_port
+from tests.mcp.servers import start_peer, stop_processes
 
 PEER = Path(__file__).resolve().parents[1] / "mcp" / "peers" / "fastmcp_tasks_server.py"
 
@@ -21,25 +19,13 @@ PEER = Path(__file__).resolve().parents[1] / "mcp" / "peers" / "fastmcp_tasks_se
 @pytest.fixture
 def peer(cli: Cli) -> Iterator[str]:
     """The fastmcp-tasks peer on a free loopback port, configured as server "peer"."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(PEER), "--http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process, url = start_peer(PEER)
     try:
-        wait_for_port(port, process, timeout=60)
-        url = f"http://127.0.0.1:{port}/mcp"
         assert cli.run("servers", "add", "peer", "--url", url).returncode == 0
         assert cli.run("rules", "add", "peer", "*", "allow").returncode == 0
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=20)
+        stop_processes([process])
 
 
 def test_a_peer_task_completes(cli: Cli, peer: str) -> None:

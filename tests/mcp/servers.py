@@ -177,22 +177,19 @@ def _read_line(process: subprocess.Popen[bytes], *, timeout: float) -> str:
     return buffer.split(b"\n", 1)[0].decode().strip()
 
 
-def wait_for_port(port: int, process: subprocess.Popen[bytes], *, timeout: float) -> None:
-    """Wait (bounded) until something accepts TCP connections on 127.0.0.1:``port``."""
-    import socket
-
-    deadline = time.monotonic() + timeout
-    while True:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode} before listening")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            # A condition wait on another process's socket: there is nothing to await.
-            time.sleep(0.05)
+def start_peer(script: Path, *, timeout: float = 60) -> tuple[subprocess.Popen[bytes], str]:
+    """Start an HTTP peer script with ``--http``; return it and the URL it reported."""
+    process = subprocess.Popen(
+        [sys.executable, str(script), "--http"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        line = _read_line(process, timeout=timeout)
+    except BaseException:
+        stop_processes([process])
+        raise
+    return process, line.rsplit(" ", 1)[-1]
 
 
 def free_port() -> int:

@@ -7,7 +7,6 @@ disagrees with ``taskId``), plus one stdio run; both through the connection laye
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,12 +20,11 @@ from mooring.mcp.connection import McpConnection
 from tests.mcp.conftest import Connect
 from tests.mcp.servers import (
     eventually,
-    free_port,
     http_definition,
     settled,
+    start_peer,
     stdio_definition,
     stop_processes,
-    wait_for_port,
 )
 
 pytestmark = pytest.mark.anyio
@@ -37,15 +35,9 @@ PEER = Path(__file__).parent / "peers" / "fastmcp_tasks_server.py"
 @pytest.fixture(scope="module")
 def peer_url() -> Iterator[str]:
     """One HTTP peer for the module (FastMCP starts slowly); stopped by pid afterwards."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(PEER), "--http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process, url = start_peer(PEER)
     try:
-        wait_for_port(port, process, timeout=30)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield url
     finally:
         stop_processes([process])
 

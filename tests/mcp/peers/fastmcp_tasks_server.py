@@ -2,7 +2,8 @@
 
 ``fastmcp-tasks`` runs task tools on a Docket queue; its ``memory://`` backend (the default)
 keeps the queue in this process, so no Redis is needed. ``python fastmcp_tasks_server.py``
-serves stdio; ``... --http PORT`` serves Streamable HTTP on 127.0.0.1:PORT at ``/mcp``.
+serves stdio; ``... --http`` serves Streamable HTTP on a free 127.0.0.1 port at ``/mcp`` and
+prints ``listening on URL`` once the socket is bound.
 """
 
 from __future__ import annotations
@@ -79,8 +80,24 @@ def echo(text: str) -> str:
     return text
 
 
+def serve_http() -> None:
+    """Bind 127.0.0.1 on a free port first, say where, then serve (the caller waits on the line)."""
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(server.http_app(), log_level="warning", lifespan="on")
+    sys.stdout.write(f"listening on http://127.0.0.1:{port}/mcp\n")
+    sys.stdout.flush()
+    anyio.run(uvicorn.Server(config).serve, [sock])
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
-        server.run("http", host="127.0.0.1", port=int(sys.argv[2]), show_banner=False)
+    if sys.argv[1:] == ["--http"]:
+        serve_http()
     else:
         server.run(show_banner=False)
