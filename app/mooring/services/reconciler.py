@@ -162,17 +162,13 @@ class Reconciler:
                 else ("its server was removed")
             )
             for record in records:
-                await self._issues.raise_issue(
-                    Issue(
-                        id=new_id(),
-                        kind=IssueKind.ORPHANED_TASK,
-                        subject=record.id,
-                        title=f"{record.tool} on {name}: {why}",
-                        detail="Mooring cannot ask about this task any more (it is never asked "
-                        "about with another account's credentials). Add the server or account "
-                        "again to resume watching it, or dismiss this.",
-                        created_at=self._clock.now(),
-                    )
+                await self._raise(
+                    IssueKind.ORPHANED_TASK,
+                    record.id,
+                    f"{record.tool} on {name}: {why}",
+                    "Mooring cannot ask about this task any more (it is never asked "
+                    "about with another account's credentials). Add the server or account "
+                    "again to resume watching it, or dismiss this.",
                 )
                 report.orphaned.append(record)
             return
@@ -181,15 +177,11 @@ class Reconciler:
         if status.state is not ConnectionState.READY:
             reason = status.reason or status.state.value
             report.unreachable[server.alias] = reason
-            await self._issues.raise_issue(
-                Issue(
-                    id=new_id(),
-                    kind=IssueKind.SERVER_UNAVAILABLE,
-                    subject=server.id,
-                    title=f"{server.alias} cannot be reached; {len(records)} task(s) wait",
-                    detail=f"{reason}. Their last known state is kept; Mooring keeps trying.",
-                    created_at=self._clock.now(),
-                )
+            await self._raise(
+                IssueKind.SERVER_UNAVAILABLE,
+                server.id,
+                f"{server.alias} cannot be reached; {len(records)} task(s) wait",
+                f"{reason}. Their last known state is kept; Mooring keeps trying.",
             )
             for record in records:
                 self._monitor.track(record)
@@ -205,6 +197,18 @@ class Reconciler:
                 continue
             self._monitor.track(refreshed)
             report.refreshed.append(refreshed)
+
+    async def _raise(self, kind: IssueKind, subject: str, title: str, detail: str) -> None:
+        await self._issues.raise_issue(
+            Issue(
+                id=new_id(),
+                kind=kind,
+                subject=subject,
+                title=title,
+                detail=detail,
+                created_at=self._clock.now(),
+            )
+        )
 
     async def _resolve(self, kind: IssueKind, subject: str) -> None:
         for issue in await self._issues.open_issues():
@@ -222,17 +226,13 @@ class Reconciler:
     async def _raise_unknown(self, record: TaskRecord) -> None:
         server = await self._catalog.get_server(record.server_id)
         name = server.alias if server else record.server_id
-        await self._issues.raise_issue(
-            Issue(
-                id=new_id(),
-                kind=IssueKind.UNKNOWN_OUTCOME,
-                subject=record.id,
-                title=f"{record.tool} on {name} may or may not have run",
-                detail="The request was sent but no answer came back. Mooring will not send it "
-                "again by itself. Retry it (it may run twice) or mark it abandoned: "
-                f"`mooring tasks retry {record.id}` / `mooring tasks abandon {record.id}`.",
-                created_at=self._clock.now(),
-            )
+        await self._raise(
+            IssueKind.UNKNOWN_OUTCOME,
+            record.id,
+            f"{record.tool} on {name} may or may not have run",
+            "The request was sent but no answer came back. Mooring will not send it "
+            "again by itself. Retry it (it may run twice) or mark it abandoned: "
+            f"`mooring tasks retry {record.id}` / `mooring tasks abandon {record.id}`.",
         )
 
     async def _withdraw_question(self, record: TaskRecord) -> None:

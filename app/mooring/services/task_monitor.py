@@ -82,6 +82,7 @@ class TaskMonitor:
         self._cancel_sent: set[str] = set()
         self._notifications: dict[str, int] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._server_of: dict[str, str] = {}
         self._background: set[asyncio.Future[None]] = set()
         self._stopping = False
         gateway.add_task_listener(self._on_notification)
@@ -97,6 +98,7 @@ class TaskMonitor:
         """Watch ``record`` (at its planned time, or at once)."""
         if not record.is_monitored:
             return
+        self._server_of[record.id] = record.server_id  # saves a read per poll
         if now:
             at = self._clock.now()
         elif record.next_poll_at is not None:
@@ -194,12 +196,17 @@ class TaskMonitor:
 
     async def _poll(self, record_id: str) -> None:
         try:
-            record = await self._ledger.get(record_id)
-            if record is None:
-                return
-            async with self._semaphore(record.server_id), self._lock(record_id):
+            server_id = self._server_of.get(record_id)
+            if server_id is None:
+                found = await self._ledger.get(record_id)
+                if found is None:
+                    return
+                server_id = self._server_of[record_id] = found.server_id
+            async with self._semaphore(server_id), self._lock(record_id):
                 # Read again inside the gate: another process may have moved it on meanwhile.
-                record = await self._ledger.get(record_id) or record
+                record = await self._ledger.get(record_id)
+                if record is None:
+                    return
                 if not record.is_monitored:
                     # Finished elsewhere (another window or command): tell our listeners.
                     self._events.emit(TaskDidChange(record, record.state, note="changed elsewhere"))
