@@ -22,3 +22,11 @@ def argument_digest(arguments: dict[str, Any] | None) -> str:
         arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
     )
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+SHORT_ID_LENGTH = 8
+
+
+def short_id(identity: str) -> str:
+    """The short form of one of Mooring's ids that people see and type (a unique prefix)."""
+    return identity[:SHORT_ID_LENGTH]
