@@ -21,22 +21,17 @@ from mooring.adapters.process import current_owner, owner_alive
 from mooring.adapters.secrets import KeyringSecrets
 from mooring.adapters.telemetry import TelemetryConfig, setup_tracing
 from mooring.cli.commands import HEADLESS
-from mooring.cli.doctor import print_report
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
-from mooring.core.approval.policy import Guards
 from mooring.core.clock import SystemClock
 from mooring.core.errors import KnownError
-from mooring.core.events import EventBus
-from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
+from mooring.core.ports import Gateway
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.polling import PollPolicy
-from mooring.services.approvals import ApprovalBroker
-from mooring.services.diagnostics import Level, Report
-from mooring.services.first_run import ensure_demo_server
-from mooring.services.reconciler import Reconciler, UnknownOutcomes
-from mooring.services.task_monitor import TaskMonitor
-from mooring.services.tool_runner import ToolRunner
+from mooring.mcp.lazy import LazyGateway
+from mooring.services.approvals import AskUser
+from mooring.services.diagnostics import Check, Level
+from mooring.services.host import HEADER_SCOPE, Host, HostConfig
 from mooring.settings.paths import Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
 from mooring.storage.db import Database
@@ -50,10 +45,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mooring.bootstrap")
 
+USAGE_CODES = frozenset({"usage", "invalid_answer"})
+"""Known errors that mean the command line was wrong (exit 2, as argparse's own)."""
 
-def demo_server_command(paths: Paths) -> tuple[str, list[str]]:
+
+def demo_server_command(paths: Paths) -> tuple[str, tuple[str, ...]]:
     """How to start the bundled demo server with this Python, on a store in the data folder."""
-    return sys.executable, ["-m", "mooring.demo_server", "--store", str(paths.demo_store)]
+    return sys.executable, ("-m", "mooring.demo_server", "--store", str(paths.demo_store))
 
 
 def _start(args: argparse.Namespace) -> tuple[Paths, Settings]:
@@ -70,76 +68,38 @@ def run_doctor(args: argparse.Namespace) -> ExitCode:
     """Check every part of the environment and print what to fix."""
     from mooring.adapters.notify.probe import notifier_status
     from mooring.adapters.secrets import keyring_status
+    from mooring.cli.doctor import diagnose, print_report
     from mooring.ui.probe import qt_status
 
     paths, settings = _start(args)
-    report = Report()
-    try:
-        paths.ensure()
-    except OSError as exc:
-        report.add(
-            "data directory",
-            Level.FAIL,
-            f"{paths.data_dir} cannot be created: {exc.strerror}",
-            "Choose a writable folder with --data-dir or MOORING_DATA_DIR.",
-        )
-    else:
-        source = "--data-dir / MOORING_DATA_DIR" if paths.overridden else "platform default"
-        report.add("data directory", Level.OK, f"{paths.data_dir} ({source})")
+    report = diagnose(
+        paths,
+        settings,
+        database=lambda: _database_checks(paths),
+        keyring=keyring_status,
+        notifier=notifier_status,
+        qt=lambda: qt_status().as_probe(),
+    )
+    return print_report(report, as_json=args.json)
 
+
+def _database_checks(paths: Paths) -> list[Check]:
+    """Can the database be opened, and at which schema version?"""
     try:
         db = Database.open(paths.database)
     except KnownError as exc:
-        report.add("database", Level.FAIL, exc.message, exc.hint)
-        report.add("schema version", Level.FAIL, "unknown (the database could not be opened)")
-    else:
-        try:
-            store = SqlStore(db, SystemClock())
-            counts = asyncio.run(store.counts())
-            report.add(
-                "database", Level.OK, f"{paths.database} ({sum(counts.values())} task records)"
-            )
-            report.add("schema version", Level.OK, f"{db.schema.current} (newest known)")
-        finally:
-            db.close()
-
-    keyring = keyring_status()
-    report.add(
-        "keyring",
-        Level.OK if keyring.usable else Level.WARN,
-        f"{keyring.backend}: {keyring.detail}",
-        ""
-        if keyring.usable
-        else "Secrets will be kept for this session only. Unlock or "
-        "install a Secret Service keyring (e.g. gnome-keyring) to keep them.",
-    )
-    notifier = notifier_status()
-    report.add(
-        "notifications",
-        Level.OK if notifier.usable else Level.WARN,
-        f"{notifier.backend}: {notifier.detail}",
-        ""
-        if notifier.usable
-        else "Start a notification daemon to be told about finished work outside the window.",
-    )
-    qt = qt_status()
-    if not qt.importable:
-        report.add(
-            "qt platform",
-            Level.FAIL,
-            qt.detail,
-            "Install Qt's system libraries: run `bash packaging/system-deps.sh gui`.",
-        )
-    else:
-        report.add(
-            "qt platform",
-            Level.OK if qt.display else Level.WARN,
-            qt.detail,
-            "" if qt.display else "The CLI works without a display; the window needs one.",
-        )
-    if settings.problems:
-        report.add("settings", Level.WARN, "; ".join(settings.problems))
-    return print_report(report, as_json=args.json)
+        return [
+            Check("database", Level.FAIL, exc.message, exc.hint),
+            Check("schema version", Level.FAIL, "unknown (the database could not be opened)"),
+        ]
+    try:
+        counts = asyncio.run(SqlStore(db, SystemClock()).counts())
+        return [
+            Check("database", Level.OK, f"{paths.database} ({sum(counts.values())} task records)"),
+            Check("schema version", Level.OK, f"{db.schema.current} (newest known)"),
+        ]
+    finally:
+        db.close()
 
 
 def run_gui(
@@ -147,7 +107,6 @@ def run_gui(
 ) -> ExitCode:
     """Open the database, set up first-run defaults and run the window."""
     from mooring.ui.app import run_app, show_fatal
-    from mooring.ui.main_window import HostOverview, TaskRow
     from mooring.ui.probe import qt_status
 
     paths, settings = _start(args)
@@ -163,61 +122,9 @@ def run_gui(
         sys.stderr.write(f"mooring: {exc.message}\n  {exc.hint}\n")
         show_fatal(exc.message, exc.hint)
         return ExitCode.PROBLEM
-    services = build_services(paths, settings, db)
-    store, clock = services.store, services.clock
-
-    async def load() -> HostOverview:
-        servers = await store.list_servers()
-        aliases = {s.id: s.alias for s in servers}
-        rows = [
-            TaskRow(
-                operation=r.id[:8],
-                tool=r.tool,
-                server=aliases.get(r.server_id, "(removed)"),
-                state=r.state.value.replace("_", " ")
-                + (" (cancel requested)" if r.cancel_requested and not r.is_terminal else ""),
-                detail=" — ".join(
-                    text
-                    for text in (
-                        "status temporarily unavailable" if r.flags else "",
-                        r.status_message or "",
-                        r.reason or "",
-                    )
-                    if text
-                ),
-            )
-            for r in await store.list_records(limit=50)
-        ]
-        return HostOverview(
-            data_dir=str(paths.data_dir),
-            database=str(paths.database),
-            schema=f"{db.schema.current} (newest known: {db.schema.head})",
-            servers=servers,
-            task_counts=await store.counts(),
-            issues=await store.open_issues(),
-            tasks=rows,
-        )
-
-    async def first_run() -> None:
-        if settings.get("demo_server.enabled"):
-            command, demo_args = demo_server_command(paths)
-            await ensure_demo_server(store, clock, command=command, args=demo_args)
-
-    async def background() -> None:
-        # The window is up: reconcile what earlier runs started, then keep watching.
-        monitor = asyncio.ensure_future(services.monitor.run())
-        try:
-            await services.reconciler.run()
-        except KnownError as exc:
-            log.warning("launch reconciliation stopped: %s", exc.message)
-        await monitor
-
-    async def shutdown() -> None:
-        await services.monitor.stop()
-        await services.gateway.aclose()
-
-    def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
-        return services.events.subscribe(lambda _event: callback())
+    # The window's approval dialog is not built yet: without one, calls that need approval are
+    # refused ("no one to ask") rather than sent.
+    host = build_host(paths, settings, db)
 
     async def export_traces(target: Path) -> int:
         from mooring.adapters.telemetry import export_to
@@ -227,14 +134,13 @@ def run_gui(
 
     provider = _tracing(paths, settings, synchronous=False)
     try:
-        asyncio.run(first_run())
         return ExitCode(
             run_app(
-                load,
+                host,
+                data_dir=str(paths.data_dir),
+                database=str(paths.database),
+                schema=f"{db.schema.current} (newest known: {db.schema.head})",
                 on_ready=on_ready,
-                background=background,
-                shutdown=shutdown,
-                subscribe=subscribe,
                 export_traces=export_traces,
             )
         )
@@ -243,72 +149,33 @@ def run_gui(
         db.close()
 
 
-class LazyGateway:
-    """A ``Gateway`` that loads the MCP SDK only when a command first talks to a server, so
-    commands that only read the ledger start quickly."""
+@dataclass(frozen=True, slots=True)
+class Wiring:
+    """A wired host and the OAuth providers behind its gateway (for sign-in actions)."""
 
-    def __init__(self, factory: Callable[[], Gateway]) -> None:
-        self._factory = factory
-        self._real: Gateway | None = None
-        self._listeners: list[Callable[[str, str], None]] = []
-
-    def load(self) -> None:
-        """Build the real gateway now."""
-        self._gateway()
-
-    def _gateway(self) -> Gateway:
-        if self._real is None:
-            self._real = self._factory()
-            for listener in self._listeners:
-                self._real.add_task_listener(listener)
-        return self._real
-
-    async def connect(
-        self, server: ServerDefinition, profile_id: str | None = None
-    ) -> ServerConnection:
-        return await self._gateway().connect(server, profile_id)
-
-    def statuses(self) -> list[ConnectionStatus]:
-        return self._real.statuses() if self._real is not None else []
-
-    def add_task_listener(self, listener: Callable[[str, str], None]) -> None:
-        if self._real is not None:
-            self._real.add_task_listener(listener)
-        else:
-            self._listeners.append(listener)
-
-    async def aclose(self) -> None:
-        if self._real is not None:
-            await self._real.aclose()
-
-
-@dataclass
-class Services:
-    """Every service and port of one running host, wired once."""
-
-    store: SqlStore
-    secrets: KeyringSecrets
-    gateway: LazyGateway
-    events: EventBus
-    monitor: TaskMonitor
-    broker: ApprovalBroker
-    runner: ToolRunner
-    reconciler: Reconciler
-    unknown: UnknownOutcomes
-    clock: SystemClock
+    host: Host
     oauth: Callable[[], Any]
     """The OAuth providers (loads the MCP SDK on first use)."""
 
 
-def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
-    """Wire the services over one database (the GUI and the CLI share this)."""
+def build_host(
+    paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None = None
+) -> Host:
+    """Wire one host over one database (the GUI, the CLI and the service tests share this).
+
+    ``ask`` is the face's approval prompt (a terminal question, a dialog); without one, a call
+    that needs approval is refused, never sent.
+    """
+    return wire(paths, settings, db, ask=ask).host
+
+
+def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None = None) -> Wiring:
+    """:func:`build_host`, also handing out the OAuth providers."""
     from mooring.adapters.preview import preview_arguments
-    from mooring.cli.servers import HEADER_SCOPE
 
     clock = SystemClock()
     store = SqlStore(db, clock)
     secrets = KeyringSecrets()
-    events = EventBus()
 
     def headers_for(server: ServerDefinition, _profile_id: str | None) -> dict[str, str]:
         return {
@@ -337,63 +204,36 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
 
     oauth_holder: list[Any] = []
     gateway = LazyGateway(make_gateway)
+    max_ms = int(settings.get("polling.max_interval_ms"))
+    config = HostConfig(
+        poll_policy=PollPolicy(max_interval_ms=max(max_ms, PollPolicy().default_interval_ms)),
+        per_server=int(settings.get("polling.per_server_concurrency")),
+        max_argument_bytes=int(settings.get("approval.max_argument_bytes")),
+        capture_content=bool(settings.get("telemetry.capture_content")),
+        demo_server=demo_server_command(paths) if settings.get("demo_server.enabled") else None,
+    )
+    host = Host(
+        catalog=store,
+        ledger=store,
+        issues=store,
+        rules=store,
+        accounts=store,
+        secrets=secrets,
+        gateway=gateway,
+        clock=clock,
+        config=config,
+        ask=ask,
+        preview=preview_arguments,
+        owner=current_owner(),
+        owner_alive=owner_alive,
+    )
 
     def oauth() -> Any:
         if not oauth_holder:
             gateway.load()
         return oauth_holder[0]
 
-    max_ms = int(settings.get("polling.max_interval_ms"))
-    monitor = TaskMonitor(
-        ledger=store,
-        catalog=store,
-        gateway=gateway,
-        events=events,
-        clock=clock,
-        policy=PollPolicy(max_interval_ms=max(max_ms, PollPolicy().default_interval_ms)),
-        per_server=int(settings.get("polling.per_server_concurrency")),
-    )
-    max_bytes = int(settings.get("approval.max_argument_bytes"))
-
-    def guards_for(server: ServerDefinition) -> Guards:
-        return Guards(
-            max_argument_bytes=max_bytes,
-            allowed_tools=None if server.allowed_tools is None else frozenset(server.allowed_tools),
-            hidden_tools=frozenset(server.hidden_tools),
-        )
-
-    broker = ApprovalBroker(
-        rules=store, clock=clock, guards_for=guards_for, preview=preview_arguments
-    )
-    runner = ToolRunner(
-        ledger=store,
-        gateway=gateway,
-        monitor=monitor,
-        broker=broker,
-        events=events,
-        clock=clock,
-        capture_content=bool(settings.get("telemetry.capture_content")),
-        owner=current_owner(),
-    )
-    reconciler = Reconciler(
-        ledger=store,
-        catalog=store,
-        issues=store,
-        rules=store,
-        gateway=gateway,
-        monitor=monitor,
-        events=events,
-        clock=clock,
-        accounts=store,
-        owner=current_owner(),
-        owner_alive=owner_alive,
-    )
-    unknown = UnknownOutcomes(
-        ledger=store, catalog=store, issues=store, gateway=gateway, events=events, clock=clock
-    )
-    return Services(
-        store, secrets, gateway, events, monitor, broker, runner, reconciler, unknown, clock, oauth
-    )
+    return Wiring(host, oauth)
 
 
 def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> TracerProvider:
@@ -407,22 +247,22 @@ def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> TracerPr
     )
 
 
-def _sign_in_actions(services: Services) -> SignInActions:
+def _sign_in_actions(oauth: Callable[[], Any]) -> SignInActions:
     from mooring.cli.accounts import SignInActions
 
     async def sign_in(server: ServerDefinition, profile_id: str | None) -> bool:
         from mooring.mcp.oauth import LoopbackSignIn
 
-        result: bool = await services.oauth().sign_in_now(
+        result: bool = await oauth().sign_in_now(
             server, profile_id, LoopbackSignIn.printing(sys.stderr)
         )
         return result
 
     def sign_out(server: ServerDefinition, profile_id: str | None) -> None:
-        services.oauth().forget(server.id, profile_id)
+        oauth().forget(server.id, profile_id)
 
     def signed_in(server: ServerDefinition, profile_id: str | None) -> bool:
-        return bool(services.oauth().signed_in(server.id, profile_id))
+        return bool(oauth().signed_in(server.id, profile_id))
 
     return SignInActions(sign_in=sign_in, sign_out=sign_out, signed_in=signed_in)
 
@@ -431,37 +271,28 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
     """Run one CLI command with the host's services (no Qt)."""
     from mooring.cli.approval import terminal_asker
     from mooring.cli.commands import handler_for
-    from mooring.cli.context import CliContext
+    from mooring.cli.context import CliContext, Terminal
 
     paths, settings = _start(args)
     db = Database.open(paths.database)
-    services = build_services(paths, settings, db)
+    terminal = Terminal()
+    wiring = wire(
+        paths, settings, db, ask=terminal_asker(terminal) if terminal.interactive else None
+    )
+    host = wiring.host
 
     async def run() -> ExitCode:
         try:
+            await host.prepare()
             ctx = CliContext(
-                catalog=services.store,
-                ledger=services.store,
-                issues=services.store,
-                secrets=services.secrets,
-                gateway=services.gateway,
-                monitor=services.monitor,
-                runner=services.runner,
-                broker=services.broker,
-                reconciler=services.reconciler,
-                unknown=services.unknown,
-                rules=services.store,
-                accounts=services.store,
-                sign_in=_sign_in_actions(services),
-                events=services.events,
-                clock=services.clock,
+                host=host,
+                sign_in=_sign_in_actions(wiring.oauth),
                 as_json=args.json,
+                terminal=terminal,
             )
-            if ctx.interactive:
-                services.broker.ask = terminal_asker(ctx)
             return await handler_for(args, traces_dir=paths.traces_dir)(ctx, args)
         finally:
-            await services.gateway.aclose()
+            await host.stop()
 
     provider = _tracing(paths, settings, synchronous=True)
     try:
@@ -489,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"mooring: {exc.message}\n")
         if exc.hint:
             sys.stderr.write(f"  {exc.hint}\n")
-        return int(ExitCode.PROBLEM)
+        return int(ExitCode.USAGE if exc.code in USAGE_CODES else ExitCode.PROBLEM)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `mooring ... | head`: the reader left, nothing to report

@@ -122,6 +122,10 @@ async def cancel_task(session: ClientSession, task_id: str) -> None:
     await session.send_request(CancelTaskRequest(params=TaskIdParams(task_id=task_id)), Ack)
 
 
+REPLY_WITHIN_S = 30
+"""How long a raw request waits for its reply before the test fails."""
+
+
 async def wait_task(
     session: ClientSession,
     task_id: str,
@@ -336,10 +340,11 @@ class RawStdio:
     ) -> dict[str, Any]:
         """Send a request and return its reply (other frames in between are discarded)."""
         await self.send(frame(request_id, method, params))
-        while True:
-            message = await self.receive()
-            if message.get("id") == request_id and "method" not in message:
-                return message
+        with anyio.fail_after(REPLY_WITHIN_S):  # a server that never answers fails the test
+            while True:
+                message = await self.receive()
+                if message.get("id") == request_id and "method" not in message:
+                    return message
 
     async def close(self) -> None:
         """Close stdin (the server exits on EOF), then make sure the process is gone."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -91,6 +92,10 @@ class DemoServer:
 @pytest.fixture
 def cli(tmp_path: Path) -> Iterator[Cli]:
     runner = Cli(tmp_path / "mooring")
+    # Tests add their own demo server (with fast settings): no bundled copy on first use.
+    settings = runner.data_dir / "config" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"version": 1, "values": {"demo_server.enabled": False}}))
     yield runner
     for child in runner.children:
         if child.poll() is None:
@@ -171,7 +176,8 @@ def start_http_demo(tmp_path: Path, settings: dict[str, str | int], name: str = 
         env=env,
     )
     assert process.stdout is not None
-    line = process.stdout.readline()  # printed once the socket is bound
+    ready, _, _ = select.select([process.stdout], [], [], 30)  # printed once the socket is bound
+    line = process.stdout.readline() if ready else ""
     assert "listening on " in line, line
     demo.url = line.rsplit(" ", 1)[-1].strip()
     demo.process = process

@@ -13,13 +13,14 @@ from typing import Any
 import anyio
 import pytest
 
-from mooring.bootstrap import build_services
+from mooring.bootstrap import build_host as wire_host
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
 from mooring.core.events import Event, EventBus
 from mooring.core.ids import new_id
 from mooring.core.ports import Gateway
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.services.approvals import ApprovalBroker
+from mooring.services.host import Host as RealHost
 from mooring.services.reconciler import Reconciler
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
@@ -44,6 +45,7 @@ class Host:
     broker: ApprovalBroker
     runner: ToolRunner
     reconciler: Reconciler
+    host: RealHost
     seen: list[Event] = field(default_factory=list)
     closed: bool = False
     asked: list[ApprovalRequest] = field(default_factory=list)
@@ -57,7 +59,6 @@ async def build_host(db_path: Path, logs: Path) -> Host:
     paths = Paths(data_dir=root, config_dir=root / "config", log_dir=logs, overridden=True)
     settings = Settings({"mcp.request_timeout_ms": 10_000, "mcp.call_timeout_ms": 30_000})
     db = Database.open(db_path)
-    services = build_services(paths, settings, db)
     host_ref: list[Host] = []
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:
@@ -67,19 +68,21 @@ async def build_host(db_path: Path, logs: Path) -> Host:
             return host.answers.pop(0)
         return ApprovalAnswer(ApprovalOutcome.APPROVED)
 
-    services.broker.ask = ask
+    real = wire_host(paths, settings, db, ask=ask)
+    assert isinstance(real.ledger, SqlStore)
     host = Host(
         db,
-        services.store,
-        services.gateway,
-        services.events,
-        services.monitor,
-        services.broker,
-        services.runner,
-        services.reconciler,
+        real.ledger,
+        real.gateway,
+        real.events,
+        real.monitor,
+        real.broker,
+        real.runner,
+        real.reconciler,
+        real,
     )
     host_ref.append(host)
-    services.events.subscribe(host.seen.append)
+    real.events.subscribe(host.seen.append)
     return host
 
 

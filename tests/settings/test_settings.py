@@ -45,19 +45,23 @@ def test_every_setting_has_a_default_of_its_type_and_a_description() -> None:
 
 def test_settings_survive_a_save_and_load(tmp_path: Path) -> None:
     settings = Settings()
-    settings.set("model.name", "qwen3")
+    settings.set("telemetry.otlp_endpoint", "http://127.0.0.1:4318")
     save_settings(tmp_path / "settings.json", settings)
     loaded = load_settings(tmp_path / "settings.json")
-    assert loaded.get("model.name") == "qwen3"
+    assert loaded.get("telemetry.otlp_endpoint") == "http://127.0.0.1:4318"
     assert loaded.get("notifications.show_details") is False
-    assert json.loads((tmp_path / "settings.json").read_text())["values"] == {"model.name": "qwen3"}
+    assert json.loads((tmp_path / "settings.json").read_text())["values"] == {
+        "telemetry.otlp_endpoint": "http://127.0.0.1:4318"
+    }
 
 
 def test_wrong_types_and_unknown_keys_fall_back_to_defaults_with_a_note(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
-    path.write_text(json.dumps({"version": 1, "values": {"model.name": 5, "nope": True}}))
+    path.write_text(
+        json.dumps({"version": 2, "values": {"telemetry.otlp_endpoint": 5, "nope": True}})
+    )
     loaded = load_settings(path)
-    assert loaded.get("model.name") == "llama3.1"
+    assert loaded.get("telemetry.otlp_endpoint") == ""
     assert len(loaded.problems) == 2
 
 
@@ -65,7 +69,7 @@ def test_a_damaged_settings_file_is_kept_aside_not_lost(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_text("{ this is not json")
     loaded = load_settings(path)
-    assert loaded.as_dict()["model.name"] == "llama3.1"
+    assert loaded.as_dict()["telemetry.otlp_endpoint"] == ""
     [kept] = tmp_path.glob("settings.json.damaged-*")
     assert kept.read_text() == "{ this is not json"
     assert loaded.problems
@@ -74,6 +78,19 @@ def test_a_damaged_settings_file_is_kept_aside_not_lost(tmp_path: Path) -> None:
 def test_setting_an_undeclared_key_or_wrong_type_is_refused() -> None:
     settings = Settings()
     with pytest.raises(ValueError, match="invalid"):
-        settings.set("model.name", 3)
+        settings.set("telemetry.otlp_endpoint", 3)
     with pytest.raises(ValueError, match="invalid"):
         settings.set("no.such.key", "x")
+
+
+def test_a_version_1_file_loses_the_model_settings_that_providers_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(
+        json.dumps(
+            {"version": 1, "values": {"model.name": "qwen3", "polling.max_interval_ms": 9000}}
+        )
+    )
+    loaded = load_settings(path)
+    assert loaded.problems == []
+    assert loaded.get("polling.max_interval_ms") == 9000
+    assert "model.name" not in loaded.as_dict()

@@ -1,7 +1,8 @@
 """What a call would touch, where the arguments let us tell: shown with the approval question.
 
 Only local facts the user may not know offhand (a file's size and row count); nothing is sent
-anywhere and nothing is logged.
+anywhere and nothing is logged. Runs in a worker thread (the broker bounds it with a deadline)
+and reads at most :data:`MAX_COUNTED_BYTES` of a file to count its lines.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-MAX_COUNTED_BYTES = 512 * 1024 * 1024
+from mooring.core.approval.request import PreviewResult
+
+MAX_COUNTED_BYTES = 64 * 1024 * 1024
+"""Larger files show their size only (counting their lines would hold the question up)."""
 
 
 def _count_lines(path: Path) -> int:
@@ -21,8 +25,11 @@ def _count_lines(path: Path) -> int:
     return count
 
 
-def preview_arguments(arguments: dict[str, Any]) -> list[str]:
-    """One line per argument that names an existing local file: its size and line count."""
+def preview_arguments(arguments: dict[str, Any]) -> PreviewResult:
+    """One line per argument that names an existing local file: its size and line count.
+
+    A named file that exists but cannot be read makes a refusal: the call would only fail.
+    """
     lines: list[str] = []
     for name, value in arguments.items():
         if not isinstance(value, str) or len(value) > 4096 or os.sep not in value:
@@ -36,9 +43,16 @@ def preview_arguments(arguments: dict[str, Any]) -> list[str]:
             continue
         text = f"{name}: {path} ({size:,} bytes"
         if size <= MAX_COUNTED_BYTES:
-            rows = _count_lines(path)
+            try:
+                rows = _count_lines(path)
+            except OSError as exc:
+                reason = exc.strerror or type(exc).__name__
+                return PreviewResult(
+                    lines,
+                    refusal=f"Mooring cannot read {path} ({reason}); the call was not sent.",
+                )
             text += f", {rows:,} lines"
             if path.suffix.lower() in (".csv", ".tsv") and rows:
                 text += f" ≈ {rows - 1:,} data rows"
         lines.append(text + ")")
-    return lines
+    return PreviewResult(lines)

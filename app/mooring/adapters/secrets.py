@@ -7,22 +7,18 @@ process's memory for the session only, and the user is told; there is no plainte
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
 import keyring
 import keyring.errors
+
+from mooring.core.ports import ProbeResult
 
 log = logging.getLogger("mooring.secrets")
 SERVICE_PREFIX = "mooring"
 
 
-@dataclass(frozen=True, slots=True)
-class KeyringStatus:
-    """Which keyring backend is in use and whether secrets can be stored durably."""
-
-    backend: str
-    usable: bool
-    detail: str
+KeyringStatus = ProbeResult
+"""What the probe found (one result type for every probe)."""
 
 
 def _is_plaintext(backend: object) -> bool:

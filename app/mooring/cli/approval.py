@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mooring.cli.context import CliContext
+from mooring.cli.context import Terminal
 from mooring.cli.terminal import in_daemon_thread
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
 from mooring.core.approval.rules import Scope
@@ -20,7 +20,7 @@ CHOICES = {
 }
 
 
-def terminal_asker(ctx: CliContext) -> AskUser:
+def terminal_asker(ctx: Terminal) -> AskUser:
     """An ``ask`` coroutine that shows the request on the terminal and reads the decision."""
 
     def prompt(request: ApprovalRequest) -> ApprovalAnswer:

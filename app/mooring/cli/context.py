@@ -1,4 +1,4 @@
-"""What a CLI command is given: the services and ports, built by the composition root."""
+"""What a CLI command is given: the host (every use case) and the terminal it talks through."""
 
 from __future__ import annotations
 
@@ -17,35 +17,17 @@ from mooring.core.ports import (
     ServerCatalog,
     TaskLedger,
 )
-from mooring.services.approvals import ApprovalBroker
-from mooring.services.reconciler import Reconciler, UnknownOutcomes
+from mooring.services.host import Host
 from mooring.services.task_monitor import TaskMonitor
-from mooring.services.tool_runner import ToolRunner
 
 if TYPE_CHECKING:
     from mooring.cli.accounts import SignInActions
 
 
 @dataclass(slots=True)
-class CliContext:
-    """Collaborators for one CLI invocation."""
+class Terminal:
+    """The streams one CLI invocation reads and writes."""
 
-    catalog: ServerCatalog
-    ledger: TaskLedger
-    issues: IssueBoard
-    rules: RuleBook
-    accounts: AccountBook
-    secrets: SecretStore
-    gateway: Gateway
-    monitor: TaskMonitor
-    runner: ToolRunner
-    broker: ApprovalBroker
-    reconciler: Reconciler
-    unknown: UnknownOutcomes
-    events: EventBus
-    clock: Clock
-    sign_in: SignInActions | None = None
-    as_json: bool = False
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
     stdin: TextIO = field(default_factory=lambda: sys.stdin)
@@ -60,7 +42,91 @@ class CliContext:
         self.err.write(text + "\n")
         self.err.flush()
 
+    def write(self, text: str) -> None:
+        """Write text without a newline (a prompt)."""
+        self.out.write(text)
+        self.out.flush()
+
     @property
     def interactive(self) -> bool:
         """Whether a person is at a terminal to answer questions."""
         return self.stdin.isatty() and self.out.isatty()
+
+
+@dataclass(slots=True)
+class CliContext:
+    """Collaborators for one CLI invocation: the host's use cases, and the terminal."""
+
+    host: Host
+    sign_in: SignInActions | None = None
+    as_json: bool = False
+    terminal: Terminal = field(default_factory=Terminal)
+
+    # -- the terminal --------------------------------------------------------------------------
+
+    @property
+    def out(self) -> TextIO:
+        return self.terminal.out
+
+    @property
+    def err(self) -> TextIO:
+        return self.terminal.err
+
+    @property
+    def stdin(self) -> TextIO:
+        return self.terminal.stdin
+
+    def say(self, text: str) -> None:
+        """Write a line for the user (stdout)."""
+        self.terminal.say(text)
+
+    def warn(self, text: str) -> None:
+        """Write a line to stderr."""
+        self.terminal.warn(text)
+
+    @property
+    def interactive(self) -> bool:
+        """Whether a person is at a terminal to answer questions."""
+        return self.terminal.interactive
+
+    # -- the host's ports, for reading -----------------------------------------------------------
+
+    @property
+    def catalog(self) -> ServerCatalog:
+        return self.host.catalog
+
+    @property
+    def ledger(self) -> TaskLedger:
+        return self.host.ledger
+
+    @property
+    def issues(self) -> IssueBoard:
+        return self.host.issue_board
+
+    @property
+    def rules(self) -> RuleBook:
+        return self.host.rules
+
+    @property
+    def accounts(self) -> AccountBook:
+        return self.host.accounts
+
+    @property
+    def secrets(self) -> SecretStore:
+        return self.host.secrets
+
+    @property
+    def gateway(self) -> Gateway:
+        return self.host.gateway
+
+    @property
+    def monitor(self) -> TaskMonitor:
+        return self.host.monitor
+
+    @property
+    def events(self) -> EventBus:
+        return self.host.events
+
+    @property
+    def clock(self) -> Clock:
+        return self.host.clock

@@ -10,7 +10,9 @@ from mooring.cli.exit_codes import ExitCode
 from mooring.core.errors import KnownError
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
-from mooring.core.tasks.states import LocalState, TaskFlag
+from mooring.core.tasks.states import LocalState
+from mooring.core.tasks.words import state_words
+from mooring.services.host import TaskView
 
 
 class _HasId(Protocol):
@@ -38,17 +40,17 @@ def input_json(item: TaskInput) -> dict[str, Any]:
     }
 
 
-async def record_json(ctx: CliContext, record: TaskRecord) -> dict[str, Any]:
+def view_json(view: TaskView) -> dict[str, Any]:
     """The ``tasks show --json`` object (also what ``call --json`` prints)."""
-    server = await ctx.catalog.get_server(record.server_id)
-    tool_round = await ctx.ledger.tool_round(record.tool_round_id) if record.tool_round_id else None
-    inputs = await ctx.ledger.inputs(record.id)
+    record = view.record
+    tool_round = view.tool_round
     return {
         "id": record.id,
         "task_id": record.task_id,
-        "server": server.alias if server else record.server_id,
+        "server": view.server_alias or record.server_id,
         "tool": record.tool,
         "state": record.state.value,
+        "state_words": str(view.words),
         "server_status": record.server_status,
         "status_message": record.status_message,
         "flags": sorted(f.value for f in record.flags),
@@ -64,24 +66,18 @@ async def record_json(ctx: CliContext, record: TaskRecord) -> dict[str, Any]:
         "approval": tool_round.approval if tool_round else None,
         "result": tool_round.result if tool_round else None,
         "error": tool_round.error if tool_round else None,
-        "inputs": [input_json(i) for i in inputs],
+        "inputs": [input_json(i) for i in view.inputs],
     }
 
 
-def summary(record: TaskRecord) -> str:
-    """One line: state, with the status message and any flag in words."""
-    text = record.state.value.replace("_", " ")
-    if record.cancel_requested and not record.is_terminal:
-        text += " (cancel requested)"
-    if TaskFlag.STATUS_UNAVAILABLE in record.flags:
-        text = f"status temporarily unavailable — last known: {text}"
-    if TaskFlag.AUTH_REQUIRED in record.flags:
-        text += " — sign-in needed"
-    if record.status_message:
-        text += f" — {record.status_message}"
-    if record.reason and (record.is_terminal or record.state is LocalState.UNKNOWN_OUTCOME):
-        text += f" ({record.reason})"
-    return text
+async def record_json(ctx: CliContext, record: TaskRecord) -> dict[str, Any]:
+    """:func:`view_json` of a record."""
+    return view_json(await ctx.host.task_view(record))
+
+
+def summary(record: TaskRecord, result: dict[str, Any] | None = None) -> str:
+    """One line: the state in the words every face uses, with its details."""
+    return str(state_words(record, result))
 
 
 def exit_code_for(record: TaskRecord, result: dict[str, Any] | None) -> ExitCode:

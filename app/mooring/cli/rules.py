@@ -10,7 +10,7 @@ from mooring.cli.exit_codes import ExitCode
 from mooring.cli.render import by_prefix
 from mooring.core.approval.rules import ApprovalRule, Decision, Scope
 from mooring.core.errors import KnownError
-from mooring.core.ids import new_id
+from mooring.core.ids import new_id, short_id
 
 
 async def list_rules(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
@@ -35,7 +35,7 @@ async def list_rules(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         ctx.say("No rules: every side-effecting call asks first.")
     for row in rows:
         where = row["server"] or f"(no server now: {row['server_identity']})"
-        short = (row["id"] or "")[:8]
+        short = short_id(row["id"] or "")
         ctx.say(f"{short}  {where}  {row['tool']}  {row['decision']}  {row['scope']}")
     return ExitCode.OK
 
@@ -62,7 +62,7 @@ async def add_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         ctx.say(json.dumps({"id": rule.id}))
     else:
         ctx.say(
-            f"Rule {rule.id[:8]}: {rule.decision.value} {server.alias}/{rule.tool_pattern} "
+            f"Rule {short_id(rule.id)}: {rule.decision.value} {server.alias}/{rule.tool_pattern} "
             f"({rule.scope.value})."
         )
     return ExitCode.OK
@@ -72,5 +72,5 @@ async def remove_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Remove a rule by id (or unique prefix)."""
     rule = by_prefix(await ctx.rules.list_rules(), args.id, "rule")
     await ctx.rules.remove_rule(rule.id)
-    ctx.say(f"Removed rule {rule.id[:8]}.")
+    ctx.say(f"Removed rule {short_id(rule.id)}.")
     return ExitCode.OK

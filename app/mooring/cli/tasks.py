@@ -10,27 +10,36 @@ from typing import Any
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
-from mooring.cli.render import by_prefix, exit_code_for, record_json, result_text, summary
+from mooring.cli.render import exit_code_for, record_json, result_text, summary
 from mooring.cli.terminal import in_daemon_thread
-from mooring.core.errors import KnownError, NotFound
+from mooring.core.elicitation import (
+    ELICITATION_METHOD,
+    SAMPLING_METHOD,
+    InvalidAnswer,
+    SchemaError,
+    accept,
+    decline,
+    fields_of,
+    parse_text,
+    validate,
+)
+from mooring.core.elicitation import cancel as cancel_reply
+from mooring.core.errors import KnownError
 from mooring.core.events import AnswerDidSettle, Event, TaskDidChange
+from mooring.core.ids import short_id
+from mooring.core.issues import Issue, IssueAction, actions_for
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
-
-DECLINE = {"action": "decline"}
-CANCEL = {"action": "cancel"}
+from mooring.services.host import CancelResult
 
 
 def _short(record: TaskRecord) -> str:
-    return record.id[:8]
+    return short_id(record.id)
 
 
 async def _find(ctx: CliContext, key: str) -> TaskRecord:
-    record = await ctx.ledger.find(key)
-    if record is None:
-        raise NotFound("task", key)
-    return record
+    return await ctx.host.find_task(key)
 
 
 async def _final_output(ctx: CliContext, record: TaskRecord) -> ExitCode:
@@ -75,7 +84,7 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     from mooring.cli.accounts import profile_id_for
 
     profile_id = await profile_id_for(ctx, server, args.account)
-    record = await ctx.runner.call(
+    record = await ctx.host.call(
         server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted
     )
     if not ctx.as_json:
@@ -137,7 +146,7 @@ async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskR
             event = await queue.get()
             if isinstance(event, AnswerDidSettle) and event.record_id in latest:
                 if not ctx.as_json:
-                    ctx.say(f"{event.record_id[:8]}: answer {event.key!r}: {event.detail}")
+                    ctx.say(f"{short_id(event.record_id)}: answer {event.key!r}: {event.detail}")
                 continue
             if not isinstance(event, TaskDidChange) or event.record.id not in latest:
                 continue
@@ -178,7 +187,7 @@ async def _ask(ctx: CliContext, record: TaskRecord, item: TaskInput) -> bool:
             )
         return False
     answer = await in_daemon_thread(_prompt, ctx, item, asker)
-    settled = await ctx.monitor.answer(record.id, item.key, answer)
+    settled = await ctx.host.answer(record.id, item.key, answer)
     ctx.say(f"{_short(record)}: {settled.detail}")
     return True
 
@@ -187,62 +196,65 @@ def _prompt(ctx: CliContext, item: TaskInput, asker: str = "the server") -> dict
     """Read an answer on the terminal (runs in a worker thread).
 
     The question says who asks, inside which task; a sampling request is never passed to a
-    model from here: the person types the result or cancels.
+    model from here: the person types the result or cancels. A form is asked field by field
+    (from the question's schema), each value checked as it is typed.
     """
     ctx.say(f"\n{asker} asks: {item.params.get('message') or item.method}")
-    if item.method == "sampling/createMessage":
+    if item.method == SAMPLING_METHOD:
         ctx.say(
             "The server wants a model to write a reply. Mooring does not call a model without "
             "your approval; type the result as a JSON object, or 'cancel':"
         )
         line = ctx.stdin.readline().strip()
-        return CANCEL if line in ("", "cancel") else _json_object(line)
-    if item.method != "elicitation/create":
+        return cancel_reply() if line in ("", "cancel") else _json_object(line)
+    if item.method != ELICITATION_METHOD:
         ctx.say("Enter the result as a JSON object (or 'cancel'):")
         line = ctx.stdin.readline().strip()
-        return CANCEL if line in ("", "cancel") else _json_object(line)
-    schema = item.params.get("requestedSchema") or {}
-    properties: dict[str, Any] = schema.get("properties") or {}
+        return cancel_reply() if line in ("", "cancel") else _json_object(line)
+    try:
+        fields = fields_of(item.params.get("requestedSchema"))
+    except SchemaError as exc:
+        ctx.say(f"This question cannot be shown as a form ({exc}); it is declined.")
+        return decline()
     ctx.say("(type !decline or !cancel at any prompt)")
     content: dict[str, Any] = {}
-    for name, spec in properties.items():
-        options = spec.get("enum") or spec.get("oneOf")
-        label = spec.get("title") or name
-        hint = f" {options}" if isinstance(options, list) and options else ""
-        ctx.out.write(f"{label}{hint}: ")
-        ctx.out.flush()
-        raw = ctx.stdin.readline().strip()
-        if raw == "!decline":
-            return DECLINE
-        if raw in ("!cancel", ""):
-            if raw == "" and name not in (schema.get("required") or []):
+    for spec in fields:
+        hint = f" [{spec.hint}]" if spec.hint else ""
+        while True:
+            ctx.terminal.write(f"{spec.title}{hint}: ")
+            raw = ctx.stdin.readline()
+            if not raw:
+                return cancel_reply()
+            raw = raw.strip()
+            if raw == "!decline":
+                return decline()
+            if raw == "!cancel":
+                return cancel_reply()
+            if raw == "":
+                if spec.default is not None:
+                    content[spec.name] = spec.default
+                elif spec.required:
+                    ctx.say(f"  {spec.title} is required.")
+                    continue
+                break
+            try:
+                value = parse_text(spec, raw)
+                validate([spec], {spec.name: value})
+            except InvalidAnswer as exc:
+                ctx.say(f"  {exc}")
                 continue
-            return CANCEL
-        content[name] = _typed(raw, spec)
-    return {"action": "accept", "content": content}
+            content[spec.name] = value
+            break
+    return accept(content)
 
 
-def _typed(raw: str, spec: dict[str, Any]) -> Any:
-    kind = spec.get("type")
-    try:
-        if kind == "integer":
-            return int(raw)
-        if kind == "number":
-            return float(raw)
-    except ValueError as exc:
-        raise KnownError(f"{raw!r} is not a {kind}; nothing was sent.", code="usage") from exc
-    if kind == "boolean":
-        return raw.lower() in ("y", "yes", "true", "1")
-    return raw
-
-
-def _json_object(text: str) -> dict[str, Any]:
+def _json_object(text: str, *, option: str = "the answer") -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError as exc:
-        raise KnownError(f"not valid JSON: {exc}", code="usage") from exc
+        raise KnownError(f"{option} is not valid JSON: {exc}", code="usage") from exc
     if not isinstance(value, dict):
-        raise KnownError("the answer must be a JSON object", code="usage")
+        raise KnownError(f"{option} must be a JSON object", code="usage")
     return value
 
 
@@ -314,10 +326,14 @@ async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 async def cancel(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Ask the server to cancel a task; the server's answer decides the outcome."""
     record = await _find(ctx, args.id)
-    if record.is_terminal:
-        ctx.say(f"{_short(record)} is already {record.state.value}; nothing to cancel.")
-        return await _final_output(ctx, record)
-    record = await ctx.monitor.cancel(record.id)
+    cancelled = await ctx.host.cancel(record.id)
+    record = cancelled.record
+    if cancelled.result is CancelResult.ALREADY_OVER:
+        if ctx.as_json:
+            ctx.say(json.dumps(await record_json(ctx, record), indent=2))
+        else:
+            ctx.say(f"{_short(record)} had already ended ({summary(record)}); nothing to cancel.")
+        return ExitCode.OK
     if not ctx.as_json:
         ctx.say(f"{_short(record)}: cancel requested; waiting for the server's answer")
     if args.no_wait:
@@ -344,14 +360,12 @@ async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         raise KnownError(f"Task {_short(record)} asks several questions; name one: {keys}.")
 
     if args.decline:
-        reply: dict[str, Any] = DECLINE
+        reply: dict[str, Any] = decline()
     elif args.cancel:
-        reply = CANCEL
+        reply = cancel_reply()
     elif args.value is not None:
-        value = _json_object(args.value)
-        reply = (
-            {"action": "accept", "content": value} if item.method == "elicitation/create" else value
-        )
+        value = _json_object(args.value, option="--value")
+        reply = accept(value) if ctx.host.is_form(item) else value
     elif ctx.interactive:
         server = await ctx.catalog.get_server(record.server_id)
         asker = f"{server.alias if server else 'the server'} ({record.tool})"
@@ -362,7 +376,7 @@ async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             hint="Pass --value JSON, --decline or --cancel.",
             code="usage",
         )
-    settled = await ctx.monitor.answer(record.id, item.key, reply)
+    settled = await ctx.host.answer(record.id, item.key, reply)
     if ctx.as_json:
         ctx.say(
             json.dumps({"key": item.key, "delivered": settled.delivered, "detail": settled.detail})
@@ -374,7 +388,7 @@ async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def reconcile(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Re-read every unfinished task from its server; never re-send a call."""
-    report = await ctx.reconciler.run()
+    report = await ctx.host.reconcile()
     if ctx.as_json:
         ctx.say(
             json.dumps(
@@ -408,7 +422,7 @@ async def reconcile(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def abandon(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Mark a call with an unknown outcome abandoned."""
-    record = await ctx.unknown.abandon(await _find(ctx, args.id))
+    record = await ctx.host.abandon((await _find(ctx, args.id)).id)
     ctx.say(
         json.dumps(await record_json(ctx, record))
         if ctx.as_json
@@ -420,40 +434,27 @@ async def abandon(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 async def retry(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Send a call with an unknown outcome again, as a new operation, after a warning."""
     record = await _find(ctx, args.id)
-    if record.state is not LocalState.UNKNOWN_OUTCOME:
-        raise KnownError(
-            f"Only a call with an unknown outcome can be retried; this one is {record.state}.",
-            code="not_unknown",
-        )
-    if not await ctx.unknown.retry_is_safe(record) and not args.may_run_twice:
-        warning = (
-            f"{record.tool} is not known to be idempotent on a trusted server: the first call "
-            "may have run, and a retry may run it twice."
-        )
-        if not ctx.interactive:
-            raise KnownError(warning, hint="Pass --may-run-twice to retry anyway.", code="unsafe")
+
+    async def confirm(warning: str) -> bool:
         ctx.say(warning)
-        ctx.out.write("Retry anyway? [y/N] ")
-        ctx.out.flush()
-        if (await in_daemon_thread(ctx.stdin.readline)).strip().lower() != "y":
-            ctx.say("Not retried.")
-            return ExitCode.OK
-    server = await ctx.catalog.get_server(record.server_id)
-    tool_round = await ctx.ledger.tool_round(record.tool_round_id or "")
-    if server is None or tool_round is None:
-        raise KnownError("The server or the original arguments of this call are gone.")
-    new = await ctx.runner.call(
-        server,
-        record.tool,
-        tool_round.arguments,
-        conversation_id=record.conversation_id,
-        profile_id=record.credential_profile_id,
-    )
-    if new.state is not LocalState.DENIED and not (
-        new.state is LocalState.FAILED and new.sent_at is None
-    ):
-        # Only a retry that went out replaces the original; a refused one leaves it to decide.
-        await ctx.unknown.abandon(record, reason=f"Retried as {new.id}.")
+        ctx.terminal.write("Retry anyway? [y/N] ")
+        return (await in_daemon_thread(ctx.stdin.readline)).strip().lower() == "y"
+
+    try:
+        new = await ctx.host.retry(
+            record.id,
+            may_run_twice=args.may_run_twice,
+            confirm=confirm if ctx.interactive else None,
+        )
+    except KnownError as exc:
+        if exc.code == "unsafe":
+            raise KnownError(
+                exc.message, hint="Pass --may-run-twice to retry anyway.", code="unsafe"
+            ) from exc
+        raise
+    if new is None:
+        ctx.say("Not retried.")
+        return ExitCode.OK
     if not ctx.as_json:
         ctx.say(f"retried as operation {new.id}")
     if new.is_terminal or new.state is LocalState.UNKNOWN_OUTCOME:
@@ -475,6 +476,7 @@ async def list_issues(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
                         "subject": i.subject,
                         "title": i.title,
                         "detail": i.detail,
+                        "actions": [a.value for a in actions_for(i)],
                         "created_at": i.created_at.isoformat(),
                     }
                     for i in issues
@@ -485,13 +487,32 @@ async def list_issues(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     elif not issues:
         ctx.say("Nothing needs your attention.")
     for i in issues if not ctx.as_json else []:
-        ctx.say(f"{i.id[:8]}  {i.title}\n          {i.detail}")
+        ctx.say(f"{short_id(i.id)}  {i.title}\n          {i.detail}")
+        for action in actions_for(i):
+            ctx.say(f"          {_command_for(action, i)}")
     return ExitCode.OK
+
+
+def _command_for(action: IssueAction, issue: Issue) -> str:
+    """How the CLI offers an issue's action."""
+    subject = short_id(issue.subject)
+    match action:
+        case IssueAction.RETRY:
+            return f"retry (it may run twice): mooring tasks retry {subject}"
+        case IssueAction.ABANDON:
+            return f"give it up:               mooring tasks abandon {subject}"
+        case IssueAction.SHOW_TASK:
+            return f"look at it:               mooring tasks show {subject}"
+        case IssueAction.SIGN_IN:
+            return "sign in:                  mooring accounts login SERVER"
+        case IssueAction.CHECK_SERVER:
+            return "check the server:         mooring servers list; mooring doctor"
+        case IssueAction.DISMISS:
+            return f"dismiss:                  mooring issues dismiss {short_id(issue.id)}"
 
 
 async def dismiss_issue(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Mark an issue resolved (by id or unique prefix)."""
-    issue = by_prefix(await ctx.issues.open_issues(), args.id, "open issue")
-    await ctx.issues.resolve(issue.id)
+    issue = await ctx.host.dismiss_issue(args.id)
     ctx.say(f"Dismissed: {issue.title}")
     return ExitCode.OK

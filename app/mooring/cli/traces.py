@@ -12,6 +12,7 @@ from mooring.adapters.telemetry import filter_requests, read_requests
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 from mooring.core.errors import KnownError, NotFound
+from mooring.core.ids import short_id
 
 
 def _since(text: str | None) -> datetime | None:
@@ -32,7 +33,7 @@ async def export(ctx: CliContext, args: argparse.Namespace, traces_dir: Path) ->
         if record is None:
             raise NotFound("task", args.task)
         if not record.trace_context:
-            raise KnownError(f"Task {record.id[:8]} has no trace (tracing was off).")
+            raise KnownError(f"Task {short_id(record.id)} has no trace (tracing was off).")
         trace_ids = {record.trace_context.split("-")[1]}
     lines = [
         json.dumps(request, separators=(",", ":"))

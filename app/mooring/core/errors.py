@@ -7,6 +7,8 @@ Anything else that escapes is a bug and is reported loudly.
 
 from __future__ import annotations
 
+from mooring.core.ids import short_id
+
 
 class KnownError(Exception):
     """A problem in the user's environment, explained in words the user can act on."""
@@ -26,7 +28,8 @@ class RecordChanged(KnownError, ValueError):
 
     def __init__(self, record_id: str, detail: str) -> None:
         super().__init__(
-            f"Task {record_id[:8]} was changed by another Mooring window or command ({detail}).",
+            f"Task {short_id(record_id)} was changed by another Mooring window or command "
+            f"({detail}).",
             hint="Its current state is shown; nothing was lost.",
             code="record_changed",
         )

@@ -1,7 +1,8 @@
-"""Domain events and a tiny synchronous bus: services tell, the UI and CLI listen.
+"""Domain events and a small synchronous bus: services tell, the faces listen.
 
 Events are emitted only *after* the change they describe is persisted ("write, then tell").
-Names say what happened: ``TaskDidChange``.
+Names say what happened (``TaskDidChange``) or what is about to (``*_will_*``). The window, the
+CLI and the notifier subscribe to the event types they care about with :meth:`EventBus.on`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+from mooring.core.approval.request import ApprovalOutcome, ApprovalRequest
+from mooring.core.issues import Issue
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
@@ -42,8 +46,65 @@ class AnswerDidSettle:
     detail: str
 
 
-Event = TaskDidChange | AnswerDidSettle
+@dataclass(frozen=True, slots=True)
+class ToolRoundDidFinish:
+    """A tool round's outcome (result, error, refusal, loss) was stored: the final word on it."""
+
+    record: TaskRecord
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested:
+    """The user is asked whether a call may be sent (a question is open)."""
+
+    request: ApprovalRequest
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDidEnd:
+    """An approval question was decided (or withdrawn), and the decision audited."""
+
+    request_id: str
+    outcome: ApprovalOutcome
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class IssueDidChange:
+    """A persistent issue was raised, updated or resolved."""
+
+    issue: Issue
+    resolved: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionDidChange:
+    """A server connection changed state (connecting, ready, failed, stopped)."""
+
+    server_id: str
+    state: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueDidChange:
+    """The tools a server offers changed (or were read for the first time)."""
+
+    server_id: str
+
+
+Event = (
+    TaskDidChange
+    | AnswerDidSettle
+    | ToolRoundDidFinish
+    | ApprovalRequested
+    | ApprovalDidEnd
+    | IssueDidChange
+    | ConnectionDidChange
+    | CatalogueDidChange
+)
 Listener = Callable[[Event], None]
+E = TypeVar("E", bound=Event)
 
 
 class EventBus:
@@ -54,7 +115,7 @@ class EventBus:
         self._listeners: list[Listener] = []
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Add a listener; returns a function that removes it."""
+        """Add a listener of every event; returns a function that removes it."""
         self._listeners.append(listener)
 
         def unsubscribe() -> None:
@@ -62,6 +123,15 @@ class EventBus:
                 self._listeners.remove(listener)
 
         return unsubscribe
+
+    def on(self, kind: type[E], handler: Callable[[E], None]) -> Callable[[], None]:
+        """Call ``handler`` with every event of type ``kind``; returns the unsubscribe."""
+
+        def listener(event: Event) -> None:
+            if isinstance(event, kind):
+                handler(event)
+
+        return self.subscribe(listener)
 
     def emit(self, event: Event) -> None:
         """Tell every listener."""

@@ -58,7 +58,18 @@ class TaskLedger(Protocol):
         ...
 
     async def get(self, record_id: str) -> TaskRecord | None: ...
-    async def find(self, key: str) -> TaskRecord | None: ...
+    async def find(self, key: str) -> TaskRecord | None:
+        """A record by id, task id or a unique prefix of either: for what people type."""
+        ...
+
+    async def matching(self, prefix: str) -> list[TaskRecord]:
+        """Records whose id or task id starts with ``prefix`` (a few, newest first)."""
+        ...
+
+    async def by_task_id(self, server_id: str, task_id: str) -> TaskRecord | None:
+        """The record of one server's task, exactly: for what arrives on the wire."""
+        ...
+
     async def save(
         self, record: TaskRecord, *, expected_updated_at: datetime | None = None
     ) -> None:
@@ -118,10 +129,14 @@ class SecretStore(Protocol):
     def delete(self, scope: str, name: str) -> None: ...
 
 
-class Probe(Protocol):
-    """A diagnostic check of one part of the environment (used by ``mooring doctor``)."""
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """What one probe of the environment found (``mooring doctor``): the part in use, whether
+    it is usable, and why."""
 
-    def __call__(self) -> dict[str, Any]: ...
+    backend: str
+    usable: bool
+    detail: str
 
 
 class ConnectionState(StrEnum):
@@ -199,6 +214,10 @@ class Gateway(Protocol):
 
         A notification only triggers a refresh: ``tasks/get`` stays the authority.
         """
+        ...
+
+    def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
+        """Be told every connection's new status when it changes (connecting, ready, ...)."""
         ...
 
     async def aclose(self) -> None: ...

@@ -48,6 +48,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
 
 from mooring import __version__
+from mooring.core.ids import short_id
 from mooring.core.ports import ConnectionState, ConnectionStatus
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.calls import AckOutcome, CallOutcome, TaskCreated
@@ -252,8 +253,10 @@ class McpConnection:
         headers_for: HeadersFor | None = None,
         auth_for: AuthFor | None = None,
         on_task_notification: TaskNotified | None = None,
+        on_status: Callable[[ConnectionStatus], None] | None = None,
     ) -> None:
         self.server = server
+        self._on_status = on_status
         self.profile_id = profile_id
         self.settings = settings or ConnectionSettings()
         self._headers_for = headers_for
@@ -321,6 +324,11 @@ class McpConnection:
         logger.info("%s: %s %s", self.server.alias, state, reason)
         self._status_changed.set()
         self._status_changed = anyio.Event()
+        if self._on_status is not None:
+            try:
+                self._on_status(self._status)
+            except Exception:  # a listener's bug must not take the connection down
+                logger.exception("%s: status listener failed", self.server.alias)
 
     # -- the ServerConnection requests ----------------------------------------------------------
 
@@ -739,7 +747,8 @@ class McpConnection:
 
 
 def _kills_session(exc: BaseException) -> bool:
-    """Whether a request failure means this ``Client`` is dead (STACK.md §8: -32000 forever)."""
+    """Whether a request failure means this ``Client`` is dead (it would answer -32000 to every
+    later request: see docs/stack.md)."""
     cause = translate.root_cause(exc)
     if isinstance(cause, MCPError):
         return cause.code == translate.CONNECTION_CLOSED
@@ -771,7 +780,10 @@ class _StderrLog:
             )
         else:
             self._directory.mkdir(parents=True, exist_ok=True)
-            path = self._directory / f"{_safe_name(self._server.alias)}-{self._server.id[:8]}.log"
+            path = (
+                self._directory
+                / f"{_safe_name(self._server.alias)}-{short_id(self._server.id)}.log"
+            )
             with contextlib.suppress(OSError):
                 if path.stat().st_size > _STDERR_ROTATE_BYTES:
                     path.replace(path.with_suffix(".log.1"))

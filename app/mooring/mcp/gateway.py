@@ -42,6 +42,7 @@ class McpGateway:
         self._auth_for = auth_for
         self._connections: dict[tuple[str, str | None], McpConnection] = {}
         self._listeners: list[TaskListener] = []
+        self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self._closed = False
 
     async def connect(
@@ -66,6 +67,7 @@ class McpGateway:
             headers_for=self._headers_for,
             auth_for=self._auth_for,
             on_task_notification=self._notifier(server.id),
+            on_status=self._status_changed,
         )
         if self._closed:
             await connection.aclose()
@@ -88,6 +90,17 @@ class McpGateway:
         A notification only triggers a refresh: ``tasks/get`` stays the authority.
         """
         self._listeners.append(listener)
+
+    def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
+        """Be told every connection's new status when it changes."""
+        self._status_listeners.append(listener)
+
+    def _status_changed(self, status: ConnectionStatus) -> None:
+        for listener in list(self._status_listeners):
+            try:
+                listener(status)
+            except Exception:  # one broken listener must not starve the others
+                logger.exception("status listener failed for %s", status.server_id)
 
     async def disconnect(self, server_id: str, profile_id: str | None = None) -> None:
         """Stop and forget one connection (no-op when there is none)."""

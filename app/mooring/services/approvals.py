@@ -14,9 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from mooring.core.approval.policy import Allow, Deny, Guards, decide
-from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
+from mooring.core.approval.request import (
+    ApprovalAnswer,
+    ApprovalOutcome,
+    ApprovalRequest,
+    PreviewResult,
+)
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule, Decision, Scope
 from mooring.core.clock import Clock
+from mooring.core.events import ApprovalDidEnd, ApprovalRequested, EventBus
 from mooring.core.ids import argument_digest, new_id
 from mooring.core.ports import RuleBook
 from mooring.core.servers import ServerDefinition
@@ -27,7 +33,10 @@ log = logging.getLogger("mooring.approvals")
 WITHDRAWN_BY_CANCEL = "The question was withdrawn (interrupted)."
 
 AskUser = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
-Preview = Callable[[dict[str, Any]], list[str]]
+Preview = Callable[[dict[str, Any]], PreviewResult]
+
+PREVIEW_DEADLINE_S = 2.0
+"""Looking at local files for the question never holds it up longer than this."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +46,9 @@ class Review:
     proceed: bool
     outcome: ApprovalOutcome
     reason: str
+    withdrawn: bool = False
+    """The question was interrupted (Ctrl-C, the window closed): audited as aborted, and the
+    caller's own cancellation goes on."""
 
 
 def argument_size(arguments: dict[str, Any]) -> int:
@@ -56,7 +68,9 @@ class ApprovalBroker:
         ask: AskUser | None = None,
         preview: Preview | None = None,
         actor: str = "user",
+        events: EventBus | None = None,
     ) -> None:
+        self._events = events
         self._rules = rules
         self._clock = clock
         self._guards_for = guards_for
@@ -73,6 +87,7 @@ class ApprovalBroker:
         arguments: dict[str, Any],
         tool_round_id: str,
         conversation_id: str | None = None,
+        digest: str | None = None,
     ) -> Review:
         """Apply the policy (asking the user if it says so), audit, and say whether to send."""
         verdict = decide(
@@ -103,7 +118,7 @@ class ApprovalBroker:
                 at=self._clock.now(),
                 server_id=server.id,
                 tool=tool,
-                argument_digest=argument_digest(arguments),
+                argument_digest=digest or argument_digest(arguments),
                 outcome=review.outcome.value,
                 actor=actor,
                 rule_id=rule.id if rule is not None else None,
@@ -112,7 +127,7 @@ class ApprovalBroker:
             consumed_rule_id=consumed,
         )
         log.info("approval %s/%s: %s (%s)", server.alias, tool, review.outcome, review.reason)
-        if review.reason == WITHDRAWN_BY_CANCEL:
+        if review.withdrawn:
             raise asyncio.CancelledError  # Ctrl-C, window closed: audited, now let it go on
         return review
 
@@ -132,6 +147,9 @@ class ApprovalBroker:
                 ),
                 "program",
             )
+        preview = await self._look(arguments)
+        if preview.refusal is not None:
+            return Review(False, ApprovalOutcome.AUTO_DENIED, preview.refusal), "policy"
         request = ApprovalRequest(
             id=new_id(),
             server_id=server.id,
@@ -140,16 +158,39 @@ class ApprovalBroker:
             arguments=arguments,
             reason=reason,
             destructive=annotations.destructive is True,
-            preview=self._preview(arguments) if self._preview else [],
+            preview=preview.lines,
             conversation_id=conversation_id,
         )
+        review, actor = await self._put(request, server)
+        if self._events is not None:
+            self._events.emit(ApprovalDidEnd(request.id, review.outcome, review.reason))
+        return review, actor
+
+    async def _look(self, arguments: dict[str, Any]) -> PreviewResult:
+        """The preview, computed off the event loop and within a deadline."""
+        if self._preview is None:
+            return PreviewResult([])
+        try:
+            async with asyncio.timeout(PREVIEW_DEADLINE_S):
+                return await asyncio.to_thread(self._preview, arguments)
+        except TimeoutError:
+            return PreviewResult(["(looking at the files took too long; not shown)"])
+
+    async def _put(self, request: ApprovalRequest, server: ServerDefinition) -> tuple[Review, str]:
+        """Ask the user ``request`` and turn the answer into a review (remembering a rule)."""
+        assert self.ask is not None
+        conversation_id = request.conversation_id
+        tool = request.tool
+        if self._events is not None:
+            self._events.emit(ApprovalRequested(request))
         try:
             answer = await self.ask(request)
         except EOFError:
             return Review(False, ApprovalOutcome.ABORTED, "The question was withdrawn."), "program"
         except asyncio.CancelledError:
             # Audited as aborted by review(), which then lets the cancellation go on.
-            return Review(False, ApprovalOutcome.ABORTED, WITHDRAWN_BY_CANCEL), "program"
+            review = Review(False, ApprovalOutcome.ABORTED, WITHDRAWN_BY_CANCEL, withdrawn=True)
+            return review, "program"
         if answer.remember is not None and answer.outcome in (
             ApprovalOutcome.APPROVED,
             ApprovalOutcome.DENIED,

@@ -5,6 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from mooring.core.ports import ProbeResult
+
+__all__ = ["Check", "Level", "ProbeResult", "Report"]
+
 
 class Level(StrEnum):
     """How bad a finding is. Only ``fail`` makes ``doctor`` exit non-zero."""

@@ -18,18 +18,21 @@ DEMO_ALIAS = "demo"
 async def ensure_demo_server(
     catalog: ServerCatalog, clock: Clock, *, command: str, args: Sequence[str]
 ) -> ServerDefinition | None:
-    """Configure the bundled demo server unless it was ever configured before.
+    """Configure the bundled demo server unless it was ever configured before (by any face:
+    the window or the CLI, on the first use of a data folder).
 
-    A user who removed it does not get it back on the next launch.
+    A user who removed it does not get it back on the next launch, and a user's own server
+    called ``demo`` is never joined by a bundled copy.
     """
     if await catalog.builtin_ever_configured():
         return None
-    alias = DEMO_ALIAS
-    if await catalog.find_server(alias) is not None:
-        alias = f"{DEMO_ALIAS}-{new_id()[:6]}"
+    if await catalog.find_server(DEMO_ALIAS) is not None:
+        # The user has a server of that name: theirs stays, and no second copy appears.
+        log.info("a server called %r exists; the bundled demo server is not added", DEMO_ALIAS)
+        return None
     server = ServerDefinition(
         id=new_id(),
-        alias=alias,
+        alias=DEMO_ALIAS,
         transport=Transport.STDIO,
         command=command,
         args=tuple(args),
@@ -37,5 +40,5 @@ async def ensure_demo_server(
         created_at=clock.now(),
     )
     await catalog.add_server(server)
-    log.info("configured the bundled demo server as %r", alias)
+    log.info("configured the bundled demo server as %r", DEMO_ALIAS)
     return server

@@ -25,9 +25,9 @@ from mooring.core.approval.request import ApprovalOutcome
 from mooring.core.approval.rules import ApprovalAuditEntry
 from mooring.core.clock import Clock
 from mooring.core.errors import KnownError
-from mooring.core.events import EventBus, TaskDidChange
+from mooring.core.events import EventBus
 from mooring.core.ids import new_id
-from mooring.core.issues import Issue, IssueKind
+from mooring.core.issues import IssueKind
 from mooring.core.ports import (
     AccountBook,
     ConnectionState,
@@ -37,10 +37,14 @@ from mooring.core.ports import (
     ServerCatalog,
     TaskLedger,
 )
-from mooring.core.tasks.reconcile import Outcome, Reconciliation, interrupted_create
+from mooring.core.tasks.codes import DENIED_CODE
+from mooring.core.tasks.observations import StatusUnavailable
+from mooring.core.tasks.reconcile import Outcome, Reconciliation, interrupted_create, reconcile
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+from mooring.services.catalogue import ToolCatalogue
 from mooring.services.task_monitor import TaskMonitor
+from mooring.services.telling import IssueDesk, TaskWriter
 from mooring.services.tracing import RECONCILE, child_span
 
 log = logging.getLogger("mooring.reconcile")
@@ -80,7 +84,10 @@ class Reconciler:
         accounts: AccountBook,
         owner: str | None = None,
         owner_alive: Callable[[str], bool] = lambda _owner: False,
+        desk: IssueDesk | None = None,
     ) -> None:
+        self._desk = desk or IssueDesk(board=issues, events=events, clock=clock)
+        self._writer = TaskWriter(ledger=ledger, events=events)
         self._owner = owner
         self._owner_alive = owner_alive
         self._accounts = accounts
@@ -184,7 +191,13 @@ class Reconciler:
                 f"{reason}. Their last known state is kept; Mooring keeps trying.",
             )
             for record in records:
-                self._monitor.track(record)
+                # Like a failed poll: the last known state stays, flagged as unavailable.
+                unavailable = reconcile(record, StatusUnavailable(reason), now=self._clock.now())
+                try:
+                    await self._writer.apply(unavailable)
+                except KnownError as exc:  # changed by another process meanwhile
+                    log.info("task %s: %s", record.id, exc.message)
+                self._monitor.track(unavailable.record)
             return
         await self._resolve(IssueKind.SERVER_UNAVAILABLE, server.id)
         for record in records:
@@ -199,26 +212,14 @@ class Reconciler:
             report.refreshed.append(refreshed)
 
     async def _raise(self, kind: IssueKind, subject: str, title: str, detail: str) -> None:
-        await self._issues.raise_issue(
-            Issue(
-                id=new_id(),
-                kind=kind,
-                subject=subject,
-                title=title,
-                detail=detail,
-                created_at=self._clock.now(),
-            )
-        )
+        await self._desk.raise_issue(kind, subject, title, detail)
 
     async def _resolve(self, kind: IssueKind, subject: str) -> None:
-        for issue in await self._issues.open_issues():
-            if issue.kind is kind and issue.subject == subject:
-                await self._issues.resolve(issue.id)
+        await self._desk.resolve(kind, subject)
 
     async def _interrupted(self, record: TaskRecord) -> TaskRecord:
         rec = interrupted_create(record, now=self._clock.now())
-        await self._ledger.apply(rec)
-        self._events.emit(TaskDidChange(rec.record, rec.previous_state, note="interrupted"))
+        await self._writer.apply(rec, note="interrupted")
         if rec.record.state is LocalState.UNKNOWN_OUTCOME:
             await self._raise_unknown(rec.record)
         return rec.record
@@ -231,8 +232,7 @@ class Reconciler:
             record.id,
             f"{record.tool} on {name} may or may not have run",
             "The request was sent but no answer came back. Mooring will not send it "
-            "again by itself. Retry it (it may run twice) or mark it abandoned: "
-            f"`mooring tasks retry {record.id}` / `mooring tasks abandon {record.id}`.",
+            "again by itself. Retry it (it may run twice) or mark it abandoned.",
         )
 
     async def _withdraw_question(self, record: TaskRecord) -> None:
@@ -251,15 +251,15 @@ class Reconciler:
                     tool_round_id=record.tool_round_id,
                 )
             )
-        await self._ledger.apply(
+        await self._writer.apply(
             Reconciliation(
                 outcome=Outcome.TRANSITIONED,
                 record=denied,
                 previous_state=record.state,
-                error={"code": -32002, "message": reason},
-            )
+                error={"code": DENIED_CODE, "message": reason},
+            ),
+            note="approval withdrawn",
         )
-        self._events.emit(TaskDidChange(denied, record.state, note="approval withdrawn"))
 
 
 class UnknownOutcomes:
@@ -274,18 +274,18 @@ class UnknownOutcomes:
         gateway: Gateway,
         events: EventBus,
         clock: Clock,
+        catalogue: ToolCatalogue | None = None,
+        desk: IssueDesk | None = None,
     ) -> None:
         self._ledger = ledger
         self._catalog = catalog
-        self._issues = issues
-        self._gateway = gateway
-        self._events = events
+        self._catalogue = catalogue or ToolCatalogue(gateway=gateway, events=events)
+        self._desk = desk or IssueDesk(board=issues, events=events, clock=clock)
+        self._writer = TaskWriter(ledger=ledger, events=events)
         self._clock = clock
 
     async def _resolve_issues(self, record_id: str) -> None:
-        for issue in await self._issues.open_issues():
-            if issue.subject == record_id:
-                await self._issues.resolve(issue.id)
+        await self._desk.resolve(None, record_id)
 
     async def abandon(self, record: TaskRecord, *, reason: str | None = None) -> TaskRecord:
         """Mark an unknown outcome abandoned (nothing is sent)."""
@@ -300,10 +300,10 @@ class UnknownOutcomes:
             at=self._clock.now(),
             reason=reason or "Abandoned by the user; it may or may not have run.",
         )
-        await self._ledger.apply(
-            Reconciliation(outcome=Outcome.TRANSITIONED, record=done, previous_state=record.state)
+        await self._writer.apply(
+            Reconciliation(outcome=Outcome.TRANSITIONED, record=done, previous_state=record.state),
+            note="abandoned",
         )
-        self._events.emit(TaskDidChange(done, record.state, note="abandoned"))
         await self._resolve_issues(record.id)
         return done
 
@@ -313,10 +313,5 @@ class UnknownOutcomes:
         server = await self._catalog.get_server(record.server_id)
         if server is None or not server.trusted:
             return False
-        connection = await self._gateway.connect(server, record.credential_profile_id)
-        if (await connection.settled()).state is not ConnectionState.READY:
-            return False
-        for tool in await connection.list_tools():
-            if tool.name == record.tool:
-                return tool.annotations.idempotent is True
-        return False
+        lookup = await self._catalogue.lookup(server, record.tool, record.credential_profile_id)
+        return lookup.tool is not None and lookup.tool.annotations.idempotent is True

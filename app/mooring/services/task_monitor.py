@@ -25,8 +25,10 @@ from typing import Any
 
 from mooring.core.clock import Clock
 from mooring.core.errors import KnownError, NotFound, RecordChanged
-from mooring.core.events import AnswerDidSettle, EventBus, TaskDidChange
+from mooring.core.events import AnswerDidSettle, EventBus
 from mooring.core.failpoints import failpoint
+from mooring.core.ids import short_id
+from mooring.core.issues import IssueKind
 from mooring.core.ports import Gateway, ServerCatalog, ServerConnection, TaskLedger
 from mooring.core.tasks.calls import Acknowledged, RequestFailed
 from mooring.core.tasks.polling import PollPolicy, next_poll
@@ -40,6 +42,7 @@ from mooring.core.tasks.reconcile import (
 )
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+from mooring.services.telling import IssueDesk, TaskWriter
 from mooring.services.tracing import PERSIST, child_span, emit_run_span
 
 log = logging.getLogger("mooring.tasks")
@@ -64,11 +67,15 @@ class TaskMonitor:
         policy: PollPolicy | None = None,
         per_server: int = 4,
         jitter: Callable[[], float] = random.random,
+        issues: IssueDesk | None = None,
     ) -> None:
         self._ledger = ledger
         self._catalog = catalog
         self._gateway = gateway
         self._events = events
+        self._writer = TaskWriter(ledger=ledger, events=events)
+        self._issues = issues
+        self._failures: dict[str, int] = {}
         self._clock = clock
         self._policy = policy or PollPolicy()
         self._per_server = per_server
@@ -143,8 +150,8 @@ class TaskMonitor:
         task.add_done_callback(_log_failure)
 
     async def _refresh_by_task_id(self, server_id: str, task_id: str) -> None:
-        record = await self._ledger.find(task_id)
-        if record is not None and record.server_id == server_id:
+        record = await self._ledger.by_task_id(server_id, task_id)
+        if record is not None:
             self._notifications[record.id] = self._notifications.get(record.id, 0) + 1
             self.poll_soon(record.id)
 
@@ -209,7 +216,8 @@ class TaskMonitor:
                     return
                 if not record.is_monitored:
                     # Finished elsewhere (another window or command): tell our listeners.
-                    self._events.emit(TaskDidChange(record, record.state, note="changed elsewhere"))
+                    self._writer.tell_unchanged(record, note="changed elsewhere")
+                    self._forget(record_id)
                     return
                 await self.refresh(record)
         except RecordChanged as exc:
@@ -218,16 +226,56 @@ class TaskMonitor:
             del exc
         except KnownError as exc:
             log.warning("poll of %s failed: %s; will retry", record_id, exc.message)
-            self._schedule(record_id, self._clock.now() + _RETRY_AFTER_PROBLEM)
+            await self._failed(record_id, exc.message, _RETRY_AFTER_PROBLEM)
         except Exception:
             log.exception("poll of %s failed", record_id)
-            self._schedule(record_id, self._clock.now() + _RETRY_AFTER_BUG)
+            await self._failed(record_id, "an internal error (see the log)", _RETRY_AFTER_BUG)
+        else:
+            if self._failures.pop(record_id, 0) >= _FAILURES_BEFORE_ISSUE and self._issues:
+                await self._issues.resolve(IssueKind.TASK_UNREADABLE, record_id)
         finally:
             self._inflight.pop(record_id, None)
             again = self._due_at.get(record_id)
             if again is not None:
                 heapq.heappush(self._heap, (again, next(self._counter), record_id))
                 self._wake.set()
+            else:
+                self._forget(record_id)
+
+    async def _failed(self, record_id: str, why: str, base: timedelta) -> None:
+        """A poll failed before the server could be asked: retry later and later, and tell the
+        user once it keeps failing (the task itself has not failed)."""
+        count = self._failures[record_id] = self._failures.get(record_id, 0) + 1
+        delay = min(base * 2 ** (count - 1), _LONGEST_RETRY)
+        self._schedule(record_id, self._clock.now() + delay)
+        if count == _FAILURES_BEFORE_ISSUE and self._issues is not None:
+            with contextlib.suppress(Exception):  # the database may be what fails
+                await self._issues.raise_issue(
+                    IssueKind.TASK_UNREADABLE,
+                    record_id,
+                    f"Mooring cannot check task {short_id(record_id)}",
+                    f"Checking it failed {count} times in a row ({why}). Its last known state "
+                    "is kept and Mooring keeps trying, less often.",
+                )
+
+    def _forget(self, record_id: str) -> None:
+        """Drop what the monitor keeps about a record it no longer watches (a long-running
+        window must not grow with every task it ever saw)."""
+        if record_id in self._due_at or record_id in self._inflight:
+            return
+        self._server_of.pop(record_id, None)
+        self._cancel_sent.discard(record_id)
+        self._notifications.pop(record_id, None)
+        lock = self._locks.get(record_id)
+        if lock is not None and not lock.locked():
+            del self._locks[record_id]
+
+    @property
+    def remembered(self) -> int:
+        """How many records the monitor keeps per-record state for (scheduled or not)."""
+        return len(
+            set(self._server_of) | self._cancel_sent | set(self._notifications) | set(self._locks)
+        )
 
     async def _connection(self, record: TaskRecord) -> ServerConnection | None:
         server = await self._catalog.get_server(record.server_id)
@@ -254,10 +302,7 @@ class TaskMonitor:
             await self.emit_run_span(rec.record)
         else:
             new_inputs = await self._ledger.apply(rec)
-        if rec.changed:
-            self._events.emit(
-                TaskDidChange(rec.record, rec.previous_state, tuple(new_inputs), rec.note)
-            )
+        self._writer.announce(rec, new_inputs)  # after the run span: a listener may stop us
         current = rec.record
         await self._deliver_pending_answers(current, connection, observation)
         if (
@@ -383,11 +428,15 @@ class TaskMonitor:
                 break
             updated = record.evolve(at=self._clock.now(), cancel_requested=True)
             try:
-                await self._ledger.save(updated, expected_updated_at=record.updated_at)
+                await self._writer.save(
+                    updated,
+                    previous_state=record.state,
+                    expected_updated_at=record.updated_at,
+                    note="cancel requested",
+                )
             except RecordChanged:
                 record = await self._ledger.get(record_id) or record  # moved on: try again
                 continue
-            self._events.emit(TaskDidChange(updated, record.state, note="cancel requested"))
             record = updated
         if record.is_terminal:
             return record
@@ -416,11 +465,13 @@ class TaskMonitor:
         new_inputs = await self._ledger.apply(rec)
         if rec.state_changed and rec.record.is_terminal:
             await self.emit_run_span(rec.record)
-        self._events.emit(TaskDidChange(rec.record, rec.previous_state, tuple(new_inputs)))
+        self._writer.announce(rec, new_inputs)
 
 
 _RETRY_AFTER_BUG = timedelta(seconds=30)
 _RETRY_AFTER_PROBLEM = timedelta(seconds=5)
+_LONGEST_RETRY = timedelta(hours=1)
+_FAILURES_BEFORE_ISSUE = 3
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:

@@ -23,17 +23,20 @@ from opentelemetry.trace import Span
 
 from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
-from mooring.core.events import EventBus, TaskDidChange
+from mooring.core.events import EventBus
 from mooring.core.failpoints import failpoint
 from mooring.core.ids import argument_digest, new_id
 from mooring.core.ports import Gateway, TaskLedger
 from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.codes import DENIED_CODE, UNKNOWN_TOOL_CODE
 from mooring.core.tasks.reconcile import Outcome, Reconciliation, apply_call_outcome
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.core.tools import ToolAnnotations
 from mooring.services.approvals import ApprovalBroker, argument_size
+from mooring.services.catalogue import Availability, ToolCatalogue
 from mooring.services.task_monitor import TaskMonitor
+from mooring.services.telling import TaskWriter
 from mooring.services.tracing import (
     APPROVAL,
     CREATE,
@@ -47,9 +50,6 @@ from mooring.services.tracing import (
 )
 
 log = logging.getLogger("mooring.calls")
-
-DENIED_CODE = -32002
-"""Error code Mooring records for a call refused before sending (not a server code)."""
 
 
 class ToolRunner:
@@ -66,7 +66,10 @@ class ToolRunner:
         clock: Clock,
         capture_content: bool = False,
         owner: str | None = None,
+        catalogue: ToolCatalogue | None = None,
     ) -> None:
+        self._catalogue = catalogue or ToolCatalogue(gateway=gateway, events=events)
+        self._writer = TaskWriter(ledger=ledger, events=events)
         self._owner = owner
         self._capture_content = capture_content
         self._broker = broker
@@ -148,10 +151,17 @@ class ToolRunner:
             on_persisted(record)
 
         connection = await self._gateway.connect(server, profile_id)
-        annotations = ToolAnnotations()  # unknown (server unreachable): no hint relaxes Ask
-        for info in await connection.list_tools():
-            if info.name == tool:
-                annotations = info.annotations
+        lookup = await self._catalogue.lookup(server, tool, profile_id)
+        if lookup.availability is Availability.MISSING:
+            # Nothing to approve: the server does not offer it (the model may have invented it).
+            return await self._refuse(
+                record,
+                f"{server.alias} does not offer a tool called {tool!r}; nothing was sent.",
+                UNKNOWN_TOOL_CODE,
+                note="unknown tool",
+            )
+        # Unknown (server unreachable): no hint relaxes Ask.
+        annotations = lookup.tool.annotations if lookup.tool else ToolAnnotations()
         with tracer().start_as_current_span(APPROVAL) as approval:
             review = await self._broker.review(
                 server=server,
@@ -160,26 +170,19 @@ class ToolRunner:
                 arguments=arguments,
                 tool_round_id=tool_round.id,
                 conversation_id=conversation_id,
+                digest=digest,
             )
             approval.set_attribute("mooring.approval.outcome", review.outcome.value)
         if not review.proceed:
-            denied = record.transition(
-                LocalState.DENIED, at=self._clock.now(), reason=review.reason
-            )
-            await self._ledger.apply(
-                Reconciliation(
-                    outcome=Outcome.TRANSITIONED,
-                    record=denied,
-                    previous_state=record.state,
-                    error={"code": DENIED_CODE, "message": review.reason},
-                )
-            )
-            self._events.emit(TaskDidChange(denied, record.state, note=review.outcome.value))
-            return denied
+            return await self._refuse(record, review.reason, DENIED_CODE, note=review.outcome.value)
 
         creating = record.transition(LocalState.CREATING, at=self._clock.now())
-        await self._ledger.save(creating, expected_updated_at=record.updated_at)
-        self._events.emit(TaskDidChange(creating, record.state, note="intent persisted"))
+        await self._writer.save(
+            creating,
+            previous_state=record.state,
+            expected_updated_at=record.updated_at,
+            note="intent persisted",
+        )
         record = creating
         failpoint("call.after-intent")
         sent: list[TaskRecord] = []
@@ -205,9 +208,7 @@ class ToolRunner:
         with tracer().start_as_current_span(PERSIST):
             new_inputs = await self._ledger.apply(rec)
         failpoint("call.after-task-id")
-        self._events.emit(
-            TaskDidChange(rec.record, rec.previous_state, tuple(new_inputs), rec.note)
-        )
+        self._writer.announce(rec, new_inputs)
         log.info(
             "call %s %s/%s → %s%s",
             record.id,
@@ -221,3 +222,17 @@ class ToolRunner:
         elif rec.record.is_terminal:
             await self._monitor.emit_run_span(rec.record)
         return rec.record
+
+    async def _refuse(self, record: TaskRecord, reason: str, code: int, *, note: str) -> TaskRecord:
+        """End a call that was never sent: ``denied``, with the reason as its error."""
+        denied = record.transition(LocalState.DENIED, at=self._clock.now(), reason=reason)
+        await self._writer.apply(
+            Reconciliation(
+                outcome=Outcome.TRANSITIONED,
+                record=denied,
+                previous_state=record.state,
+                error={"code": code, "message": reason},
+            ),
+            note=note,
+        )
+        return denied

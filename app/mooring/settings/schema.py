@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-SETTINGS_VERSION = 1
+SETTINGS_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,13 +25,6 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("demo_server.enabled", bool, True, "Configure the bundled demo server on first run."),
-    Setting(
-        "model.base_url",
-        str,
-        "http://127.0.0.1:11434/v1",
-        "OpenAI-compatible endpoint of the model (Ollama's by default).",
-    ),
-    Setting("model.name", str, "llama3.1", "Model name sent to the endpoint."),
     Setting("polling.max_interval_ms", int, 30_000, "Longest wait between status checks."),
     Setting(
         "mcp.request_timeout_ms",
@@ -73,5 +66,12 @@ SETTINGS: tuple[Setting, ...] = (
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+def _drop_model_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 → 2: ``model.*`` was never read; model providers are configured with
+    ``mooring providers`` instead."""
+    return {k: v for k, v in values.items() if not k.startswith("model.")}
+
+
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _drop_model_settings}
 """``UPGRADES[n]`` turns version ``n`` values into version ``n + 1`` values."""

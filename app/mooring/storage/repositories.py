@@ -398,6 +398,16 @@ def get_task_record(session: Session, record_id: str) -> TaskRecord | None:
     return _record(row) if row else None
 
 
+def task_record_by_task_id(session: Session, server_id: str, task_id: str) -> TaskRecord | None:
+    """The record of the server's task ``task_id``: an exact, indexed lookup (never a prefix)."""
+    row = session.execute(
+        select(t.task_records).where(
+            (t.task_records.c.server_id == server_id) & (t.task_records.c.task_id == task_id)
+        )
+    ).one_or_none()
+    return _record(row) if row is not None else None
+
+
 def find_task_record(session: Session, key: str) -> TaskRecord | None:
     """A record by local operation id, server task id, or a unique prefix of either."""
     exact = session.execute(
@@ -419,6 +429,21 @@ def find_task_record(session: Session, key: str) -> TaskRecord | None:
         .limit(2)
     ).all()
     return _record(prefixed[0]) if len(prefixed) == 1 else None
+
+
+def matching_task_records(session: Session, prefix: str, limit: int = 11) -> list[TaskRecord]:
+    """Records whose local id or task id starts with ``prefix`` (at most ``limit``)."""
+    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = session.execute(
+        select(t.task_records)
+        .where(
+            t.task_records.c.id.like(pattern, escape="\\")
+            | t.task_records.c.task_id.like(pattern, escape="\\")
+        )
+        .order_by(t.task_records.c.created_at.desc())
+        .limit(limit)
+    ).all()
+    return [_record(row) for row in rows]
 
 
 def list_task_records(

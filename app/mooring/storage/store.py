@@ -78,8 +78,14 @@ class SqlStore:
     async def get(self, record_id: str) -> TaskRecord | None:
         return await self.db.run(lambda s: repo.get_task_record(s, record_id))
 
+    async def by_task_id(self, server_id: str, task_id: str) -> TaskRecord | None:
+        return await self.db.run(lambda s: repo.task_record_by_task_id(s, server_id, task_id))
+
     async def find(self, key: str) -> TaskRecord | None:
         return await self.db.run(lambda s: repo.find_task_record(s, key))
+
+    async def matching(self, prefix: str) -> list[TaskRecord]:
+        return await self.db.run(lambda s: repo.matching_task_records(s, prefix))
 
     async def save(
         self, record: TaskRecord, *, expected_updated_at: datetime | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -12,26 +13,76 @@ import qasync
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
+from mooring.core.errors import KnownError
+from mooring.services.host import Host
 from mooring.settings.paths import APP_ID, APP_NAME
-from mooring.ui.main_window import HostOverview, MainWindow
+from mooring.ui.main_window import HostOverview, MainWindow, TaskRow
+
+log = logging.getLogger("mooring.ui")
+
+
+def overview_loader(
+    host: Host, *, data_dir: str, database: str, schema: str
+) -> Callable[[], Awaitable[HostOverview]]:
+    """What the status window shows, read from the host's views."""
+
+    async def load() -> HostOverview:
+        overview = await host.overview()
+        aliases = {s.id: s.alias for s in overview.servers}
+        rows = [
+            TaskRow(
+                operation=view.short_id,
+                tool=view.record.tool,
+                server=aliases.get(view.record.server_id, "(removed)"),
+                state=view.words.label,
+                detail=view.words.detail,
+            )
+            for view in overview.tasks
+        ]
+        return HostOverview(
+            data_dir=data_dir,
+            database=database,
+            schema=schema,
+            servers=overview.servers,
+            task_counts=overview.counts,
+            issues=overview.issues,
+            tasks=rows,
+        )
+
+    return load
 
 
 def run_app(
-    load: Callable[[], Awaitable[HostOverview]],
+    host: Host,
     *,
+    data_dir: str,
+    database: str,
+    schema: str,
     on_ready: Callable[[MainWindow], None] | None = None,
-    background: Callable[[], Awaitable[None]] | None = None,
-    shutdown: Callable[[], Awaitable[None]] | None = None,
-    subscribe: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
     export_traces: Callable[[Path], Awaitable[int]] | None = None,
 ) -> int:
-    """Run the GUI until its last window closes; returns the exit code.
+    """Run the GUI over ``host`` until its last window closes; returns the exit code.
 
-    ``background`` (launch reconciliation, the task monitor) starts once the window is shown,
-    so the window is usable at once; ``subscribe`` registers a callback for "something changed"
-    (the window refreshes itself, at most a few times a second); ``shutdown`` runs after the
-    last window closed, on the same loop.
+    The window is painted first; then launch reconciliation runs and the task monitor starts
+    in the background. Every host event schedules a refresh (at most a few a second). When the
+    last window closed, the host stops on the same loop.
     """
+    load = overview_loader(host, data_dir=data_dir, database=database, schema=schema)
+
+    async def background() -> None:
+        # The window is up: reconcile what earlier runs started, then keep watching.
+        host.start_monitoring()
+        try:
+            await host.reconcile()
+        except KnownError as exc:
+            log.warning("launch reconciliation stopped: %s", exc.message)
+
+    async def shutdown() -> None:
+        await host.stop()
+
+    def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
+        return host.events.subscribe(lambda _event: callback())
+
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
     app.setApplicationName(APP_NAME)
@@ -45,22 +96,21 @@ def run_app(
     app.lastWindowClosed.connect(closed.set)
 
     async def main() -> None:
+        await host.prepare()
         window = MainWindow(load, export_traces=export_traces)
         window.show()
         await window.refresh()
-        unsubscribe = subscribe(window.schedule_refresh) if subscribe is not None else None
-        work = asyncio.ensure_future(background()) if background is not None else None
+        unsubscribe = subscribe(window.schedule_refresh)
+        work = asyncio.ensure_future(background())
         if on_ready is not None:
             on_ready(window)
         await closed.wait()
-        if unsubscribe is not None:
-            unsubscribe()
-        if work is not None and not work.done():
+        unsubscribe()
+        if not work.done():
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await work
-        if shutdown is not None:
-            await shutdown()
+        await shutdown()
 
     with loop:
         loop.run_until_complete(main())

@@ -7,6 +7,8 @@ import os
 import sys
 from dataclasses import dataclass
 
+from mooring.core.ports import ProbeResult
+
 
 @dataclass(frozen=True, slots=True)
 class QtStatus:
@@ -17,6 +19,11 @@ class QtStatus:
     importable: bool
     display: bool
     detail: str
+
+    def as_probe(self) -> ProbeResult:
+        """The one probe result type ``doctor`` reads (``unavailable`` when Qt cannot load)."""
+        backend = f"Qt {self.qt_version} on {self.platform}" if self.importable else "unavailable"
+        return ProbeResult(backend, self.importable and self.display, self.detail)
 
 
 def qt_platform() -> str:

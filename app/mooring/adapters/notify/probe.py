@@ -5,18 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import platform
-from dataclasses import dataclass
 
 from desktop_notifier import DesktopNotifier
 
+from mooring.core.ports import ProbeResult
 
-@dataclass(frozen=True, slots=True)
-class NotifierStatus:
-    """Whether desktop notifications can be shown, and through what."""
-
-    backend: str
-    usable: bool
-    detail: str
+NotifierStatus = ProbeResult
+"""What the probe found (one result type for every probe)."""
 
 
 async def _capabilities(notifier: DesktopNotifier) -> object:

@@ -47,3 +47,12 @@ class ApprovalAnswer:
 
     outcome: ApprovalOutcome
     remember: Scope | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PreviewResult:
+    """What a call would touch (lines for the question), and what makes it impossible."""
+
+    lines: list[str]
+    refusal: str | None = None
+    """Set when an argument names a local file that cannot be read: refused before asking."""

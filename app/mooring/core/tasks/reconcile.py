@@ -5,7 +5,7 @@ knows this task", "status unavailable", "sign-in needed", or a malformed reply. 
 turns (record, observation) into a :class:`Reconciliation` — the record to persist and what else
 to persist with it (a final result, an error, new input requests) — without doing any I/O.
 
-Principles (ARCHITECTURE.md): ``tasks/get`` is the authority; terminal records never change; a
+Principles (docs/architecture.md): ``tasks/get`` is the authority; terminal records never change; a
 failed status request is not a failed task; an auth error is not a failed task; a malformed reply
 keeps the last valid state.
 """
@@ -27,6 +27,7 @@ from mooring.core.tasks.calls import (
     NotSent,
     TaskCreated,
 )
+from mooring.core.tasks.codes import NOT_SENT_CODE
 from mooring.core.tasks.observations import (
     AuthRequired,
     JsonObject,
@@ -53,9 +54,6 @@ __all__ = [
     "interrupted_create",
     "reconcile",
 ]
-
-NOT_SENT_CODE = -32001
-"""Error code Mooring records for a call that never reached the server (not a server code)."""
 
 
 class Outcome(StrEnum):

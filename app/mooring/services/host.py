@@ -1,0 +1,559 @@
+"""The host: every use case of Mooring behind one object that the CLI and the window share.
+
+A face (the CLI, the window, a test) builds one :class:`Host` through the composition root,
+starts it, reads its views, calls its actions and listens to its typed events on
+:attr:`Host.events`. No face re-implements a use case: answering validates against the question,
+retrying an unknown outcome abandons the original only when the retry went out, adding a server
+puts its secrets in the keyring, and the plain words for a state come from one function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from mooring.core.approval.policy import Guards
+from mooring.core.clock import Clock
+from mooring.core.conversation import ToolRound
+from mooring.core.elicitation import ELICITATION_METHOD, SchemaError, check_reply
+from mooring.core.errors import KnownError, NotFound
+from mooring.core.events import AnswerDidSettle, ConnectionDidChange, EventBus
+from mooring.core.ids import new_id, short_id
+from mooring.core.issues import Issue, IssueAction, actions_for
+from mooring.core.ports import (
+    AccountBook,
+    ConnectionStatus,
+    Gateway,
+    IssueBoard,
+    RuleBook,
+    SecretStore,
+    ServerCatalog,
+    TaskLedger,
+)
+from mooring.core.servers import ServerDefinition, Transport
+from mooring.core.tasks.inputs import TaskInput
+from mooring.core.tasks.polling import PollPolicy
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState
+from mooring.core.tasks.words import StateWords, state_words
+from mooring.services.approvals import ApprovalBroker, AskUser, Preview
+from mooring.services.catalogue import ToolCatalogue
+from mooring.services.first_run import ensure_demo_server
+from mooring.services.reconciler import Reconciler, ReconcileReport, UnknownOutcomes
+from mooring.services.task_monitor import TaskMonitor
+from mooring.services.telling import IssueDesk
+from mooring.services.tool_runner import ToolRunner
+
+log = logging.getLogger("mooring.host")
+
+HEADER_SCOPE = "server-headers"
+"""Keyring scope of HTTP header values: names ``"{server_id}:{header}"``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostConfig:
+    """What the host is told by settings (the composition root reads them)."""
+
+    poll_policy: PollPolicy = field(default_factory=PollPolicy)
+    per_server: int = 4
+    max_argument_bytes: int = 256 * 1024
+    capture_content: bool = False
+    demo_server: tuple[str, tuple[str, ...]] | None = None
+    """How to start the bundled demo server (command, args), or ``None`` not to configure it."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    """One task as every face shows it: the record, where it runs, what it asks, in words."""
+
+    record: TaskRecord
+    server_alias: str | None
+    """``None`` when the server is gone from the catalogue."""
+    tool_round: ToolRound | None
+    inputs: tuple[TaskInput, ...]
+    words: StateWords
+
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def short_id(self) -> str:
+        return short_id(self.record.id)
+
+    @property
+    def server_label(self) -> str:
+        return self.server_alias or "(removed server)"
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return self.tool_round.result if self.tool_round else None
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        return self.tool_round.error if self.tool_round else None
+
+    @property
+    def open_questions(self) -> tuple[TaskInput, ...]:
+        """Input requests the user has not answered (only while the task asks)."""
+        if self.record.state is not LocalState.INPUT_REQUIRED:
+            return ()
+        return tuple(i for i in self.inputs if i.awaiting_answer)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerView:
+    """A configured server with its connection's current state."""
+
+    server: ServerDefinition
+    connection: ConnectionStatus | None
+    """``None`` when Mooring has not talked to it in this process."""
+
+    @property
+    def state_words(self) -> str:
+        if not self.server.enabled:
+            return "disabled"
+        if self.connection is None:
+            return "not connected"
+        reason = f": {self.connection.reason}" if self.connection.reason else ""
+        return f"{self.connection.state.value}{reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class IssueView:
+    """A persistent issue with the actions it offers."""
+
+    issue: Issue
+    actions: tuple[IssueAction, ...]
+
+
+class CancelResult(StrEnum):
+    """What asking to cancel a task did."""
+
+    REQUESTED = "requested"
+    """The request is stored and was (or will be) sent; the server decides the outcome."""
+    ALREADY_OVER = "already_over"
+    """The task had ended already; nothing was sent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """The outcome of :meth:`Host.cancel`."""
+
+    result: CancelResult
+    record: TaskRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    """The host at a glance (the status view, ``doctor``)."""
+
+    servers: list[ServerDefinition]
+    counts: dict[LocalState, int]
+    issues: list[Issue]
+    tasks: list[TaskView]
+
+
+class AmbiguousId(KnownError):
+    """A typed prefix that matches several records."""
+
+    def __init__(self, prefix: str, matches: Sequence[str]) -> None:
+        listed = ", ".join(short_id(m) for m in matches[:10])
+        super().__init__(
+            f"{prefix!r} matches several tasks: {listed}.",
+            hint="Type more of the id.",
+            code="ambiguous",
+        )
+        self.matches = tuple(matches)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerSpec:
+    """What the user gives to add a server; header values are secrets."""
+
+    alias: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    trusted: bool = False
+    allowed_tools: tuple[str, ...] | None = None
+    hidden_tools: tuple[str, ...] = ()
+
+
+class Host:
+    """One running Mooring: its services, their start and stop, its views and actions."""
+
+    def __init__(
+        self,
+        *,
+        catalog: ServerCatalog,
+        ledger: TaskLedger,
+        issues: IssueBoard,
+        rules: RuleBook,
+        accounts: AccountBook,
+        secrets: SecretStore,
+        gateway: Gateway,
+        clock: Clock,
+        config: HostConfig | None = None,
+        ask: AskUser | None = None,
+        preview: Preview | None = None,
+        owner: str | None = None,
+        owner_alive: Callable[[str], bool] = lambda _owner: False,
+    ) -> None:
+        self.config = config or HostConfig()
+        self.catalog = catalog
+        self.ledger = ledger
+        self.issue_board = issues
+        self.rules = rules
+        self.accounts = accounts
+        self.secrets = secrets
+        self.gateway = gateway
+        self.clock = clock
+        self.events = EventBus()
+        self.issues = IssueDesk(board=issues, events=self.events, clock=clock)
+        self.tools = ToolCatalogue(gateway=gateway, events=self.events)
+        self.monitor = TaskMonitor(
+            ledger=ledger,
+            catalog=catalog,
+            gateway=gateway,
+            events=self.events,
+            clock=clock,
+            policy=self.config.poll_policy,
+            per_server=self.config.per_server,
+            issues=self.issues,
+        )
+        self.broker = ApprovalBroker(
+            rules=rules,
+            clock=clock,
+            guards_for=self._guards_for,
+            ask=ask,
+            preview=preview,
+            events=self.events,
+        )
+        self.runner = ToolRunner(
+            ledger=ledger,
+            gateway=gateway,
+            monitor=self.monitor,
+            broker=self.broker,
+            events=self.events,
+            clock=clock,
+            capture_content=self.config.capture_content,
+            owner=owner,
+            catalogue=self.tools,
+        )
+        self.reconciler = Reconciler(
+            ledger=ledger,
+            catalog=catalog,
+            issues=issues,
+            rules=rules,
+            gateway=gateway,
+            monitor=self.monitor,
+            events=self.events,
+            clock=clock,
+            accounts=accounts,
+            owner=owner,
+            owner_alive=owner_alive,
+            desk=self.issues,
+        )
+        self.unknown = UnknownOutcomes(
+            ledger=ledger,
+            catalog=catalog,
+            issues=issues,
+            gateway=gateway,
+            events=self.events,
+            clock=clock,
+            catalogue=self.tools,
+            desk=self.issues,
+        )
+        self._scheduler: asyncio.Task[None] | None = None
+        self._prepared = False
+        gateway.add_status_listener(self._on_connection)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    async def prepare(self) -> None:
+        """First use of a data folder: configure the bundled demo server (once, ever)."""
+        if self._prepared:
+            return
+        self._prepared = True
+        if self.config.demo_server is not None:
+            command, args = self.config.demo_server
+            await ensure_demo_server(self.catalog, self.clock, command=command, args=args)
+
+    def start_monitoring(self) -> None:
+        """Run the task monitor's scheduler in the background (idempotent)."""
+        if self._scheduler is None or self._scheduler.done():
+            self._scheduler = asyncio.ensure_future(self.monitor.run())
+
+    async def reconcile(self) -> ReconcileReport:
+        """Re-read every unfinished task from its server; never re-send a call."""
+        return await self.reconciler.run()
+
+    async def stop(self) -> None:
+        """Stop monitoring and close every server connection."""
+        await self.monitor.stop()
+        if self._scheduler is not None:
+            self._scheduler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._scheduler
+            self._scheduler = None
+        await self.gateway.aclose()
+
+    def _on_connection(self, status: ConnectionStatus) -> None:
+        self.events.emit(ConnectionDidChange(status.server_id, status.state.value, status.reason))
+
+    def _guards_for(self, server: ServerDefinition) -> Guards:
+        return Guards(
+            max_argument_bytes=self.config.max_argument_bytes,
+            allowed_tools=None if server.allowed_tools is None else frozenset(server.allowed_tools),
+            hidden_tools=frozenset(server.hidden_tools),
+        )
+
+    # -- views ---------------------------------------------------------------------------------
+
+    async def task_view(self, record: TaskRecord) -> TaskView:
+        """Everything a face shows about one task."""
+        server = await self.catalog.get_server(record.server_id)
+        removed = server is None or await self.catalog.is_removed(record.server_id)
+        tool_round = (
+            await self.ledger.tool_round(record.tool_round_id) if record.tool_round_id else None
+        )
+        inputs = tuple(await self.ledger.inputs(record.id))
+        return TaskView(
+            record=record,
+            server_alias=None if removed or server is None else server.alias,
+            tool_round=tool_round,
+            inputs=inputs,
+            words=state_words(record, tool_round.result if tool_round else None),
+        )
+
+    async def find_task(self, key: str) -> TaskRecord:
+        """The record a person means by ``key``: an id, a task id, or a unique prefix."""
+        record = await self.ledger.find(key)
+        if record is not None:
+            return record
+        matches = await self.ledger.matching(key)
+        if len(matches) > 1:
+            raise AmbiguousId(key, [m.id for m in matches])
+        raise NotFound("task", key)
+
+    async def tasks(self, *, active: bool = False, limit: int | None = None) -> list[TaskView]:
+        """Task views, newest first (``active``: only unfinished ones)."""
+        if active:
+            records = await self.ledger.unfinished()
+        else:
+            records = await self.ledger.list_records(limit=limit)
+        return [await self.task_view(r) for r in records]
+
+    async def servers(self) -> list[ServerView]:
+        """Every configured server with its connection state."""
+        statuses = {s.server_id: s for s in self.gateway.statuses()}
+        return [
+            ServerView(server, statuses.get(server.id))
+            for server in await self.catalog.list_servers()
+        ]
+
+    async def server(self, alias: str) -> ServerDefinition:
+        """The server called ``alias``, or a clear error."""
+        server = await self.catalog.find_server(alias)
+        if server is None:
+            raise KnownError(f"No server called {alias!r}.", code="not_found")
+        return server
+
+    async def open_issues(self) -> list[IssueView]:
+        """What needs the user, with what they can do about it."""
+        return [IssueView(i, actions_for(i)) for i in await self.issue_board.open_issues()]
+
+    async def overview(self, *, limit: int = 50) -> Overview:
+        """The host at a glance."""
+        return Overview(
+            servers=await self.catalog.list_servers(),
+            counts=await self.ledger.counts(),
+            issues=await self.issue_board.open_issues(),
+            tasks=await self.tasks(limit=limit),
+        )
+
+    # -- actions -------------------------------------------------------------------------------
+
+    async def call(
+        self,
+        server: ServerDefinition,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        profile_id: str | None = None,
+        conversation_id: str | None = None,
+        on_persisted: Callable[[TaskRecord], None] | None = None,
+    ) -> TaskRecord:
+        """Run one tool call: approval first, then the request; returns its record once the
+        server answered (or did not). A task goes on in the monitor."""
+        return await self.runner.call(
+            server,
+            tool,
+            arguments,
+            profile_id=profile_id,
+            conversation_id=conversation_id,
+            on_persisted=on_persisted,
+        )
+
+    async def answer(self, record_id: str, key: str, reply: Mapping[str, Any]) -> AnswerDidSettle:
+        """Check the reply against the question, save it, then send it.
+
+        An answer the question does not allow (a value outside its choices, a missing
+        required field) is refused here: nothing is saved or sent.
+        """
+        item = next((i for i in await self.ledger.inputs(record_id) if i.key == key), None)
+        if item is None:
+            raise KnownError(f"The task did not ask for {key!r}.", code="unknown_input")
+        try:
+            checked = check_reply(item.method, item.params, reply)
+        except SchemaError as exc:
+            raise KnownError(
+                f"The server's question cannot be answered as a form: {exc}.",
+                hint="Decline or cancel it instead.",
+                code="bad_question",
+            ) from exc
+        except ValueError as exc:
+            raise KnownError(
+                f"That answer does not fit the question: {exc}.",
+                hint="Nothing was saved or sent.",
+                code="invalid_answer",
+            ) from exc
+        return await self.monitor.answer(record_id, key, checked)
+
+    @staticmethod
+    def is_form(item: TaskInput) -> bool:
+        """Whether an input request is a form the user fills in (an elicitation)."""
+        return item.method == ELICITATION_METHOD
+
+    async def cancel(self, record_id: str) -> Cancelled:
+        """Ask the server to cancel a task; the server's answer decides the outcome."""
+        record = await self.ledger.get(record_id)
+        if record is None:
+            raise NotFound("task", record_id)
+        if record.is_terminal:
+            return Cancelled(CancelResult.ALREADY_OVER, record)
+        record = await self.monitor.cancel(record_id)
+        result = CancelResult.ALREADY_OVER if record.is_terminal else CancelResult.REQUESTED
+        return Cancelled(result, record)
+
+    async def abandon(self, record_id: str) -> TaskRecord:
+        """Give up on a call whose outcome is unknown (nothing is sent)."""
+        record = await self.ledger.get(record_id)
+        if record is None:
+            raise NotFound("task", record_id)
+        return await self.unknown.abandon(record)
+
+    async def retry_is_safe(self, record: TaskRecord) -> bool:
+        """Whether retrying cannot run the tool twice (idempotent, on a trusted server)."""
+        return await self.unknown.retry_is_safe(record)
+
+    async def retry(
+        self,
+        record_id: str,
+        *,
+        may_run_twice: bool = False,
+        confirm: Callable[[str], Awaitable[bool]] | None = None,
+    ) -> TaskRecord | None:
+        """Send a call with an unknown outcome again, as a new operation.
+
+        Unless the retry is known safe or ``may_run_twice``, ``confirm`` is asked with the
+        warning (without one, the retry is refused). Returns the new record, or ``None`` when
+        the user said no. The original is abandoned only if the retry went out.
+        """
+        record = await self.ledger.get(record_id)
+        if record is None:
+            raise NotFound("task", record_id)
+        if record.state is not LocalState.UNKNOWN_OUTCOME:
+            raise KnownError(
+                "Only a call with an unknown outcome can be retried; "
+                f"this one is {state_words(record).label}.",
+                code="not_unknown",
+            )
+        if not may_run_twice and not await self.unknown.retry_is_safe(record):
+            warning = (
+                f"{record.tool} is not known to be idempotent on a trusted server: the first "
+                "call may have run, and a retry may run it twice."
+            )
+            if confirm is None:
+                raise KnownError(warning, hint="Retry anyway only if that is safe.", code="unsafe")
+            if not await confirm(warning):
+                return None
+        server = await self.catalog.get_server(record.server_id)
+        tool_round = await self.ledger.tool_round(record.tool_round_id or "")
+        if server is None or tool_round is None:
+            raise KnownError("The server or the original arguments of this call are gone.")
+        new = await self.runner.call(
+            server,
+            record.tool,
+            tool_round.arguments,
+            conversation_id=record.conversation_id,
+            profile_id=record.credential_profile_id,
+        )
+        if new.state is not LocalState.DENIED and not (
+            new.state is LocalState.FAILED and new.sent_at is None
+        ):
+            # Only a retry that went out replaces the original; a refused one leaves it to decide.
+            await self.unknown.abandon(record, reason=f"Retried as {short_id(new.id)}.")
+        return new
+
+    async def dismiss_issue(self, prefix: str) -> Issue:
+        """Mark an open issue resolved (by id or unique prefix)."""
+        issues = await self.issue_board.open_issues()
+        matches = [i for i in issues if i.id.startswith(prefix)]
+        if len(matches) != 1:
+            raise KnownError(
+                f"No open issue {prefix!r}."
+                if not matches
+                else f"{prefix!r} matches several open issues.",
+                code="not_found",
+            )
+        await self.issues.dismiss(matches[0])
+        return matches[0]
+
+    async def add_server(self, spec: ServerSpec) -> ServerDefinition:
+        """Add a stdio or Streamable HTTP server; header values go to the keyring only."""
+        if await self.catalog.find_server(spec.alias) is not None:
+            raise KnownError(f"A server called {spec.alias!r} exists already.", code="exists")
+        server = ServerDefinition(
+            id=new_id(),
+            alias=spec.alias,
+            transport=Transport.HTTP if spec.url else Transport.STDIO,
+            command=spec.command,
+            args=spec.args,
+            env=dict(spec.env),
+            cwd=spec.cwd,
+            url=spec.url,
+            headers={name: "" for name in spec.headers},
+            trusted=spec.trusted,
+            allowed_tools=spec.allowed_tools,
+            hidden_tools=spec.hidden_tools,
+            created_at=self.clock.now(),
+        )
+        await self.add_server_definition(server, spec.headers)
+        return server
+
+    async def add_server_definition(
+        self, server: ServerDefinition, header_values: Mapping[str, str]
+    ) -> None:
+        """Store a server built elsewhere (an import), its header values in the keyring."""
+        for name, value in header_values.items():
+            self.secrets.set(HEADER_SCOPE, f"{server.id}:{name}", value)
+        await self.catalog.add_server(server)
+
+    async def remove_server(self, alias: str) -> ServerDefinition:
+        """Remove a server (its past tasks keep their history) and forget its secrets."""
+        server = await self.server(alias)
+        await self.catalog.remove_server(server.id)
+        for name in server.headers:
+            self.secrets.delete(HEADER_SCOPE, f"{server.id}:{name}")
+        self.tools.forget(server.id)
+        return server
