@@ -12,10 +12,8 @@ from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 from mooring.core.errors import KnownError
 from mooring.core.ids import new_id
-from mooring.core.ports import ConnectionState
-from mooring.core.servers import ServerDefinition, Transport
-
-HEADER_SCOPE = "server-headers"
+from mooring.core.servers import ServerDefinition
+from mooring.services.host import ServerSpec
 
 
 def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
@@ -47,28 +45,21 @@ def server_json(server: ServerDefinition) -> dict[str, Any]:
 
 async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Add a stdio or Streamable HTTP server."""
-    if await ctx.catalog.find_server(args.name) is not None:
-        raise KnownError(f"A server called {args.name!r} exists already.", code="exists")
-    headers = _pairs(args.header, "header")
-    server = ServerDefinition(
-        id=new_id(),
-        alias=args.name,
-        transport=Transport.HTTP if args.url else Transport.STDIO,
-        command=args.program,
-        args=tuple(args.arg or ()),
-        env=_pairs(args.env, "environment variable"),
-        cwd=args.cwd,
-        url=args.url,
-        # Header values are secrets (tokens): they go to the keyring, only names to SQLite.
-        headers={name: "" for name in headers},
-        trusted=args.trusted,
-        allowed_tools=tuple(args.allow_tool) if args.allow_tool else None,
-        hidden_tools=tuple(args.hide_tool or ()),
-        created_at=ctx.clock.now(),
+    server = await ctx.host.add_server(
+        ServerSpec(
+            alias=args.name,
+            command=args.program,
+            args=tuple(args.arg or ()),
+            env=_pairs(args.env, "environment variable"),
+            cwd=args.cwd,
+            url=args.url,
+            # Header values are secrets (tokens): the host puts them in the keyring.
+            headers=_pairs(args.header, "header"),
+            trusted=args.trusted,
+            allowed_tools=tuple(args.allow_tool) if args.allow_tool else None,
+            hidden_tools=tuple(args.hide_tool or ()),
+        )
     )
-    for name, value in headers.items():
-        ctx.secrets.set(HEADER_SCOPE, f"{server.id}:{name}", value)
-    await ctx.catalog.add_server(server)
     if ctx.as_json:
         ctx.say(json.dumps(server_json(server)))
     else:
@@ -93,12 +84,7 @@ async def list_servers(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def remove(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Remove a server (its past tasks keep their history)."""
-    server = await ctx.catalog.find_server(args.name)
-    if server is None:
-        raise KnownError(f"No server called {args.name!r}.", code="not_found")
-    await ctx.catalog.remove_server(server.id)
-    for name in server.headers:
-        ctx.secrets.delete(HEADER_SCOPE, f"{server.id}:{name}")
+    server = await ctx.host.remove_server(args.name)
     ctx.say(f"Removed {server.alias}.")
     return ExitCode.OK
 
@@ -113,13 +99,13 @@ async def list_tools(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     code = ExitCode.OK
     listing: list[dict[str, Any]] = []
     for server in servers:
+        tools = await ctx.host.tools.tools(server)
         connection = await ctx.gateway.connect(server)
-        status = await connection.settled()
-        if status.state is not ConnectionState.READY:
+        if tools is None:
             code = ExitCode.PROBLEM
-            ctx.warn(f"{server.alias}: {status.state.value}: {status.reason}")
+            ctx.warn(f"{server.alias}: {connection.status.state.value}: {connection.status.reason}")
             continue
-        for tool in await connection.list_tools():
+        for tool in tools:
             hints = tool.annotations
             listing.append(
                 {
@@ -169,9 +155,7 @@ async def import_file(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     added: list[ServerDefinition] = []
     skipped = list(result.skipped)
     for server in result.servers:
-        for name, value in result.header_secrets.get(server.id, {}).items():
-            ctx.secrets.set(HEADER_SCOPE, f"{server.id}:{name}", value)
-        await ctx.catalog.add_server(server)
+        await ctx.host.add_server_definition(server, result.header_secrets.get(server.id, {}))
         added.append(server)
     if ctx.as_json:
         ctx.say(
