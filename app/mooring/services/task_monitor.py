@@ -302,8 +302,10 @@ class TaskMonitor:
             await self.emit_run_span(rec.record)
         else:
             new_inputs = await self._ledger.apply(rec)
-        self._writer.announce(rec, new_inputs)  # after the run span: a listener may stop us
         current = rec.record
+        if not current.is_monitored:
+            self._due_at.pop(current.id, None)  # over: unscheduled before anyone hears of it
+        self._writer.announce(rec, new_inputs)  # after the run span: a listener may stop us
         await self._deliver_pending_answers(current, connection, observation)
         if (
             current.cancel_requested
