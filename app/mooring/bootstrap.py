@@ -25,10 +25,11 @@ from mooring.cli.doctor import print_report
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
 from mooring.core.approval.policy import Guards
+from mooring.core.chat import ProviderFactory
 from mooring.core.clock import SystemClock
 from mooring.core.errors import KnownError
 from mooring.core.events import EventBus
-from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
+from mooring.core.ports import ConnectionStatus, Gateway, ProviderBook, ServerConnection
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.polling import PollPolicy
 from mooring.services.approvals import ApprovalBroker
@@ -298,6 +299,10 @@ class Services:
     clock: SystemClock
     oauth: Callable[[], Any]
     """The OAuth providers (loads the MCP SDK on first use)."""
+    providers: ProviderBook
+    """Model provider configurations (issue 12)."""
+    provider_factory: ProviderFactory
+    """Builds a chat provider with its keyring secrets (loads the model SDKs on first use)."""
 
 
 def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
@@ -391,8 +396,27 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
     unknown = UnknownOutcomes(
         ledger=store, catalog=store, issues=store, gateway=gateway, events=events, clock=clock
     )
+    # Model providers (issue 12): configurations in SQLite, secrets only in the keyring.
+    from mooring.adapters.providers.factory import SdkProviderFactory
+    from mooring.storage.providers import SqlProviderBook
+
+    providers = SqlProviderBook(db, clock)
+    provider_factory = SdkProviderFactory(secrets)
+
     return Services(
-        store, secrets, gateway, events, monitor, broker, runner, reconciler, unknown, clock, oauth
+        store,
+        secrets,
+        gateway,
+        events,
+        monitor,
+        broker,
+        runner,
+        reconciler,
+        unknown,
+        clock,
+        oauth,
+        providers=providers,
+        provider_factory=provider_factory,
     )
 
 
@@ -456,6 +480,8 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
                 events=services.events,
                 clock=services.clock,
                 as_json=args.json,
+                providers=services.providers,
+                provider_factory=services.provider_factory,
             )
             if ctx.interactive:
                 services.broker.ask = terminal_asker(ctx)

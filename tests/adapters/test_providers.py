@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from mooring.adapters.providers.common import ProviderOptions
-from mooring.adapters.providers.factory import SdkProviderFactory, api_key_name, header_name
+from mooring.adapters.providers.factory import SdkProviderFactory
 from mooring.adapters.secrets import KeyringSecrets
 from mooring.core.chat import (
     PROVIDER_SECRET_SCOPE,
@@ -31,6 +31,7 @@ from mooring.core.chat import (
     ToolOffer,
 )
 from mooring.core.conversation import Role
+from mooring.core.providers import api_key_name, header_name
 from tests.helpers.model_endpoints import (
     Broken,
     HttpError,
@@ -585,3 +586,23 @@ async def test_stopping_mid_stream_closes_the_connection_and_keeps_what_arrived(
     assert closed, "the HTTP stream was not closed on stop"
     assert not reply.gate.is_set()
     assert "".join(received) == "Working through the"
+
+
+async def test_a_key_echoed_by_the_endpoint_is_masked_in_the_message(
+    provider: ChatProvider, model_endpoint: ModelEndpoint
+) -> None:
+    model_endpoint.script(HttpError(400, f"unsupported value in request made with {KEY}"))
+    error = await failure(provider)
+    assert error.kind is ProviderFailure.BAD_REQUEST
+    assert KEY not in error.message
+    assert "[redacted]" in error.message
+
+
+async def test_the_endpoint_requiring_a_key_accepts_the_stored_one(
+    provider: ChatProvider, model_endpoint: ModelEndpoint
+) -> None:
+    model_endpoint.api_key = KEY
+    model_endpoint.script(Text("fine"))
+    _, done = await collect(provider, ask())
+    assert done.text == "fine"
+    assert await provider.list_models() == ["model-small", "model-large"]

@@ -48,7 +48,8 @@ Replies:
   sleeps); if the client goes away meanwhile, ``endpoint.disconnected`` is set.
 
 With the script empty, a request gets HTTP 500 ``"the test script has no reply left"``.
-``endpoint.models`` is what ``/v1/models`` lists (``None``: that path answers 404).
+``endpoint.models`` is what ``/v1/models`` lists (``None``: that path answers 404);
+``endpoint.api_key = "sk-…"`` makes every request without that key a 401.
 
 Outside pytest, ``with ModelEndpoint.running() as endpoint: ...`` starts and stops one (the
 benchmarks use this).
@@ -211,6 +212,9 @@ class ModelEndpoint:
     def __init__(self, models: Sequence[str] | None = ("model-small", "model-large")) -> None:
         self.models: list[str] | None = None if models is None else list(models)
         self.requests: list[RecordedRequest] = []
+        self.api_key: str | None = None
+        """When set, every request without this key (``Authorization: Bearer`` or
+        ``x-api-key``) is refused with 401, as a real service does."""
         self.disconnected = threading.Event()
         """Set when a client closed its connection in the middle of a streamed reply."""
         self._script: deque[Reply] = deque()
@@ -219,7 +223,10 @@ class ModelEndpoint:
         self._server.daemon_threads = True
         self._server.endpoint = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="model-endpoint", daemon=True
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="model-endpoint",
+            daemon=True,
         )
         self._slow: list[Slow] = []
 
@@ -388,12 +395,21 @@ class _Handler(BaseHTTPRequestHandler):
                     self.endpoint.disconnected.set()
                     raise _ClientGone
 
+    def _key_ok(self, headers: Mapping[str, str]) -> bool:
+        key = self.endpoint.api_key
+        if key is None:
+            return True
+        return key in (headers.get("x-api-key"), headers.get("authorization", "")[7:])
+
     # -- requests ------------------------------------------------------------------------
 
     def do_GET(self) -> None:
         headers = self._headers_dict()
         self.endpoint._record(RecordedRequest("GET", self.path, headers, None))
         anthropic = "anthropic-version" in headers
+        if not self._key_ok(headers):
+            self._error(HttpError(401, "Invalid API key"), anthropic=anthropic)
+            return
         models = self.endpoint.models
         if not self.path.split("?")[0].endswith("/models") or models is None:
             self._error(HttpError(404, "Not found"), anthropic=anthropic)
@@ -444,6 +460,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(
                 HttpError(404, f"no route {path}"), anthropic="anthropic-version" in headers
             )
+            return
+        if not self._key_ok(headers):
+            self._error(HttpError(401, "Invalid API key"), anthropic=anthropic)
             return
         reply = self.endpoint._take()
         if reply is None:

@@ -6,12 +6,14 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from mooring.core.chat import ProviderFactory
 from mooring.core.clock import Clock
 from mooring.core.events import EventBus
 from mooring.core.ports import (
     AccountBook,
     Gateway,
     IssueBoard,
+    ProviderBook,
     RuleBook,
     SecretStore,
     ServerCatalog,
@@ -45,6 +47,9 @@ class CliContext:
     events: EventBus
     clock: Clock
     sign_in: SignInActions | None = None
+    providers: ProviderBook | None = None
+    """Model provider configurations (issue 12)."""
+    provider_factory: ProviderFactory | None = None
     as_json: bool = False
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)

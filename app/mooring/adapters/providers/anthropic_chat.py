@@ -9,7 +9,8 @@ arrived; a stream that ends without one, or breaks, is ``STREAM_BROKEN`` with th
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ from mooring.adapters.providers.common import (
     classify_status,
     classify_transport,
     parse_arguments,
+    redact,
     stop_reason,
     with_one_retry,
 )
@@ -179,6 +181,7 @@ class AnthropicChatProvider:
     ) -> None:
         self.config = config
         self.options = options or ProviderOptions()
+        self._secrets = tuple(v for v in (api_key or "", *headers.values()) if v)
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key or NO_KEY,
             base_url=config.base_url,
@@ -191,7 +194,18 @@ class AnthropicChatProvider:
         )
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[ReplyEvent]:
-        """Stream one reply: text deltas, then one :class:`ReplyDone` (or a ProviderError)."""
+        """Stream one reply: text deltas, then one :class:`ReplyDone` (or a ProviderError).
+
+        Cancelling the consumer (or closing this generator) closes the HTTP response.
+        """
+        try:
+            async with aclosing(self._stream(request)) as events:
+                async for event in events:
+                    yield event
+        except ProviderError as exc:
+            raise redact(exc, self._secrets) from None
+
+    async def _stream(self, request: ChatRequest) -> AsyncGenerator[ReplyEvent, None]:
         body = request_body(request)
         log.info(
             "provider %s: request with %d messages, %d tools",
@@ -311,7 +325,7 @@ class AnthropicChatProvider:
         except ProviderError as exc:
             if exc.status == 404:
                 return []
-            raise
+            raise redact(exc, self._secrets) from None
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -16,11 +16,12 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-import httpx2
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mooring.core.chat import ProviderConfig, ProviderError, ProviderFailure, StopReason
+
+if TYPE_CHECKING:
+    import httpx2
 
 log = logging.getLogger("mooring.providers")
 
@@ -45,6 +46,8 @@ class ProviderOptions:
     """How to wait for ``retry-after`` (tests pass a recorder)."""
 
     def timeout(self) -> httpx2.Timeout:
+        import httpx2  # with the SDKs, not at start-up
+
         return httpx2.Timeout(
             connect=self.connect_timeout,
             read=self.read_timeout,
@@ -211,6 +214,8 @@ def classify_status(config: ProviderConfig, failure: StatusFailure) -> ProviderE
 
 def classify_transport(config: ProviderConfig, exc: BaseException) -> ProviderError:
     """An endpoint that could not be reached or did not answer in time."""
+    import httpx2
+
     chain: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and len(chain) < 8:
@@ -295,3 +300,20 @@ STOP_REASONS = {
 def stop_reason(value: str | None) -> StopReason:
     """The neutral stop reason for a wire's ``finish_reason`` / ``stop_reason``."""
     return STOP_REASONS.get(value or "", StopReason.OTHER)
+
+
+def redact(error: ProviderError, secrets: tuple[str, ...]) -> ProviderError:
+    """The same failure with any of ``secrets`` (an endpoint may echo the key) masked."""
+    message = error.message
+    for secret in secrets:
+        if len(secret) >= 4:
+            message = message.replace(secret, "[redacted]")
+    if message == error.message:
+        return error
+    return ProviderError(
+        error.kind,
+        message,
+        retry_after=error.retry_after,
+        partial_text=error.partial_text,
+        status=error.status,
+    )

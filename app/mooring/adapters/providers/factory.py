@@ -12,18 +12,9 @@ from mooring.core.chat import (
     ProviderKind,
 )
 from mooring.core.ports import SecretStore
+from mooring.core.providers import api_key_name, header_name
 
 log = logging.getLogger("mooring.providers")
-
-
-def api_key_name(provider_id: str) -> str:
-    """The keyring name of a provider's API key (scope :data:`PROVIDER_SECRET_SCOPE`)."""
-    return f"{provider_id}:api_key"
-
-
-def header_name(provider_id: str, header: str) -> str:
-    """The keyring name of one custom header's value."""
-    return f"{provider_id}:header:{header}"
 
 
 class SdkProviderFactory:
@@ -43,15 +34,15 @@ class SdkProviderFactory:
             api_key = self._secrets.get(PROVIDER_SECRET_SCOPE, api_key_name(config.id))
             if api_key is None:
                 log.warning(
-                    "provider %s: its API key is not in the keyring (kept for one session "
-                    "only, or removed); requests go without it",
-                    config.id,
+                    "provider %r: its API key is not in the keyring (it was kept for one "
+                    "session only, or removed); requests go without it",
+                    config.name,
                 )
         headers: dict[str, str] = {}
         for name in config.header_names:
             value = self._secrets.get(PROVIDER_SECRET_SCOPE, header_name(config.id, name))
             if value is None:
-                log.warning("provider %s: header %s has no value in the keyring", config.id, name)
+                log.warning("provider %r: header %s has no value in the keyring", config.name, name)
                 continue
             headers[name] = value
         if config.kind is ProviderKind.ANTHROPIC:

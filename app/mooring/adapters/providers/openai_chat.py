@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ from mooring.adapters.providers.common import (
     classify_status,
     classify_transport,
     parse_arguments,
+    redact,
     stop_reason,
     with_one_retry,
 )
@@ -169,6 +171,7 @@ class OpenAIChatProvider:
     ) -> None:
         self.config = config
         self.options = options or ProviderOptions()
+        self._secrets = tuple(v for v in (api_key or "", *headers.values()) if v)
         self._client = openai.AsyncOpenAI(
             api_key=api_key or NO_KEY,
             base_url=config.base_url,
@@ -178,7 +181,18 @@ class OpenAIChatProvider:
         )
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[ReplyEvent]:
-        """Stream one reply: text deltas, then one :class:`ReplyDone` (or a ProviderError)."""
+        """Stream one reply: text deltas, then one :class:`ReplyDone` (or a ProviderError).
+
+        Cancelling the consumer (or closing this generator) closes the HTTP response.
+        """
+        try:
+            async with aclosing(self._stream(request)) as events:
+                async for event in events:
+                    yield event
+        except ProviderError as exc:
+            raise redact(exc, self._secrets) from None
+
+    async def _stream(self, request: ChatRequest) -> AsyncGenerator[ReplyEvent, None]:
         body = request_body(request)
         log.info(
             "provider %s: request with %d messages, %d tools",
@@ -291,7 +305,7 @@ class OpenAIChatProvider:
         except ProviderError as exc:
             if exc.status == 404:
                 return []
-            raise
+            raise redact(exc, self._secrets) from None
 
     async def aclose(self) -> None:
         await self._client.close()
