@@ -320,6 +320,9 @@ def _split(text: str, parts: int) -> list[str]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Each event is its own small write, as on a real streaming server: without TCP_NODELAY,
+    # Nagle plus the client's delayed ACK would hold the second write back ~40 ms.
+    disable_nagle_algorithm = True
 
     @property
     def endpoint(self) -> ModelEndpoint:
