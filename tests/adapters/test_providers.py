@@ -432,6 +432,17 @@ async def test_a_second_429_is_reported_with_its_retry_after(
     assert model_endpoint.pending == 1
 
 
+async def test_a_429_without_retry_after_is_reported_at_once(
+    provider: ChatProvider, model_endpoint: ModelEndpoint, sleeps: Sleeps
+) -> None:
+    model_endpoint.script(HttpError(429, "Too many requests"), Text("never sent"))
+    error = await failure(provider)
+    assert error.kind is ProviderFailure.RATE_LIMITED
+    assert error.retry_after is None
+    assert sleeps.waits == []
+    assert len(model_endpoint.model_requests) == 1
+
+
 async def test_a_429_asking_for_a_long_wait_is_reported_at_once(
     provider: ChatProvider, model_endpoint: ModelEndpoint, sleeps: Sleeps
 ) -> None:

@@ -6,6 +6,7 @@ The endpoint runs in this test process; each `mooring` command is a separate pro
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -152,24 +153,19 @@ def test_bad_input_is_a_clear_error_and_stores_nothing(
     assert "No model provider is configured" in none.stderr
 
 
-def test_the_key_can_come_from_stdin(
-    cli: Cli, model_endpoint: ModelEndpoint, tmp_path: Path
-) -> None:
+def test_the_key_can_come_from_stdin(cli: Cli, model_endpoint: ModelEndpoint) -> None:
     model_endpoint.api_key = CANARY_KEY
-    env = {
-        **{k: v for k, v in cli.env.items() if v is not None},
-        "MOORING_DATA_DIR": str(cli.data_dir),
-    }
-    import os
-
+    env = {**os.environ, "MOORING_DATA_DIR": str(cli.data_dir)}
+    env.update({k: v for k, v in cli.env.items() if v is not None})
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     done = subprocess.run(
         [sys.executable, "-m", "mooring", "providers", "add", "p", "--kind", "openai",
          "--base-url", model_endpoint.openai_url, "--model", "model-small", "--api-key-stdin"],
-        input=CANARY_KEY + "\n", capture_output=True, text=True, timeout=90,
-        env={**os.environ, **env}, check=False,
+        input=CANARY_KEY + "\n", capture_output=True, text=True, timeout=90, env=env, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert CANARY_KEY not in done.stdout + done.stderr
+    # The endpoint refuses any other key: listing its models proves the stored one is used.
     assert cli.json("providers", "models")["models"] == ["model-small", "model-large"]
 
 
