@@ -397,11 +397,18 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
         ledger=store, catalog=store, issues=store, gateway=gateway, events=events, clock=clock
     )
     # Model providers (issue 12): configurations in SQLite, secrets only in the keyring.
+    from mooring.adapters.providers.common import ProviderOptions
     from mooring.adapters.providers.factory import SdkProviderFactory
     from mooring.storage.providers import SqlProviderBook
 
     providers = SqlProviderBook(db, clock)
-    provider_factory = SdkProviderFactory(secrets)
+    provider_factory = SdkProviderFactory(
+        secrets,
+        ProviderOptions(
+            connect_timeout=int(settings.get("providers.connect_timeout_ms")) / 1000,
+            read_timeout=int(settings.get("providers.read_timeout_ms")) / 1000,
+        ),
+    )
 
     return Services(
         store,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import os
 from dataclasses import dataclass, field
@@ -106,9 +107,9 @@ def _read_key(ctx: CliContext, args: argparse.Namespace) -> str | None:
         return value
     if args.api_key_stdin:
         if ctx.stdin.isatty():
-            ctx.err.write("API key (input is not hidden; end with Enter): ")
-            ctx.err.flush()
-        value = ctx.stdin.readline().strip()
+            value = getpass.getpass("API key (not shown): ", stream=ctx.err).strip()
+        else:
+            value = ctx.stdin.readline().strip()
         if not value:
             raise KnownError("No API key arrived on standard input.", code="usage")
         return value

@@ -46,6 +46,7 @@ class ProviderOptions:
     """How to wait for ``retry-after`` (tests pass a recorder)."""
 
     def timeout(self) -> httpx2.Timeout:
+        """The SDK clients' timeouts."""
         import httpx2  # with the SDKs, not at start-up
 
         return httpx2.Timeout(
@@ -170,7 +171,8 @@ def classify_status(config: ProviderConfig, failure: StatusFailure) -> ProviderE
         hint = (
             "Add a key with `mooring providers add … --api-key-env VAR`."
             if not config.has_api_key
-            else "Check the key (`mooring providers test NAME`) or add the provider again."
+            else f"Check the key (`mooring providers test {config.name}`) or add the provider "
+            "again with a new one."
         )
         return ProviderError(
             ProviderFailure.AUTH, f"{where} {why} (HTTP {status}). {hint}", status=status
