@@ -165,6 +165,38 @@ async def test_a_text_reply_streams_in_pieces_and_ends_once(
     assert done.usage["input_tokens"] == 12
 
 
+async def test_a_reply_cut_off_by_the_token_limit_says_so(
+    provider: ChatProvider, model_endpoint: ModelEndpoint
+) -> None:
+    model_endpoint.script(Text("It was a long", truncated=True))
+    _, done = await collect(provider, ask())
+    assert done.text == "It was a long"
+    assert done.stop_reason is StopReason.MAX_TOKENS
+
+
+async def test_an_openai_endpoint_that_wants_max_completion_tokens_gets_it_from_then_on(
+    model_endpoint: ModelEndpoint, build: Any
+) -> None:
+    provider = build(config_for(ProviderKind.OPENAI, model_endpoint))
+    model_endpoint.script(
+        HttpError(
+            400,
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            code="unsupported_parameter",
+        ),
+        Text("first"),
+        Text("second"),
+    )
+    assert (await collect(provider, ask()))[1].text == "first"
+    assert (await collect(provider, ask()))[1].text == "second"
+    first, retried, later = (r.body for r in model_endpoint.model_requests)
+    assert first["max_tokens"] == 4096
+    assert "max_tokens" not in retried
+    assert retried["max_completion_tokens"] == 4096
+    assert later["max_completion_tokens"] == 4096
+
+
 async def test_the_model_is_sent_the_system_prompt_messages_and_key(
     provider: ChatProvider, model_endpoint: ModelEndpoint, kind: ProviderKind
 ) -> None:

@@ -36,7 +36,8 @@ Non-streaming requests (``"stream": false``) get the whole reply as one JSON obj
 
 Replies:
 
-- :class:`Text` — text streamed in small deltas (``chunk`` characters each);
+- :class:`Text` — text streamed in small deltas (``chunk`` characters each); ``truncated=True``
+  ends it as cut off by the token limit;
 - :class:`ToolCalls` — optional text, then tool calls whose arguments arrive in ``fragments``
   pieces; ``ToolCall(arguments="{not json")`` sends a raw (malformed) arguments text verbatim;
 - :class:`HttpError` — a status, a body (rendered in the asking wire's error shape unless
@@ -88,6 +89,8 @@ class Text:
     text: str
     chunk: int = 4
     input_tokens: int = 12
+    truncated: bool = False
+    """End as cut off by the token limit (``length`` / ``max_tokens``)."""
 
 
 @dataclass
@@ -578,7 +581,7 @@ class _OpenAIWire(_Wire):
         self._delta({"role": "assistant", "content": "", "refusal": None})
         if isinstance(reply, Text):
             self._text(reply.text, reply.chunk)
-            self._finish("stop", reply.text, reply.input_tokens)
+            self._finish("length" if reply.truncated else "stop", reply.text, reply.input_tokens)
         elif isinstance(reply, ToolCalls):
             self._text(reply.text, reply.chunk)
             for index, call in enumerate(reply.calls):
@@ -724,7 +727,7 @@ class _AnthropicWire(_Wire):
         self._message_start(getattr(reply, "input_tokens", 12))
         if isinstance(reply, Text):
             self._text_block(reply.text, reply.chunk)
-            self._finish("end_turn", reply.text)
+            self._finish("max_tokens" if reply.truncated else "end_turn", reply.text)
         elif isinstance(reply, ToolCalls):
             self._text_block(reply.text, reply.chunk)
             for call in reply.calls:

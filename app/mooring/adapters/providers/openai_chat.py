@@ -172,6 +172,7 @@ class OpenAIChatProvider:
         self.config = config
         self.options = options or ProviderOptions()
         self._secrets = tuple(v for v in (api_key or "", *headers.values()) if v)
+        self._limit_field = "max_tokens"
         self._client = openai.AsyncOpenAI(
             api_key=api_key or NO_KEY,
             base_url=config.base_url,
@@ -202,7 +203,16 @@ class OpenAIChatProvider:
         )
 
         async def open_stream() -> Any:
-            return await self._client.chat.completions.create(**body)
+            try:
+                return await self._client.chat.completions.create(**self._limit(body))
+            except openai.BadRequestError as exc:
+                # OpenAI's newer models refuse max_tokens and name its successor; others
+                # (Ollama, vLLM…) know only max_tokens. Switch once, for this provider.
+                if self._limit_field == "max_tokens" and "max_completion_tokens" in exc.message:
+                    self._limit_field = "max_completion_tokens"
+                    log.info("provider %s: using max_completion_tokens", self.config.id)
+                    return await self._client.chat.completions.create(**self._limit(body))
+                raise
 
         stream = await with_one_retry(
             self.config, self.options, open_stream, lambda exc: classify(self.config, exc)
@@ -278,6 +288,12 @@ class OpenAIChatProvider:
             stop_reason=stop_reason(finish),
             usage=usage,
         )
+
+    def _limit(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``body`` with the reply-length limit under the name this endpoint accepts."""
+        limited = {k: v for k, v in body.items() if k != "max_tokens"}
+        limited[self._limit_field] = body["max_tokens"]
+        return limited
 
     def _broken(
         self, text: list[str], exc: BaseException, why: str = "the connection was lost"
