@@ -227,33 +227,44 @@ class AnthropicChatProvider:
         try:
             try:
                 async for event in stream:
-                    kind = event.type
+                    # Read leniently: proxies (LiteLLM, gateways) may leave fields out.
+                    kind = getattr(event, "type", None)
+                    index = getattr(event, "index", None)
                     if kind == "message_start":
-                        usage["input_tokens"] = event.message.usage.input_tokens or 0
+                        message_usage = getattr(getattr(event, "message", None), "usage", None)
+                        usage["input_tokens"] = getattr(message_usage, "input_tokens", 0) or 0
                     elif kind == "content_block_start":
-                        block = event.content_block
-                        started = _Block(kind=block.type)
-                        if block.type == "tool_use":
-                            started.id = block.id
-                            started.name = block.name
-                            if isinstance(block.input, dict):
-                                started.start_input = dict(block.input)
-                        elif block.type == "text" and block.text:
-                            text.append(block.text)
-                            yield TextDelta(block.text)
-                        blocks[event.index] = started
+                        block = getattr(event, "content_block", None)
+                        started = _Block(kind=str(getattr(block, "type", "")))
+                        if started.kind == "tool_use":
+                            started.id = str(getattr(block, "id", "") or "")
+                            started.name = str(getattr(block, "name", "") or "")
+                            given = getattr(block, "input", None)
+                            if isinstance(given, dict):
+                                started.start_input = dict(given)
+                        elif started.kind == "text":
+                            first = getattr(block, "text", "") or ""
+                            if first:
+                                text.append(first)
+                                yield TextDelta(first)
+                        blocks[index if isinstance(index, int) else len(blocks)] = started
                     elif kind == "content_block_delta":
-                        delta = event.delta
-                        if delta.type == "text_delta":
-                            text.append(delta.text)
-                            yield TextDelta(delta.text)
-                        elif delta.type == "input_json_delta":
-                            target = blocks.setdefault(event.index, _Block(kind="tool_use"))
-                            target.json.append(delta.partial_json)
+                        delta = getattr(event, "delta", None)
+                        delta_type = getattr(delta, "type", None)
+                        if delta_type == "text_delta":
+                            piece = getattr(delta, "text", "") or ""
+                            if piece:
+                                text.append(piece)
+                                yield TextDelta(piece)
+                        elif delta_type == "input_json_delta":
+                            key = index if isinstance(index, int) else max(blocks, default=0)
+                            target = blocks.setdefault(key, _Block(kind="tool_use"))
+                            target.json.append(getattr(delta, "partial_json", "") or "")
                     elif kind == "message_delta":
-                        stop = event.delta.stop_reason or stop
-                        if event.usage is not None and event.usage.output_tokens is not None:
-                            usage["output_tokens"] = event.usage.output_tokens
+                        stop = getattr(getattr(event, "delta", None), "stop_reason", None) or stop
+                        out = getattr(getattr(event, "usage", None), "output_tokens", None)
+                        if isinstance(out, int):
+                            usage["output_tokens"] = out
             except anthropic.APIStatusError as exc:  # an error event inside the stream
                 partial = "".join(text)
                 if partial:

@@ -224,33 +224,33 @@ class OpenAIChatProvider:
         try:
             try:
                 async for chunk in stream:
-                    if chunk.usage is not None:
+                    # Read leniently: compatible servers differ in which fields they send.
+                    chunk_usage = getattr(chunk, "usage", None)
+                    if chunk_usage is not None:
                         usage = {
-                            "input_tokens": chunk.usage.prompt_tokens or 0,
-                            "output_tokens": chunk.usage.completion_tokens or 0,
+                            "input_tokens": getattr(chunk_usage, "prompt_tokens", 0) or 0,
+                            "output_tokens": getattr(chunk_usage, "completion_tokens", 0) or 0,
                         }
-                    for choice in chunk.choices or ():
-                        if choice.index not in (0, None):
+                    for choice in getattr(chunk, "choices", None) or ():
+                        if getattr(choice, "index", 0) not in (0, None):
                             continue
-                        delta = choice.delta
-                        if delta is not None:
-                            piece = delta.content or ""
-                            if piece:
-                                text.append(piece)
-                                yield TextDelta(piece)
-                            for fragment in delta.tool_calls or ():
-                                index = fragment.index
-                                if index is None:  # a server that omits it: one call per id
-                                    index = len(calls) - (0 if fragment.id else 1)
-                                call = calls.setdefault(max(index, 0), _PartialCall())
-                                if fragment.id:
-                                    call.id = fragment.id
-                                function = fragment.function
-                                if function is not None:
-                                    call.name += function.name or ""
-                                    call.arguments += function.arguments or ""
-                        if choice.finish_reason:
-                            finish = choice.finish_reason
+                        delta = getattr(choice, "delta", None)
+                        piece = getattr(delta, "content", None) or ""
+                        if piece:
+                            text.append(piece)
+                            yield TextDelta(piece)
+                        for fragment in getattr(delta, "tool_calls", None) or ():
+                            index = getattr(fragment, "index", None)
+                            if not isinstance(index, int):  # one call per new id
+                                index = len(calls) - (0 if getattr(fragment, "id", None) else 1)
+                            call = calls.setdefault(max(index, 0), _PartialCall())
+                            call.id = getattr(fragment, "id", None) or call.id
+                            function = getattr(fragment, "function", None)
+                            name = getattr(function, "name", None) or ""
+                            if name != call.name:  # some servers repeat the whole name
+                                call.name += name
+                            call.arguments += getattr(function, "arguments", None) or ""
+                        finish = getattr(choice, "finish_reason", None) or finish
             except openai.APIConnectionError as exc:
                 raise self._broken(text, exc) from None
             except httpx2.TransportError as exc:
