@@ -527,14 +527,19 @@ async def test_a_context_too_long_says_so(
     assert "too long" in error.message
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        HttpError(404, 'model "model-small" not found, try pulling it first'),  # Ollama
+        HttpError(404, "The model `model-small` does not exist", code="model_not_found"),
+        HttpError(400, "model 'model-small' not found"),  # some compatible servers
+    ],
+    ids=["ollama", "openai", "400"],
+)
 async def test_an_unknown_model_is_model_not_found(
-    provider: ChatProvider, model_endpoint: ModelEndpoint
+    provider: ChatProvider, model_endpoint: ModelEndpoint, reply: HttpError
 ) -> None:
-    model_endpoint.script(
-        HttpError(
-            404, 'model "model-small" not found, try pulling it first', code="model_not_found"
-        )
-    )
+    model_endpoint.script(reply)
     error = await failure(provider)
     assert error.kind is ProviderFailure.MODEL_NOT_FOUND
     assert "model-small" in error.message

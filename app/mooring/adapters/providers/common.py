@@ -177,10 +177,13 @@ def classify_status(config: ProviderConfig, failure: StatusFailure) -> ProviderE
         return ProviderError(
             ProviderFailure.AUTH, f"{where} {why} (HTTP {status}). {hint}", status=status
         )
-    if status == 404:
+    model_missing = "model_not_found" in said or (
+        "model" in said and ("not found" in said or "does not exist" in said)
+    )
+    if status == 404 or (status in (400, 422) and model_missing):
         return ProviderError(
             ProviderFailure.MODEL_NOT_FOUND,
-            f"{where} has no model {config.model!r} (HTTP 404). Check the model name "
+            f"{where} has no model {config.model!r} (HTTP {status}). Check the model name "
             "(`mooring providers models NAME` lists them) and the base URL "
             f"{clean(config.base_url, 120)}.",
             status=status,
