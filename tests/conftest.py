@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# Scripted model endpoints (OpenAI / Anthropic wires) for any test: the ``model_endpoint`` fixture.
+from tests.helpers.model_endpoints import model_endpoint  # noqa: F401
+
 # Timing belongs in bench/: no per-example deadline (a slow CI core is not a failure).
 settings.register_profile("mooring", deadline=None, print_blob=True)
 settings.load_profile("mooring")

@@ -212,6 +212,19 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
         capture_content=bool(settings.get("telemetry.capture_content")),
         demo_server=demo_server_command(paths) if settings.get("demo_server.enabled") else None,
     )
+    # Model providers: configurations in SQLite, secrets only in the keyring; the SDKs load
+    # only when a provider is first built.
+    from mooring.adapters.providers.common import ProviderOptions
+    from mooring.adapters.providers.factory import SdkProviderFactory
+    from mooring.storage.providers import SqlProviderBook
+
+    provider_factory = SdkProviderFactory(
+        secrets,
+        ProviderOptions(
+            connect_timeout=int(settings.get("providers.connect_timeout_ms")) / 1000,
+            read_timeout=int(settings.get("providers.read_timeout_ms")) / 1000,
+        ),
+    )
     host = Host(
         catalog=store,
         ledger=store,
@@ -226,6 +239,8 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
         preview=preview_arguments,
         owner=current_owner(),
         owner_alive=owner_alive,
+        providers=SqlProviderBook(db, clock),
+        provider_factory=provider_factory,
     )
 
     def oauth() -> Any:

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from mooring.cli import accounts, rules, servers, tasks, traces
+from mooring.cli import accounts, providers, rules, servers, tasks, traces
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 
@@ -39,6 +39,13 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("issues", None): tasks.list_issues,
     ("issues", "list"): tasks.list_issues,
     ("issues", "dismiss"): tasks.dismiss_issue,
+    # model providers (issue 12)
+    ("providers", "add"): providers.add,
+    ("providers", "list"): providers.list_providers,
+    ("providers", "remove"): providers.remove,
+    ("providers", "default"): providers.set_default,
+    ("providers", "test"): providers.test,
+    ("providers", "models"): providers.models,
 }
 
 HEADLESS = {
@@ -51,6 +58,7 @@ HEADLESS = {
     "issues",
     "traces",
     "accounts",
+    "providers",
 }
 """Commands that run without the GUI and need the host's services."""
 

@@ -6,12 +6,14 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from mooring.core.chat import ProviderFactory
 from mooring.core.clock import Clock
 from mooring.core.events import EventBus
 from mooring.core.ports import (
     AccountBook,
     Gateway,
     IssueBoard,
+    ProviderBook,
     RuleBook,
     SecretStore,
     ServerCatalog,
@@ -130,3 +132,11 @@ class CliContext:
     @property
     def clock(self) -> Clock:
         return self.host.clock
+
+    @property
+    def providers(self) -> ProviderBook | None:
+        return self.host.providers
+
+    @property
+    def provider_factory(self) -> ProviderFactory | None:
+        return self.host.provider_factory

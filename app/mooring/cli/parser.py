@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from mooring import __version__
 
@@ -166,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     tex.add_argument("--task", metavar="ID", help="only this task's trace")
     tex.add_argument("--since", metavar="DATE", help="only spans that started since DATE")
     tex.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    _add_provider_commands(commands, common)
     settings = commands.add_parser("settings", parents=[common], help="see or change settings")
     settings_cmd = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
     settings_cmd.add_parser("list", parents=[common], help="every setting and its value")
@@ -173,3 +175,44 @@ def build_parser() -> argparse.ArgumentParser:
     sset.add_argument("key")
     sset.add_argument("value")
     return parser
+
+
+def _add_provider_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    """``mooring providers …`` (issue 12)."""
+    providers = commands.add_parser("providers", parents=[common], help="model providers")
+    cmd = providers.add_subparsers(dest="providers_command", metavar="ACTION", required=True)
+    add = cmd.add_parser(
+        "add", parents=[common], help="add an OpenAI-compatible or Anthropic endpoint"
+    )
+    add.add_argument("name")
+    add.add_argument("--kind", choices=["openai", "anthropic"], required=True)
+    add.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the endpoint (default: OpenAI's or Anthropic's own; Ollama: "
+        "http://127.0.0.1:11434/v1)",
+    )
+    add.add_argument("--model", required=True, help="the model id to chat with")
+    key = add.add_mutually_exclusive_group()
+    key.add_argument(
+        "--api-key-env", metavar="VAR", help="read the API key from this environment variable"
+    )
+    key.add_argument(
+        "--api-key-stdin", action="store_true", help="read the API key from standard input"
+    )
+    add.add_argument(
+        "--header", action="append", metavar="K=V", help="HTTP header; kept in the keyring"
+    )
+    cmd.add_parser("list", parents=[common], help="list providers")
+    for action, text in (
+        ("remove", "remove a provider and its secrets"),
+        ("default", "use this provider for new conversations"),
+    ):
+        sub = cmd.add_parser(action, parents=[common], help=text)
+        sub.add_argument("name")
+    for action, text in (
+        ("test", "make one tiny request and say what works"),
+        ("models", "list the models the endpoint offers"),
+    ):
+        sub = cmd.add_parser(action, parents=[common], help=text)
+        sub.add_argument("name", nargs="?", help="default: the default provider")

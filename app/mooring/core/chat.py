@@ -62,6 +62,9 @@ class ToolCallRequest:
     arguments: dict[str, Any]
     raw_arguments: str = ""
     """The arguments text as streamed (kept to explain a malformed one)."""
+    arguments_error: str = ""
+    """Why ``raw_arguments`` is not a JSON object (then ``arguments`` is empty); "" when it is.
+    Such a call is not runnable: answer it with an error tool result saying this."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
+from mooring.core.chat import ProviderConfig
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
 from mooring.core.servers import CredentialProfile, ServerDefinition
@@ -221,3 +222,26 @@ class Gateway(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+# -- model providers (issue 12) ------------------------------------------------------------
+
+
+class ProviderBook(Protocol):
+    """The user's configured model endpoints (their secrets are in the keyring).
+
+    The first provider added becomes the default; removing the default makes the oldest
+    remaining one the default.
+    """
+
+    async def list_providers(self) -> list[ProviderConfig]: ...
+    async def get_provider(self, provider_id: str) -> ProviderConfig | None: ...
+    async def find_provider(self, name: str) -> ProviderConfig | None: ...
+    async def add_provider(self, config: ProviderConfig) -> bool:
+        """Store a new provider; whether it became the default. A taken name raises
+        :class:`~mooring.core.errors.KnownError` (code ``exists``)."""
+        ...
+
+    async def remove_provider(self, provider_id: str) -> None: ...
+    async def default_provider(self) -> ProviderConfig | None: ...
+    async def set_default_provider(self, provider_id: str) -> None: ...

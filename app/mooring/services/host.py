@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from mooring.core.approval.policy import Guards
+from mooring.core.chat import ProviderFactory
 from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
 from mooring.core.elicitation import ELICITATION_METHOD, SchemaError, check_reply
@@ -30,6 +31,7 @@ from mooring.core.ports import (
     ConnectionStatus,
     Gateway,
     IssueBoard,
+    ProviderBook,
     RuleBook,
     SecretStore,
     ServerCatalog,
@@ -207,8 +209,14 @@ class Host:
         preview: Preview | None = None,
         owner: str | None = None,
         owner_alive: Callable[[str], bool] = lambda _owner: False,
+        providers: ProviderBook | None = None,
+        provider_factory: ProviderFactory | None = None,
     ) -> None:
         self.config = config or HostConfig()
+        self.providers = providers
+        """Model provider configurations (``None``: this host talks to no model)."""
+        self.provider_factory = provider_factory
+        """Builds a chat provider with its keyring secrets."""
         self.catalog = catalog
         self.ledger = ledger
         self.issue_board = issues

@@ -41,6 +41,19 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "polling.per_server_concurrency", int, 4, "Status requests in flight per server at most."
     ),
+    # Model providers (issue 12)
+    Setting(
+        "providers.connect_timeout_ms",
+        int,
+        10_000,
+        "A model endpoint that cannot be reached by then counts as unreachable.",
+    ),
+    Setting(
+        "providers.read_timeout_ms",
+        int,
+        180_000,
+        "A reply with no new piece for this long stopped halfway (local models may load first).",
+    ),
     Setting(
         "approval.max_argument_bytes",
         int,

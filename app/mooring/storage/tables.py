@@ -242,3 +242,26 @@ trace_links = Table(
     ),
     Column("trace_id", String(32), nullable=False, index=True),
 )
+
+# -- model providers (issue 12) ------------------------------------------------------------
+# API keys and header values live in the keyring; only header names are stored here.
+providers = Table(
+    "providers",
+    metadata,
+    _id(),
+    Column("name", String(200), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("base_url", Text, nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("header_names", JSON, nullable=False),
+    Column("has_api_key", Boolean, nullable=False),
+    Column("is_default", Boolean, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+# At most one default provider.
+Index(
+    "uq_providers_default",
+    providers.c.is_default,
+    unique=True,
+    sqlite_where=providers.c.is_default.is_(True),
+)
