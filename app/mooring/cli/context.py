@@ -17,6 +17,7 @@ from mooring.core.ports import (
     ServerCatalog,
     TaskLedger,
 )
+from mooring.core.text import neutralize
 from mooring.services.approvals import ApprovalBroker
 from mooring.services.reconciler import Reconciler, UnknownOutcomes
 from mooring.services.task_monitor import TaskMonitor
@@ -51,13 +52,22 @@ class CliContext:
     stdin: TextIO = field(default_factory=lambda: sys.stdin)
 
     def say(self, text: str) -> None:
-        """Write a line for the user (stdout)."""
-        self.out.write(text + "\n")
+        """Write a line for the user (stdout).
+
+        Every human line is neutralised (control and bidi characters made visible), since it
+        may quote a server; with ``--json`` the line is printed exactly (JSON escapes them).
+        """
+        self.out.write((text if self.as_json else neutralize(text)) + "\n")
+        self.out.flush()
+
+    def write(self, text: str) -> None:
+        """Write ``text`` for the user without a newline (a prompt), neutralised."""
+        self.out.write(neutralize(text))
         self.out.flush()
 
     def warn(self, text: str) -> None:
-        """Write a line to stderr."""
-        self.err.write(text + "\n")
+        """Write a neutralised line to stderr (always for people, even with ``--json``)."""
+        self.err.write(neutralize(text) + "\n")
         self.err.flush()
 
     @property

@@ -7,6 +7,7 @@ import sys
 from typing import TextIO
 
 from mooring.cli.exit_codes import ExitCode
+from mooring.core.text import neutralize
 from mooring.services.diagnostics import Report
 
 
@@ -16,7 +17,7 @@ def print_report(report: Report, *, as_json: bool, out: TextIO = sys.stdout) -> 
         json.dump(report.as_json(), out, indent=2)
         out.write("\n")
     else:
-        out.write(report.as_text() + "\n")
+        out.write(neutralize(report.as_text()) + "\n")
         if not report.ok:
             out.write("\nSomething Mooring needs is unusable; see the hints above.\n")
     return ExitCode.OK if report.ok else ExitCode.PROBLEM
