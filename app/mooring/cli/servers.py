@@ -10,6 +10,7 @@ from typing import Any
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
+from mooring.cli.server_checks import check_target
 from mooring.core.errors import KnownError
 from mooring.core.ids import new_id
 from mooring.core.ports import ConnectionState
@@ -50,6 +51,15 @@ async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     if await ctx.catalog.find_server(args.name) is not None:
         raise KnownError(f"A server called {args.name!r} exists already.", code="exists")
     headers = _pairs(args.header, "header")
+    if headers and not ctx.secrets.durable:
+        raise KnownError(
+            "No usable keyring: a --header value would be lost when this command ends, and "
+            "later calls would go out without it. Nothing was added.",
+            hint="Unlock or install a Secret Service keyring (see `mooring doctor`), then add "
+            "the server again.",
+            code="no_keyring",
+        )
+    check_target(args.url, args.program, args.cwd)
     server = ServerDefinition(
         id=new_id(),
         alias=args.name,
@@ -162,13 +172,18 @@ async def import_file(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     except OSError as exc:
         raise KnownError(f"Cannot read {args.file}: {exc.strerror}.", code="not_found") from exc
     except ValueError as exc:
-        raise KnownError(f"{args.file} is not valid JSON: {exc}", code="usage") from exc
+        raise KnownError(f"{args.file} is not valid JSON: {exc}", code="bad_file") from exc
     result = import_servers(
         data, now=ctx.clock.now, new_id=new_id, existing=await ctx.catalog.list_servers()
     )
     added: list[ServerDefinition] = []
     skipped = list(result.skipped)
     for server in result.servers:
+        if result.header_secrets.get(server.id) and not ctx.secrets.durable:
+            skipped.append(
+                (server.alias, "its headers are secrets and no usable keyring can keep them")
+            )
+            continue
         for name, value in result.header_secrets.get(server.id, {}).items():
             ctx.secrets.set(HEADER_SCOPE, f"{server.id}:{name}", value)
         await ctx.catalog.add_server(server)

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
+from mooring.core.results import ResourceOutcome
 from mooring.core.servers import CredentialProfile, ServerDefinition
 from mooring.core.tasks.calls import AckOutcome, CallOutcome
 from mooring.core.tasks.inputs import TaskInput
@@ -59,6 +60,11 @@ class TaskLedger(Protocol):
 
     async def get(self, record_id: str) -> TaskRecord | None: ...
     async def find(self, key: str) -> TaskRecord | None: ...
+    async def matching(self, key: str, *, limit: int = 20) -> list[TaskRecord]:
+        """Records whose operation or task id starts with ``key`` (to explain an ambiguous
+        ``find``), newest first."""
+        ...
+
     async def save(
         self, record: TaskRecord, *, expected_updated_at: datetime | None = None
     ) -> None:
@@ -116,6 +122,11 @@ class SecretStore(Protocol):
     def get(self, scope: str, name: str) -> str | None: ...
     def set(self, scope: str, name: str, value: str) -> None: ...
     def delete(self, scope: str, name: str) -> None: ...
+
+    @property
+    def durable(self) -> bool:
+        """Whether a secret set now outlives this process (False: session memory only)."""
+        ...
 
 
 class Probe(Protocol):
@@ -181,6 +192,9 @@ class ServerConnection(Protocol):
         self, task_id: str, responses: dict[str, dict[str, Any]]
     ) -> AckOutcome: ...
     async def cancel_task(self, task_id: str) -> AckOutcome: ...
+    async def read_resource(self, uri: str) -> ResourceOutcome:
+        """``resources/read`` (a resource a result linked to); never raises."""
+        ...
 
 
 class Gateway(Protocol):
