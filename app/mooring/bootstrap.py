@@ -216,6 +216,7 @@ def run_gui(
     async def shutdown() -> None:
         await services.monitor.stop()
         await services.gateway.aclose()
+        log.info("window closed: monitoring stopped, server connections closed")
 
     def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
         return services.events.subscribe(lambda _event: callback())

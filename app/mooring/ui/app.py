@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import qasync
+from PySide6.QtCore import QSocketNotifier
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from mooring.settings.paths import APP_ID, APP_NAME
 from mooring.ui.main_window import HostOverview, MainWindow
+
+log = logging.getLogger("mooring.ui")
 
 
 def run_app(
@@ -44,6 +50,11 @@ def run_app(
     app.setQuitOnLastWindowClosed(False)
     app.lastWindowClosed.connect(closed.set)
 
+    def quit_like_the_menu() -> None:
+        log.info("SIGTERM received: closing the window as Quit does")
+        app.closeAllWindows()
+        closed.set()
+
     async def main() -> None:
         window = MainWindow(load, export_traces=export_traces)
         window.show()
@@ -62,9 +73,48 @@ def run_app(
         if shutdown is not None:
             await shutdown()
 
-    with loop:
-        loop.run_until_complete(main())
+    restore = on_sigterm(quit_like_the_menu)
+    try:
+        with loop:
+            loop.run_until_complete(main())
+    finally:
+        restore()
     return 0
+
+
+def on_sigterm(action: Callable[[], None]) -> Callable[[], None]:
+    """Run ``action`` on the Qt loop when SIGTERM arrives (logout, ``kill``); returns a function
+    that restores the previous handling.
+
+    Python runs signal handlers only between bytecodes, which a Qt loop idle in C++ never
+    reaches: the signal's byte is written to a socket (``signal.set_wakeup_fd``) that a
+    ``QSocketNotifier`` watches, so the loop wakes at once without polling.
+    """
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    previous_handler = signal.signal(signal.SIGTERM, lambda _signum, _frame: None)
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read)
+
+    def woken() -> None:
+        try:
+            received = reader.recv(64)
+        except BlockingIOError:
+            return
+        if signal.SIGTERM in received:
+            action()
+
+    notifier.activated.connect(woken)
+
+    def restore() -> None:
+        notifier.setEnabled(False)
+        signal.set_wakeup_fd(previous_fd)
+        signal.signal(signal.SIGTERM, previous_handler)
+        reader.close()
+        writer.close()
+
+    return restore
 
 
 def show_fatal(message: str, hint: str) -> None:
