@@ -147,6 +147,9 @@ def run_gui(
     args: argparse.Namespace, *, on_ready: Callable[[MainWindow], None] | None = None
 ) -> ExitCode:
     """Open the database, set up first-run defaults and run the window."""
+    from mooring.core.results import tool_error
+    from mooring.core.tasks.record import TaskRecord
+    from mooring.core.tasks.states import LocalState
     from mooring.ui.app import run_app, show_fatal
     from mooring.ui.main_window import HostOverview, TaskRow
     from mooring.ui.probe import qt_status
@@ -170,6 +173,14 @@ def run_gui(
     async def load() -> HostOverview:
         servers = await store.list_servers()
         aliases = {s.id: s.alias for s in servers}
+
+        async def tool_error_of(r: TaskRecord) -> str:
+            if r.state is not LocalState.COMPLETED or not r.tool_round_id:
+                return ""
+            tool_round = await store.tool_round(r.tool_round_id)
+            error = tool_error(tool_round.result if tool_round else None)
+            return f"the tool reported an error: {error}" if error else ""
+
         rows = [
             TaskRow(
                 operation=r.id[:8],
@@ -180,6 +191,7 @@ def run_gui(
                 detail=" — ".join(
                     text
                     for text in (
+                        await tool_error_of(r),
                         "status temporarily unavailable" if r.flags else "",
                         r.status_message or "",
                         r.reason or "",
