@@ -193,7 +193,7 @@ def test_a_401_is_one_line_for_the_user_and_the_details_go_to_the_log(
 
 
 def test_without_a_keyring_a_header_is_refused_not_lost(cli: Cli, tmp_path: Path) -> None:
-    no_keyring = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
+    no_keyring: dict[str, str | None] = {"PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
     done = cli.run(
         "servers",
         "add",
