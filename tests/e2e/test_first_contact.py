@@ -106,7 +106,6 @@ def test_hostile_tool_names_descriptions_and_errors_are_shown_inert(cli: Cli) ->
         "--command",
         sys.executable,
         f"--arg={PEERS / 'hostile_server.py'}",
-        *[f"--env=PYTHONPATH={p}" for p in [str(Path.cwd())] if p],
     )
     assert added.returncode == 0, added.stderr
     assert cli.run("rules", "add", "h", "*", "allow").returncode == 0
