@@ -46,6 +46,10 @@ class _NoSecrets:
     def delete(self, scope: str, name: str) -> None:
         return None
 
+    @property
+    def durable(self) -> bool:
+        return True
+
 
 async def first_token_time(stream: TextStream) -> float:
     """Seconds from starting a reply to its first non-empty text piece (the rest is drained)."""

@@ -45,9 +45,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mooring.bootstrap")
 
-USAGE_CODES = frozenset({"usage", "invalid_answer"})
-"""Known errors that mean the command line was wrong (exit 2, as argparse's own)."""
-
 
 def demo_server_command(paths: Paths) -> tuple[str, tuple[str, ...]]:
     """How to start the bundled demo server with this Python, on a store in the data folder."""
@@ -58,6 +55,7 @@ def _start(args: argparse.Namespace) -> tuple[Paths, Settings]:
     from mooring.adapters.logging import setup_logging
 
     paths = resolve_paths(args.data_dir)
+    paths.check()
     setup_logging(paths.log_file, json_lines=args.log_json)
     log.info("mooring %s starting; data folder %s", __version__, paths.data_dir)
     settings = load_settings(paths.settings_file)
@@ -178,10 +176,16 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
     secrets = KeyringSecrets()
 
     def headers_for(server: ServerDefinition, _profile_id: str | None) -> dict[str, str]:
-        return {
-            name: secrets.get(HEADER_SCOPE, f"{server.id}:{name}") or value
-            for name, value in server.headers.items()
-        }
+        found: dict[str, str] = {}
+        for name, value in server.headers.items():
+            secret = secrets.get(HEADER_SCOPE, f"{server.id}:{name}") or value
+            if secret:
+                found[name] = secret
+            else:  # never send an empty secret: the server's own refusal says the rest
+                log.warning(
+                    "%s: header %s has no value in the keyring; not sent", server.alias, name
+                )
+        return found
 
     def make_gateway() -> Gateway:
         from mooring.mcp.connection import ConnectionSettings
@@ -327,15 +331,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "settings":
             from mooring.cli.settings_cmd import run_settings
 
-            return int(run_settings(args, resolve_paths(args.data_dir).settings_file))
+            settings_paths = resolve_paths(args.data_dir)
+            settings_paths.check()
+            return int(run_settings(args, settings_paths.settings_file))
         if args.command in HEADLESS:
             return int(run_headless(args))
         return int(run_gui(args))
     except KnownError as exc:
-        sys.stderr.write(f"mooring: {exc.message}\n")
-        if exc.hint:
-            sys.stderr.write(f"  {exc.hint}\n")
-        return int(ExitCode.USAGE if exc.code in USAGE_CODES else ExitCode.PROBLEM)
+        from mooring.cli.errors import report_known_error
+
+        return int(report_known_error(exc, sys.stderr))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `mooring ... | head`: the reader left, nothing to report

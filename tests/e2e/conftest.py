@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import sys
@@ -50,7 +51,6 @@ class Cli:
 
     def start(self, *args: str) -> subprocess.Popen[str]:
         """Start a command without waiting (to kill it midway)."""
-        import os
 
         env = {**os.environ, "MOORING_DATA_DIR": str(self.data_dir)}
         env.update({k: v for k, v in self.env.items() if v is not None})
@@ -128,6 +128,8 @@ def add_demo(
         args.append(f"--arg={arg}")
     for key, value in env.items():
         args.append(f"--env=MOORING_DEMO_{key}={value}")
+    if os.environ.get("PYTHONPATH"):  # the server runs the same sources as the CLI under test
+        args.append(f"--env=PYTHONPATH={os.environ['PYTHONPATH']}")
     done = cli.run(*args)
     assert done.returncode == 0, done.stderr
     if allow:
@@ -145,7 +147,6 @@ class HttpDemo(DemoServer):
 
 def start_http_demo(tmp_path: Path, settings: dict[str, str | int], name: str = "web") -> HttpDemo:
     """Start the demo server over HTTP on a free loopback port; stop it with ``stop_http``."""
-    import os
 
     demo = HttpDemo(name, tmp_path / f"{name}-store.sqlite3", tmp_path / f"{name}-requests.log")
     env = {**os.environ}

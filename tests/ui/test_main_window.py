@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from mooring.core.issues import Issue, IssueKind
@@ -98,3 +99,49 @@ def test_export_traces_writes_the_file_and_says_how_many_spans(
     asyncio.run(window.export_traces_to(target))
     assert "mooring.tool_round demo" in target.read_text()
     assert window.statusBar().currentMessage() == f"Wrote 1 span(s) to {target}"
+
+
+def test_server_text_is_shown_inert_in_the_tables_tooltips_and_issues(qtbot: QtBot) -> None:
+    from mooring.ui.main_window import TaskRow
+
+    window = MainWindow(_never)
+    qtbot.addWidget(window)
+    hostile = "<b>bold</b>\x1b[2J \u202etxt.exe"
+    window.show_overview(
+        HostOverview(
+            data_dir="/data",
+            database="/data/mooring.sqlite3",
+            schema="0001",
+            servers=[],
+            task_counts={LocalState.COMPLETED: 1},
+            issues=[
+                Issue(
+                    id="i",
+                    kind=IssueKind.UNKNOWN_OUTCOME,
+                    subject="op",
+                    title=f"{hostile} may or may not have run",
+                    detail="",
+                    created_at=T0,
+                )
+            ],
+            tasks=[
+                TaskRow(
+                    operation="12345678",
+                    tool=hostile,
+                    server="demo",
+                    state="completed",
+                    detail=f"the tool reported an error: {hostile}",
+                )
+            ],
+        )
+    )
+    tool = window.tasks_table.item(0, 1)
+    assert tool is not None
+    assert tool.text() == "<b>bold</b>\\x1b[2J <U+202E>txt.exe"
+    assert tool.toolTip() == "<p>&lt;b&gt;bold&lt;/b&gt;\\x1b[2J &lt;U+202E&gt;txt.exe</p>"
+    detail = window.tasks_table.item(0, 4)
+    assert detail is not None
+    assert detail.text().startswith("the tool reported an error: <b>bold</b>\\x1b")
+    assert window.issues_label.textFormat() == Qt.TextFormat.PlainText
+    assert "\u202e" not in window.issues_label.text()
+    assert "<U+202E>txt.exe may or may not have run" in window.issues_label.text()

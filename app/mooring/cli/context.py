@@ -19,6 +19,7 @@ from mooring.core.ports import (
     ServerCatalog,
     TaskLedger,
 )
+from mooring.core.text import neutralize
 from mooring.services.host import Host
 from mooring.services.task_monitor import TaskMonitor
 
@@ -34,20 +35,25 @@ class Terminal:
     err: TextIO = field(default_factory=lambda: sys.stderr)
     stdin: TextIO = field(default_factory=lambda: sys.stdin)
 
-    def say(self, text: str) -> None:
-        """Write a line for the user (stdout)."""
-        self.out.write(text + "\n")
+    def say(self, text: str, *, exact: bool = False) -> None:
+        """Write a line for the user (stdout).
+
+        Every human line is neutralised (control and bidi characters made visible), since it
+        may quote a server; ``exact`` lines (``--json`` output) are printed as they are (JSON
+        escapes them).
+        """
+        self.out.write((text if exact else neutralize(text)) + "\n")
+        self.out.flush()
+
+    def write(self, text: str) -> None:
+        """Write ``text`` for the user without a newline (a prompt), neutralised."""
+        self.out.write(neutralize(text))
         self.out.flush()
 
     def warn(self, text: str) -> None:
-        """Write a line to stderr."""
-        self.err.write(text + "\n")
+        """Write a neutralised line to stderr (always for people, even with ``--json``)."""
+        self.err.write(neutralize(text) + "\n")
         self.err.flush()
-
-    def write(self, text: str) -> None:
-        """Write text without a newline (a prompt)."""
-        self.out.write(text)
-        self.out.flush()
 
     @property
     def interactive(self) -> bool:
@@ -79,8 +85,12 @@ class CliContext:
         return self.terminal.stdin
 
     def say(self, text: str) -> None:
-        """Write a line for the user (stdout)."""
-        self.terminal.say(text)
+        """Write a line for the user (stdout): neutralised, or exact with ``--json``."""
+        self.terminal.say(text, exact=self.as_json)
+
+    def write(self, text: str) -> None:
+        """Write a prompt (no newline), neutralised."""
+        self.terminal.write(text)
 
     def warn(self, text: str) -> None:
         """Write a line to stderr."""

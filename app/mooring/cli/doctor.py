@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from mooring.cli.exit_codes import ExitCode
+from mooring.core.text import neutralize
 from mooring.services.diagnostics import Check, Level, ProbeResult, Report
 from mooring.settings.paths import Paths
 from mooring.settings.store import Settings
@@ -87,7 +88,7 @@ def print_report(report: Report, *, as_json: bool, out: TextIO = sys.stdout) -> 
         json.dump(report.as_json(), out, indent=2)
         out.write("\n")
     else:
-        out.write(report.as_text() + "\n")
+        out.write(neutralize(report.as_text()) + "\n")
         if not report.ok:
             out.write("\nSomething Mooring needs is unusable; see the hints above.\n")
     return ExitCode.OK if report.ok else ExitCode.PROBLEM

@@ -8,22 +8,42 @@ from typing import Any
 from mooring import __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every ``mooring`` command."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
+def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
+    """``--data-dir``, ``--json`` and ``--log-json`` (``default`` None: the top-level copy)."""
+    flag_default = False if default is None else default
+    parser.add_argument(
         "--data-dir",
         metavar="DIR",
+        default=default,
         help="keep all of Mooring's files under DIR (default: $MOORING_DATA_DIR, else the "
         "platform's user data folder)",
     )
-    common.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    common.add_argument("--log-json", action="store_true", help="write the log file as JSON lines")
+    parser.add_argument(
+        "--json", action="store_true", default=flag_default, help="print machine-readable JSON"
+    )
+    parser.add_argument(
+        "--log-json",
+        action="store_true",
+        default=flag_default,
+        help="write the log file as JSON lines",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every ``mooring`` command."""
+    # The same options before and after the command: `mooring --json tasks show ID` and
+    # `mooring tasks show ID --json` mean the same. The copies on every command default to
+    # SUPPRESS, so a command's parser sets them only when given there and never overwrites a
+    # value given before the command with its own default.
+    common = argparse.ArgumentParser(add_help=False)
+    _add_global_options(common, default=argparse.SUPPRESS)
+    top = argparse.ArgumentParser(add_help=False)
+    _add_global_options(top, default=None)
 
     parser = argparse.ArgumentParser(
         prog="mooring",
         description="Mooring: a desktop MCP host for long-running, durable work.",
-        parents=[common],
+        parents=[top],
     )
     parser.add_argument("--version", action="version", version=f"mooring {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -123,6 +143,13 @@ def build_parser() -> argparse.ArgumentParser:
     tl.add_argument("--limit", type=int, default=50)
     ts = tasks_cmd.add_parser("show", parents=[common], help="show one task")
     ts.add_argument("id", help="local operation id, task id, or a unique prefix")
+    ts.add_argument(
+        "--resource",
+        nargs="?",
+        const="*",
+        metavar="URI",
+        help="also read what the result links to (every link, or only URI) from the server",
+    )
     tw = tasks_cmd.add_parser("watch", parents=[common], help="follow tasks to their end")
     tw.add_argument("ids", nargs="*", metavar="ID", help="default: every active task")
     tw.add_argument("--timeout", type=float, metavar="S", help="stop following after S seconds")

@@ -107,6 +107,9 @@ def result_text(result: dict[str, Any] | None) -> str:
     for block in result.get("content") or []:
         if isinstance(block, dict) and block.get("type") == "text":
             parts.append(str(block.get("text", "")))
+        elif isinstance(block, dict) and block.get("type") == "resource_link":
+            name = block.get("name")
+            parts.append(f"[resource_link] {block.get('uri')}" + (f" ({name})" if name else ""))
         elif isinstance(block, dict):
             parts.append(f"[{block.get('type', 'content')}]")
     return "\n".join(parts)

@@ -9,8 +9,11 @@ import json
 from typing import Any
 
 from mooring.cli.context import CliContext
+from mooring.cli.describe import state_line
 from mooring.cli.exit_codes import ExitCode
+from mooring.cli.lookup import find_task
 from mooring.cli.render import exit_code_for, record_json, result_text, summary
+from mooring.cli.resources import read_linked, resource_text
 from mooring.cli.terminal import in_daemon_thread
 from mooring.core.elicitation import (
     ELICITATION_METHOD,
@@ -39,7 +42,7 @@ def _short(record: TaskRecord) -> str:
 
 
 async def _find(ctx: CliContext, key: str) -> TaskRecord:
-    return await ctx.host.find_task(key)
+    return await find_task(ctx, key)
 
 
 async def _final_output(ctx: CliContext, record: TaskRecord) -> ExitCode:
@@ -90,7 +93,7 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     if not ctx.as_json:
         if record.task_id:
             ctx.say(f"task {record.task_id}")
-        ctx.say(f"{_short(record)}: {summary(record)}")
+        ctx.say(f"{_short(record)}: {await state_line(ctx, record)}")
     if args.detach or record.is_terminal or record.state is LocalState.UNKNOWN_OUTCOME:
         if args.detach and not record.is_terminal:
             if ctx.as_json:
@@ -117,11 +120,28 @@ async def follow(
             return await _follow(ctx, records)
     except TimeoutError:
         return {r.id: (await ctx.ledger.get(r.id)) or r for r in records}
+    except asyncio.CancelledError:  # Ctrl-C: only this command stops, never the task
+        _say_the_task_goes_on(ctx, records)
+        raise
+
+
+def _say_the_task_goes_on(ctx: CliContext, records: list[TaskRecord]) -> None:
+    going_on = [r for r in records if not r.is_terminal]
+    if not going_on:
+        return
+    ids = " ".join(r.id for r in going_on)
+    ctx.warn(
+        f"\nmooring: stopped following; the task{'s go' if len(going_on) > 1 else ' goes'} on "
+        f"(on the server, and in Mooring's ledger).\n"
+        f"  Follow again with: mooring tasks watch {ids}\n"
+        f"  Or cancel with:    mooring tasks cancel {going_on[0].id}"
+    )
 
 
 async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskRecord]:
     latest = {r.id: r for r in records}
     waiting_on_user: set[str] = set()
+    told: set[tuple[str, str]] = set()  # answers already reported at the prompt
     queue: asyncio.Queue[Event] = asyncio.Queue()
     unsubscribe = ctx.events.subscribe(queue.put_nowait)
     scheduler = asyncio.create_task(ctx.monitor.run())
@@ -132,7 +152,7 @@ async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskR
                 if (
                     item.awaiting_answer
                     and record.state is LocalState.INPUT_REQUIRED
-                    and not await _ask(ctx, record, item)
+                    and not await _ask(ctx, record, item, told)
                 ):
                     waiting_on_user.add(record.id)
 
@@ -145,7 +165,7 @@ async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskR
         while not done():
             event = await queue.get()
             if isinstance(event, AnswerDidSettle) and event.record_id in latest:
-                if not ctx.as_json:
+                if not ctx.as_json and (event.record_id, event.key) not in told:
                     ctx.say(f"{short_id(event.record_id)}: answer {event.key!r}: {event.detail}")
                 continue
             if not isinstance(event, TaskDidChange) or event.record.id not in latest:
@@ -154,16 +174,12 @@ async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskR
             latest[event.record.id] = event.record
             if ctx.as_json:
                 continue
-            if (
-                event.state_changed
-                or before.status_message != event.record.status_message
-                or before.flags != event.record.flags
-            ):
-                ctx.say(f"{_short(event.record)}: {summary(event.record)}")
+            if _worth_a_line(ctx, before, event.record, state_changed=event.state_changed):
+                ctx.say(f"{_short(event.record)}: {await state_line(ctx, event.record)}")
             if event.record.state is not LocalState.INPUT_REQUIRED:
                 waiting_on_user.discard(event.record.id)
             for item in event.new_inputs:
-                if not await _ask(ctx, event.record, item):
+                if not await _ask(ctx, event.record, item, told):
                     waiting_on_user.add(event.record.id)
     finally:
         unsubscribe()
@@ -174,7 +190,21 @@ async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskR
     return latest
 
 
-async def _ask(ctx: CliContext, record: TaskRecord, item: TaskInput) -> bool:
+def _worth_a_line(
+    ctx: CliContext, before: TaskRecord, after: TaskRecord, *, state_changed: bool
+) -> bool:
+    """A new state or flag always; a new status message only for a person at a terminal
+    (a log or a pipe gets the changes, not a progress line per poll)."""
+    if state_changed or before.state is not after.state or before.flags != after.flags:
+        return True
+    if before.cancel_requested != after.cancel_requested:
+        return True
+    return ctx.out.isatty() and before.status_message != after.status_message
+
+
+async def _ask(
+    ctx: CliContext, record: TaskRecord, item: TaskInput, told: set[tuple[str, str]] | None = None
+) -> bool:
     """Ask the person at the terminal (True), or say how to answer from elsewhere (False)."""
     message = item.params.get("message") or f"{item.method} request"
     server = await ctx.catalog.get_server(record.server_id)
@@ -188,7 +218,9 @@ async def _ask(ctx: CliContext, record: TaskRecord, item: TaskInput) -> bool:
         return False
     answer = await in_daemon_thread(_prompt, ctx, item, asker)
     settled = await ctx.host.answer(record.id, item.key, answer)
-    ctx.say(f"{_short(record)}: {settled.detail}")
+    if told is not None:
+        told.add((record.id, item.key))  # said here; the settle event need not say it again
+    ctx.say(f"{_short(record)}: answer {item.key!r}: {settled.detail}")
     return True
 
 
@@ -248,13 +280,13 @@ def _prompt(ctx: CliContext, item: TaskInput, asker: str = "the server") -> dict
     return accept(content)
 
 
-def _json_object(text: str, *, option: str = "the answer") -> dict[str, Any]:
+def _json_object(text: str, option: str = "the answer") -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError as exc:
         raise KnownError(f"{option} is not valid JSON: {exc}", code="usage") from exc
     if not isinstance(value, dict):
-        raise KnownError(f"{option} must be a JSON object", code="usage")
+        raise KnownError(f"{option} must be a JSON object.", code="usage")
     return value
 
 
@@ -275,7 +307,7 @@ async def list_tasks(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     for r in records:
         server = await ctx.catalog.get_server(r.server_id)
         alias = server.alias if server else "?"
-        ctx.say(f"{_short(r)}  {alias}/{r.tool}  {summary(r)}")
+        ctx.say(f"{_short(r)}  {alias}/{r.tool}  {await state_line(ctx, r)}")
     return ExitCode.OK
 
 
@@ -283,13 +315,17 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Show one task (by local id, task id, or a unique prefix)."""
     record = await _find(ctx, args.id)
     shown = await record_json(ctx, record)
+    which = getattr(args, "resource", None)
+    read = await read_linked(ctx, record, shown["result"], which) if which else []
     if ctx.as_json:
+        if which:
+            shown["resources"] = read
         ctx.say(json.dumps(shown, indent=2))
         return ExitCode.OK
     ctx.say(f"operation  {shown['id']}")
     ctx.say(f"task       {shown['task_id'] or '-'}")
     ctx.say(f"tool       {shown['server']}/{shown['tool']}")
-    ctx.say(f"state      {summary(record)}")
+    ctx.say(f"state      {await state_line(ctx, record)}")
     ctx.say(f"polls      {shown['poll_count']}")
     for item in shown["inputs"]:
         state = (
@@ -303,6 +339,10 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         ctx.say(f"result     {text}")
     if shown["error"]:
         ctx.say(f"error      {shown['error'].get('code')}: {shown['error'].get('message')}")
+    for item in read:
+        ctx.say(f"resource   {item['uri']}\n{resource_text(item)}")
+    if read and any(item["error"] for item in read):
+        return ExitCode.PROBLEM
     return ExitCode.OK
 
 
@@ -317,29 +357,58 @@ async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         return ExitCode.OK
     for r in records:
         if not ctx.as_json:
-            ctx.say(f"{_short(r)}: {summary(r)}")
+            ctx.say(f"{_short(r)}: {await state_line(ctx, r)}")
     finals = await follow(ctx, records, give_up_after=args.timeout)
     codes = [await _final_output(ctx, finals[r.id]) for r in records]
     return next((c for c in codes if c is not ExitCode.OK), ExitCode.OK)
 
 
 async def cancel(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
-    """Ask the server to cancel a task; the server's answer decides the outcome."""
+    """Ask the server to cancel a task; the server's answer decides the outcome.
+
+    Exits 0 once the request is delivered (or nothing is left to cancel) and says in words how
+    the task ended; exits 9 if the request could not be delivered yet (it is resent later).
+    """
     record = await _find(ctx, args.id)
+    if record.is_terminal:
+        if ctx.as_json:
+            ctx.say(
+                json.dumps({**await record_json(ctx, record), "cancel_delivered": False}, indent=2)
+            )
+        else:
+            ctx.say(f"{_short(record)} has already ended ({summary(record)}); nothing to cancel.")
+        return ExitCode.OK
     cancelled = await ctx.host.cancel(record.id)
     record = cancelled.record
-    if cancelled.result is CancelResult.ALREADY_OVER:
-        if ctx.as_json:
-            ctx.say(json.dumps(await record_json(ctx, record), indent=2))
-        else:
-            ctx.say(f"{_short(record)} had already ended ({summary(record)}); nothing to cancel.")
-        return ExitCode.OK
-    if not ctx.as_json:
+    if cancelled.result is CancelResult.REQUESTED and not ctx.as_json:
         ctx.say(f"{_short(record)}: cancel requested; waiting for the server's answer")
-    if args.no_wait:
-        return ExitCode.OK
-    finals = await follow(ctx, [record], give_up_after=args.timeout)
-    return await _final_output(ctx, finals[record.id])
+    if not args.no_wait and not record.is_terminal:
+        record = (await follow(ctx, [record], give_up_after=args.timeout))[record.id]
+    delivered = ctx.monitor.cancel_delivered(record.id) or record.is_terminal
+    if ctx.as_json:
+        ctx.say(
+            json.dumps({**await record_json(ctx, record), "cancel_delivered": delivered}, indent=2)
+        )
+    else:
+        ctx.say(f"{_short(record)}: {cancel_outcome(record, delivered=delivered)}")
+    return ExitCode.OK if delivered else ExitCode.WAITING
+
+
+def cancel_outcome(record: TaskRecord, *, delivered: bool) -> str:
+    """What became of a cancel request, in words."""
+    if record.state is LocalState.CANCELLED:
+        return "cancelled."
+    if record.is_terminal:
+        return f"the cancel arrived too late: {summary(record)}"
+    if not delivered:
+        return (
+            "the cancel request is saved but could not be delivered yet; Mooring sends it "
+            f"again when it next follows the task (mooring tasks watch {record.id})."
+        )
+    return (
+        "the server has the cancel request and has not ended the task yet; "
+        f"follow it with: mooring tasks watch {record.id}"
+    )
 
 
 async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
@@ -408,7 +477,7 @@ async def reconcile(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     else:
         ctx.say(f"Checked {report.checked} unfinished task(s).")
         for r in report.refreshed:
-            ctx.say(f"{_short(r)}  {r.tool}: {summary(r)}")
+            ctx.say(f"{_short(r)}  {r.tool}: {await state_line(ctx, r)}")
         for r in report.unknown:
             ctx.say(f"{_short(r)}  {r.tool}: may or may not have run — retry or abandon it")
         for r in report.never_sent:

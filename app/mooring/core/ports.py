@@ -16,6 +16,7 @@ from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
 from mooring.core.chat import ProviderConfig
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
+from mooring.core.results import ResourceOutcome
 from mooring.core.servers import CredentialProfile, ServerDefinition
 from mooring.core.tasks.calls import AckOutcome, CallOutcome
 from mooring.core.tasks.inputs import TaskInput
@@ -63,12 +64,13 @@ class TaskLedger(Protocol):
         """A record by id, task id or a unique prefix of either: for what people type."""
         ...
 
-    async def matching(self, prefix: str) -> list[TaskRecord]:
-        """Records whose id or task id starts with ``prefix`` (a few, newest first)."""
-        ...
-
     async def by_task_id(self, server_id: str, task_id: str) -> TaskRecord | None:
         """The record of one server's task, exactly: for what arrives on the wire."""
+        ...
+
+    async def matching(self, key: str, *, limit: int = 20) -> list[TaskRecord]:
+        """Records whose operation or task id starts with ``key`` (to explain an ambiguous
+        ``find``), newest first."""
         ...
 
     async def save(
@@ -128,6 +130,11 @@ class SecretStore(Protocol):
     def get(self, scope: str, name: str) -> str | None: ...
     def set(self, scope: str, name: str, value: str) -> None: ...
     def delete(self, scope: str, name: str) -> None: ...
+
+    @property
+    def durable(self) -> bool:
+        """Whether a secret set now outlives this process (False: session memory only)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +204,9 @@ class ServerConnection(Protocol):
         self, task_id: str, responses: dict[str, dict[str, Any]]
     ) -> AckOutcome: ...
     async def cancel_task(self, task_id: str) -> AckOutcome: ...
+    async def read_resource(self, uri: str) -> ResourceOutcome:
+        """``resources/read`` (a resource a result linked to); never raises."""
+        ...
 
 
 class Gateway(Protocol):

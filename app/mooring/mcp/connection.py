@@ -50,6 +50,7 @@ from opentelemetry import context as otel_context
 from mooring import __version__
 from mooring.core.ids import short_id
 from mooring.core.ports import ConnectionState, ConnectionStatus
+from mooring.core.results import ResourceOutcome, ResourceRead, ResourceText, ResourceUnavailable
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.calls import AckOutcome, CallOutcome, TaskCreated
 from mooring.core.tasks.reconcile import Observation, ServerTask, TaskGone
@@ -435,6 +436,37 @@ class McpConnection:
                 send,
                 lambda _ack: translate.ACKNOWLEDGED,
                 lambda failure, _sent: translate.ack_from_failure(failure),
+                self.settings.request_timeout,
+            )
+        )
+
+    async def read_resource(self, uri: str) -> ResourceOutcome:
+        """``resources/read``: text parts as they are, binary parts by size only."""
+
+        async def send(client: Client) -> types.ReadResourceResult:
+            return await client.read_resource(uri, cache_mode="bypass")
+
+        def interpret(result: types.ReadResourceResult) -> ResourceOutcome:
+            return ResourceRead(
+                tuple(
+                    ResourceText(
+                        uri=part.uri,
+                        mime_type=part.mime_type,
+                        text=part.text if isinstance(part, types.TextResourceContents) else None,
+                        blob_bytes=len(part.blob) * 3 // 4
+                        if isinstance(part, types.BlobResourceContents)
+                        else 0,
+                    )
+                    for part in result.contents
+                )
+            )
+
+        return await self._submit(
+            _Work(
+                "resources/read",
+                send,
+                interpret,
+                lambda failure, _sent: ResourceUnavailable(failure.reason),
                 self.settings.request_timeout,
             )
         )

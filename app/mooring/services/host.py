@@ -56,6 +56,9 @@ log = logging.getLogger("mooring.host")
 HEADER_SCOPE = "server-headers"
 """Keyring scope of HTTP header values: names ``"{server_id}:{header}"``."""
 
+SHOWN_MATCHES = 10
+"""How many records an ambiguous id lists."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HostConfig:
@@ -164,14 +167,16 @@ class Overview:
 class AmbiguousId(KnownError):
     """A typed prefix that matches several records."""
 
-    def __init__(self, prefix: str, matches: Sequence[str]) -> None:
-        listed = ", ".join(short_id(m) for m in matches[:10])
+    def __init__(self, prefix: str, matches: Sequence[TaskRecord]) -> None:
+        listed = ", ".join(short_id(m.id) for m in matches[:10])
         super().__init__(
             f"{prefix!r} matches several tasks: {listed}.",
             hint="Type more of the id.",
             code="ambiguous",
         )
+        self.prefix = prefix
         self.matches = tuple(matches)
+        """The records it could mean, newest first (at most :data:`SHOWN_MATCHES` + 1)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -348,9 +353,9 @@ class Host:
         record = await self.ledger.find(key)
         if record is not None:
             return record
-        matches = await self.ledger.matching(key)
+        matches = await self.ledger.matching(key, limit=SHOWN_MATCHES + 1)
         if len(matches) > 1:
-            raise AmbiguousId(key, [m.id for m in matches])
+            raise AmbiguousId(key, matches)
         raise NotFound("task", key)
 
     async def tasks(self, *, active: bool = False, limit: int | None = None) -> list[TaskView]:
@@ -552,7 +557,20 @@ class Host:
     async def add_server_definition(
         self, server: ServerDefinition, header_values: Mapping[str, str]
     ) -> None:
-        """Store a server built elsewhere (an import), its header values in the keyring."""
+        """Store a server built elsewhere (an import), its header values in the keyring.
+
+        Without a keyring that keeps secrets, a server with header values is refused (code
+        ``no_keyring``): the values would be lost when this process ends, and later calls
+        would go out without them. Nothing is stored then.
+        """
+        if header_values and not self.secrets.durable:
+            raise KnownError(
+                "No usable keyring: a header value would be lost when Mooring stops, and later "
+                "calls would go out without it. Nothing was added.",
+                hint="Unlock or install a Secret Service keyring (see `mooring doctor`), then "
+                "add the server again.",
+                code="no_keyring",
+            )
         for name, value in header_values.items():
             self.secrets.set(HEADER_SCOPE, f"{server.id}:{name}", value)
         await self.catalog.add_server(server)

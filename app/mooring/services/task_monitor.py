@@ -414,6 +414,10 @@ class TaskMonitor:
         async with self._lock(record_id):
             return await self._cancel(record_id)
 
+    def cancel_delivered(self, record_id: str) -> bool:
+        """Whether this process's ``tasks/cancel`` for the record reached the server."""
+        return record_id in self._cancel_sent
+
     async def _cancel(self, record_id: str) -> TaskRecord:
         record = await self._ledger.get(record_id)
         if record is None:

@@ -431,16 +431,17 @@ def find_task_record(session: Session, key: str) -> TaskRecord | None:
     return _record(prefixed[0]) if len(prefixed) == 1 else None
 
 
-def matching_task_records(session: Session, prefix: str, limit: int = 11) -> list[TaskRecord]:
-    """Records whose local id or task id starts with ``prefix`` (at most ``limit``)."""
-    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+def task_records_matching(session: Session, key: str, *, limit: int = 20) -> list[TaskRecord]:
+    """Every record whose operation id or task id is ``key`` or starts with it, newest first
+    (what an ambiguous ``find`` could have meant)."""
+    pattern = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = session.execute(
         select(t.task_records)
         .where(
             t.task_records.c.id.like(pattern, escape="\\")
             | t.task_records.c.task_id.like(pattern, escape="\\")
         )
-        .order_by(t.task_records.c.created_at.desc())
+        .order_by(t.task_records.c.created_at.desc(), t.task_records.c.id)
         .limit(limit)
     ).all()
     return [_record(row) for row in rows]

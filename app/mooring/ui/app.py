@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import qasync
+from PySide6.QtCore import QSocketNotifier
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
@@ -52,6 +55,9 @@ def overview_loader(
     return load
 
 
+log = logging.getLogger("mooring.ui")
+
+
 def run_app(
     host: Host,
     *,
@@ -79,6 +85,7 @@ def run_app(
 
     async def shutdown() -> None:
         await host.stop()
+        log.info("window closed: monitoring stopped, server connections closed")
 
     def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
         return host.events.subscribe(lambda _event: callback())
@@ -94,6 +101,11 @@ def run_app(
     # We end the loop ourselves after shutdown work (close connections, flush), not Qt.
     app.setQuitOnLastWindowClosed(False)
     app.lastWindowClosed.connect(closed.set)
+
+    def quit_like_the_menu() -> None:
+        log.info("SIGTERM received: closing the window as Quit does")
+        app.closeAllWindows()
+        closed.set()
 
     async def main() -> None:
         await host.prepare()
@@ -112,9 +124,48 @@ def run_app(
                 await work
         await shutdown()
 
-    with loop:
-        loop.run_until_complete(main())
+    restore = on_sigterm(quit_like_the_menu)
+    try:
+        with loop:
+            loop.run_until_complete(main())
+    finally:
+        restore()
     return 0
+
+
+def on_sigterm(action: Callable[[], None]) -> Callable[[], None]:
+    """Run ``action`` on the Qt loop when SIGTERM arrives (logout, ``kill``); returns a function
+    that restores the previous handling.
+
+    Python runs signal handlers only between bytecodes, which a Qt loop idle in C++ never
+    reaches: the signal's byte is written to a socket (``signal.set_wakeup_fd``) that a
+    ``QSocketNotifier`` watches, so the loop wakes at once without polling.
+    """
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    previous_handler = signal.signal(signal.SIGTERM, lambda _signum, _frame: None)
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read)
+
+    def woken() -> None:
+        try:
+            received = reader.recv(64)
+        except BlockingIOError:
+            return
+        if signal.SIGTERM in received:
+            action()
+
+    notifier.activated.connect(woken)
+
+    def restore() -> None:
+        notifier.setEnabled(False)
+        signal.set_wakeup_fd(previous_fd)
+        signal.signal(signal.SIGTERM, previous_handler)
+        reader.close()
+        writer.close()
+
+    return restore
 
 
 def show_fatal(message: str, hint: str) -> None:

@@ -6,6 +6,7 @@ It is a real window over real state; the chat and task views replace its centre 
 from __future__ import annotations
 
 import asyncio
+import html
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 from mooring.core.issues import Issue
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.states import LocalState
+from mooring.core.text import neutralize
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +123,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(tasks_box, stretch=2)
 
         self.issues_label = QLabel(central)
+        self.issues_label.setTextFormat(Qt.TextFormat.PlainText)  # titles quote servers
         self.issues_label.setWordWrap(True)
         layout.addWidget(self.issues_label)
 
@@ -211,9 +214,7 @@ class MainWindow(QMainWindow):
                 "yes" if server.trusted else "no",
             )
             for column, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
-                self.servers_table.setItem(row, column, item)
+                self.servers_table.setItem(row, column, _cell(text))
         self.servers_table.resizeColumnToContents(0)
         self.servers_table.resizeColumnToContents(1)
         self.tasks_table.setRowCount(len(overview.tasks))
@@ -221,15 +222,23 @@ class MainWindow(QMainWindow):
             for column, text in enumerate(
                 (task.operation, task.tool, task.server, task.state, task.detail)
             ):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
-                self.tasks_table.setItem(row, column, item)
+                self.tasks_table.setItem(row, column, _cell(text))
         for column in range(4):
             self.tasks_table.resizeColumnToContents(column)
         if overview.issues:
             self.issues_label.setText(
-                "Needs your attention: " + "; ".join(i.title for i in overview.issues)
+                "Needs your attention: "
+                + "; ".join(neutralize(i.title, multiline=False) for i in overview.issues)
             )
         else:
             self.issues_label.setText("No open issues.")
         self.overview_shown.emit()
+
+
+def _cell(text: str) -> QTableWidgetItem:
+    """A table cell for text that may come from a server: control and bidi characters made
+    visible, and a tooltip that is always plain text (never rendered as HTML)."""
+    shown = neutralize(text, multiline=False)
+    item = QTableWidgetItem(shown)
+    item.setToolTip(f"<p>{html.escape(shown)}</p>")
+    return item
