@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mooring.core.conversation import Message
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
@@ -42,7 +43,37 @@ class AnswerDidSettle:
     detail: str
 
 
-Event = TaskDidChange | AnswerDidSettle
+@dataclass(frozen=True, slots=True)
+class MessageDidAppend:
+    """A message was stored in a conversation (a user's, a reply, a tool result, a follow-up)."""
+
+    conversation_id: str
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDidStream:
+    """A piece of the model's reply arrived (not stored yet: the whole reply is stored when it
+    ends, and announced by :class:`MessageDidAppend` with the same ``message_id``)."""
+
+    conversation_id: str
+    message_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDidEnd:
+    """A model turn is over: its messages are stored. ``error`` says in words why it ended
+    early (``None`` when it ended normally); ``started_tasks`` are operation ids of background
+    tasks the turn started."""
+
+    conversation_id: str
+    reply_message_id: str | None
+    error: str | None = None
+    started_tasks: tuple[str, ...] = ()
+
+
+Event = TaskDidChange | AnswerDidSettle | MessageDidAppend | ReplyDidStream | TurnDidEnd
 Listener = Callable[[Event], None]
 
 
