@@ -6,7 +6,8 @@ provider failure is stored as a readable error; each tool call the model asks fo
 back to exactly one (server, tool) and goes through the :class:`ToolRunner` (approval, guards,
 audit — nothing bypasses it); its result is stored as a tool message and given to the model,
 until the model stops calling tools (bounded rounds). A call that became a background task is
-answered at once with "the work started" and the turn ends; when the task ends, its final
+answered at once with "the work started" (the model can tell the user, and the turn ends
+without waiting for the task: the user can keep chatting); when the task ends, its final
 result is stored in the conversation as a follow-up and, with *continue automatically* on, a new
 turn starts with it. ``input_required`` is never answered by the model: it waits for the user.
 
@@ -654,7 +655,7 @@ class ChatService:
                         rounds.append(made.tool_round_id)
                     if made.awaits_task and record is not None:
                         started.append(record.id)
-                if started or turn.stopped:
+                if turn.stopped:
                     break
             else:
                 error = (
