@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
     from mooring.cli.accounts import SignInActions
+    from mooring.core.chat import ChatProvider, ProviderConfig, ProviderFactory
+    from mooring.services.chat import ChatService, ProviderResolver
     from mooring.ui.main_window import MainWindow
 
 log = logging.getLogger("mooring.bootstrap")
@@ -396,6 +398,59 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
     )
 
 
+# -- chat (issue 12) ---------------------------------------------------------------------------
+
+
+def _providers_until_merge() -> tuple[ProviderResolver, ProviderFactory]:
+    """SEAM: how the chat finds its model provider, until the provider branch is merged.
+
+    At merge this becomes the ``ProviderBook`` (by id or name; ``None``: the default) and the
+    ``adapters.providers`` factory. Until then no provider is configured, and saying so is the
+    whole behaviour (nothing is stored when a message cannot be sent).
+    """
+
+    async def resolve(key: str | None) -> ProviderConfig:
+        raise KnownError(
+            "No model provider is configured."
+            if key is None
+            else f"No model provider called {key!r}.",
+            hint="Add one with: mooring providers add NAME --kind openai|anthropic "
+            "--base-url URL --model MODEL",
+            code="no_provider",
+        )
+
+    def factory(config: ProviderConfig) -> ChatProvider:
+        raise KnownError(f"The provider {config.name!r} cannot be used yet.", code="no_provider")
+
+    return resolve, factory
+
+
+def build_chat(
+    services: Services,
+    db: Database,
+    *,
+    providers: ProviderResolver | None = None,
+    factory: ProviderFactory | None = None,
+) -> ChatService:
+    """The chat service over the host's services (the GUI and the CLI share it)."""
+    from mooring.services.chat import ChatService, gateway_tools
+    from mooring.storage.conversations import SqlConversations
+
+    default_providers, default_factory = _providers_until_merge()
+    return ChatService(
+        conversations=SqlConversations(db, services.clock),
+        providers=providers or default_providers,
+        provider_factory=factory or default_factory,
+        runner=services.runner,
+        monitor=services.monitor,
+        ledger=services.store,
+        catalog=services.store,
+        events=services.events,
+        clock=services.clock,
+        tools=gateway_tools(services.store, services.gateway),
+    )
+
+
 def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> TracerProvider:
     return setup_tracing(
         TelemetryConfig(
@@ -438,6 +493,8 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
     services = build_services(paths, settings, db)
 
     async def run() -> ExitCode:
+        chat = build_chat(services, db)
+        chat.start()
         try:
             ctx = CliContext(
                 catalog=services.store,
@@ -453,6 +510,7 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
                 rules=services.store,
                 accounts=services.store,
                 sign_in=_sign_in_actions(services),
+                chat=chat,
                 events=services.events,
                 clock=services.clock,
                 as_json=args.json,
@@ -461,6 +519,7 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
                 services.broker.ask = terminal_asker(ctx)
             return await handler_for(args, traces_dir=paths.traces_dir)(ctx, args)
         finally:
+            await chat.aclose()
             await services.gateway.aclose()
 
     provider = _tracing(paths, settings, synchronous=True)

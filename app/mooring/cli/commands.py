@@ -7,7 +7,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from mooring.cli import accounts, rules, servers, tasks, traces
+from mooring.cli import accounts, chat, conversations, rules, servers, tasks, traces
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 
@@ -39,6 +39,14 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("issues", None): tasks.list_issues,
     ("issues", "list"): tasks.list_issues,
     ("issues", "dismiss"): tasks.dismiss_issue,
+    ("chat", None): chat.chat,
+    ("conversations", "list"): conversations.list_conversations,
+    ("conversations", "show"): conversations.show,
+    ("conversations", "search"): conversations.search,
+    ("conversations", "rename"): conversations.rename,
+    ("conversations", "delete"): conversations.delete,
+    ("conversations", "export"): conversations.export,
+    ("conversations", "set"): conversations.configure,
 }
 
 HEADLESS = {
@@ -51,6 +59,8 @@ HEADLESS = {
     "issues",
     "traces",
     "accounts",
+    "chat",
+    "conversations",
 }
 """Commands that run without the GUI and need the host's services."""
 

@@ -24,6 +24,7 @@ from mooring.services.tool_runner import ToolRunner
 
 if TYPE_CHECKING:
     from mooring.cli.accounts import SignInActions
+    from mooring.services.chat import ChatService
 
 
 @dataclass(slots=True)
@@ -45,6 +46,8 @@ class CliContext:
     events: EventBus
     clock: Clock
     sign_in: SignInActions | None = None
+    chat: ChatService | None = None
+    """Conversations with a model (``mooring chat``, ``mooring conversations``)."""
     as_json: bool = False
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
