@@ -487,3 +487,37 @@ async def test_without_a_provider_nothing_is_stored(chat: Chat) -> None:
     assert await chat.service.messages(conversation.id) == []
     with pytest.raises(KnownError, match="No model provider"):
         await chat.service.create()
+
+
+async def test_a_conversation_can_ask_another_model_than_the_providers_default(
+    chat: Chat,
+) -> None:
+    chat.model.reply("From the big one.").reply("From the default.")
+    conversation = await chat.service.create(model="bigger-model")
+    await chat.service.send(conversation.id, "Hi")
+    assert chat.model.requests[-1].model == "bigger-model"
+    await chat.service.configure(conversation.id, provider="scripted")  # back to the default
+    await chat.service.send(conversation.id, "Hi again")
+    assert chat.model.requests[-1].model == "scripted-model"
+    stored = await chat.service.messages(conversation.id)
+    assert [m.model for m in stored if m.role is Role.ASSISTANT] == [
+        "bigger-model",
+        "scripted-model",
+    ]
+
+
+async def test_continuing_automatically_without_a_provider_says_so_in_the_conversation(
+    chat: Chat,
+) -> None:
+    chat.model.call("demo__import_suppliers", {"path": CLEAN}).reply("Started.")
+    conversation = await chat.service.create(auto_continue=True)
+    await chat.service.send(conversation.id, "Import it")
+    chat.model.configured = False  # e.g. the provider was removed meanwhile
+    ended = Expect(chat.host.events, lambda e: isinstance(e, TurnDidEnd) and e.error is not None)
+    await ended.wait()
+    await chat.service.idle()
+    stored = await chat.service.messages(conversation.id)
+    assert roles(stored)[-2:] == ["tool+followup", "assistant"]
+    assert stored[-1].status is MessageStatus.ERROR
+    assert stored[-1].error == "Could not continue automatically: No model provider is configured."
+    assert len(chat.model.requests) == 2

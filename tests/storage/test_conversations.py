@@ -87,7 +87,7 @@ async def test_search_finds_titles_and_message_text_and_follows_renames_and_dele
     assert hit.message_id is not None
     assert "[Zürich]" in hit.snippet
     assert [h.conversation.id for h in await book.search("quarter")] == [first.id]  # prefix
-    assert await book.search("suppliers vendors") == []  # every word must appear
+    assert await book.search("suppliers vendors") == []  # one text must hold every word
 
     await book.update_conversation(
         Conversation(id=first.id, title="Renamed", created_at=T0, updated_at=T0)

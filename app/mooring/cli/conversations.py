@@ -106,7 +106,7 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 
 async def search(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
-    """Conversations whose title or messages contain every word."""
+    """Conversations with a title or a message that contains every word."""
     words = " ".join(args.text)
     hits = await chat_service(ctx).search(words, limit=args.limit)
     if ctx.as_json:

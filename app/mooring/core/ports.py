@@ -242,7 +242,7 @@ class ConversationBook(Protocol):
 
     async def messages(self, conversation_id: str) -> list[Message]: ...
     async def search(self, words: str, *, limit: int = 50) -> list[SearchHit]:
-        """Conversations whose title or messages contain every word, best first."""
+        """Conversations with a title or a message that contains every word, best first."""
         ...
 
     async def conversation_rounds(self, conversation_id: str) -> list[ConversationRound]:

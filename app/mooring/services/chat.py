@@ -432,7 +432,7 @@ class ChatService:
             created_at=now,
             updated_at=now,
             provider_id=config.id,
-            model=model or config.model,
+            model=model,
             auto_continue=auto_continue,
         )
         await self._book.create_conversation(conversation)
@@ -458,7 +458,7 @@ class ChatService:
         return await self._book.conversation_rounds(conversation_id)
 
     async def search(self, words: str, *, limit: int = 50) -> list[SearchHit]:
-        """Conversations whose title or messages contain every word."""
+        """Conversations with a title or a message that contains every word."""
         return await self._book.search(words, limit=limit)
 
     async def rename(self, key: str, title: str) -> Conversation:
@@ -488,7 +488,7 @@ class ChatService:
         if provider is not None:
             config = await self._providers(provider)
             changes["provider_id"] = config.id
-            changes["model"] = model or config.model
+            changes["model"] = model
         if model is not None:
             changes["model"] = model
         return await self._save(_replace(conversation, **changes))
@@ -883,7 +883,18 @@ class ChatService:
                 config = await self._providers(conversation.provider_id)
             except KnownError as exc:
                 log.warning("cannot continue %s automatically: %s", conversation_id, exc.message)
-                self._events.emit(TurnDidEnd(conversation_id, None, exc.message))
+                note = Message(
+                    id=new_id(),
+                    conversation_id=conversation_id,
+                    role=Role.ASSISTANT,
+                    content="",
+                    created_at=self._clock.now(),
+                    status=MessageStatus.ERROR,
+                    error_kind="no_provider",
+                    error=f"Could not continue automatically: {exc.message}",
+                )
+                await self._append(note)
+                self._events.emit(TurnDidEnd(conversation_id, note.id, note.error))
                 return
             self._background_turns.append(await self._turn(conversation, config))
 

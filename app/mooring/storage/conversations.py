@@ -223,33 +223,32 @@ def fts_query(words: str) -> str | None:
 
 
 def search(session: Session, words: str, *, limit: int = 50) -> list[SearchHit]:
-    """Conversations whose title or messages contain every word, best match first."""
+    """Conversations with a title or a message that contains every word, best match first,
+    each with the excerpt of its best match."""
     query = fts_query(words)
     if query is None:
         return []
-    rows = session.execute(
+    best = session.execute(
         text(
-            "SELECT conversation_id, message_id, "
-            "snippet(conversation_search, 0, '[', ']', '…', 12) AS snippet "
-            "FROM conversation_search WHERE conversation_search MATCH :query "
-            "ORDER BY rank LIMIT :scan"
+            "SELECT conversation_id FROM conversation_search WHERE conversation_search MATCH :q "
+            "GROUP BY conversation_id ORDER BY min(rank) LIMIT :limit"
         ),
-        {"query": query, "scan": max(limit * 20, 200)},
-    ).all()
+        {"q": query, "limit": limit},
+    ).scalars()
     hits: list[SearchHit] = []
-    seen: set[str] = set()
-    for row in rows:
-        if row.conversation_id in seen:
-            continue
-        conversation = get_conversation(session, row.conversation_id)
+    for conversation_id in list(best):
+        conversation = get_conversation(session, conversation_id)
         if conversation is None:
             continue
-        seen.add(row.conversation_id)
-        hits.append(
-            SearchHit(conversation=conversation, message_id=row.message_id, snippet=row.snippet)
-        )
-        if len(hits) >= limit:
-            break
+        row = session.execute(
+            text(
+                "SELECT message_id, snippet(conversation_search, 0, '[', ']', '…', 12) "
+                "FROM conversation_search WHERE conversation_search MATCH :q "
+                "AND conversation_id = :cid ORDER BY rank LIMIT 1"
+            ),
+            {"q": query, "cid": conversation_id},
+        ).one()
+        hits.append(SearchHit(conversation=conversation, message_id=row[0], snippet=row[1]))
     return hits
 
 
