@@ -62,13 +62,13 @@ class Terminal:
 
 
 @pytest.fixture
-async def terminal(tmp_path: Path) -> AsyncIterator[Terminal]:
+async def terminal(tmp_path: Path, chat_model: ScriptedModel) -> AsyncIterator[Terminal]:
     root = tmp_path / "data"
     paths = Paths(data_dir=root, config_dir=root / "config", log_dir=tmp_path / "logs")
     settings = Settings({"mcp.request_timeout_ms": 10_000, "mcp.call_timeout_ms": 30_000})
     db = Database.open(root / "mooring.sqlite3")
     services = build_services(paths, settings, db)
-    model = ScriptedModel()
+    model = chat_model
     chat = build_chat(services, db, providers=model.resolve, factory=model.factory)
     chat.start()
     demo = demo_definition(tmp_path / "demo-store.sqlite3", tmp_path / "demo-requests.log")

@@ -110,11 +110,13 @@ def build_chat(host: Host, model: ScriptedModel, *, max_rounds: int = 8) -> Chat
 
 
 @pytest.fixture
-async def chat(hosts: HostFactory, tmp_path: Path) -> AsyncIterator[Chat]:
+async def chat(
+    hosts: HostFactory, tmp_path: Path, chat_model: ScriptedModel
+) -> AsyncIterator[Chat]:
     host = await hosts()
     demo = demo_definition(tmp_path / "demo-store.sqlite3", tmp_path / "demo-requests.log")
     await host.store.add_server(demo)
-    model = ScriptedModel()
+    model = chat_model
     service = build_chat(host, model)
     scheduler = asyncio.create_task(host.monitor.run())
     made = Chat(host, service, model, demo, tmp_path)

@@ -79,11 +79,14 @@ def test_failed_replies_keep_only_their_text_and_stray_results_are_dropped() -> 
             msg(Role.TOOL, "orphan", tool_call_id="zzz"),
             msg(Role.USER, "hi again"),
             msg(Role.ASSISTANT, "Half", status=MessageStatus.INTERRUPTED),
+            msg(Role.USER, "more"),
+            msg(Role.ASSISTANT, ""),  # the model said nothing at all
         ]
     )
     assert [(m.role, m.content) for m in context] == [
         (Role.USER, "hi\n\nhi again"),
         (Role.ASSISTANT, "Half"),
+        (Role.USER, "more"),
     ]
 
 

@@ -280,7 +280,8 @@ def build_context(messages: Sequence[Message]) -> tuple[ChatTurnMessage, ...]:
 
     Every assistant tool call is answered by exactly one tool message right after it (a call
     left unanswered by a crash gets "no result recorded"); follow-ups become user-side notes
-    (the call they belong to was already answered); a failed reply keeps only its text;
+    (the call they belong to was already answered); a failed reply keeps only its text, an
+    empty one is left out (one wire refuses empty assistant turns);
     consecutive user-side messages are joined (one wire requires alternating turns).
     """
     out: list[ChatTurnMessage] = []
@@ -307,7 +308,7 @@ def build_context(messages: Sequence[Message]) -> tuple[ChatTurnMessage, ...]:
             user(m.content)
         elif m.role is Role.ASSISTANT:
             flush()
-            if m.status is MessageStatus.COMPLETE:
+            if m.status is MessageStatus.COMPLETE and (m.content or m.tool_calls):
                 out.append(
                     ChatTurnMessage(role=Role.ASSISTANT, content=m.content, tool_calls=m.tool_calls)
                 )
