@@ -27,10 +27,12 @@ from mooring.core.events import (
     TaskDidChange,
     TurnDidEnd,
 )
-from mooring.core.servers import ServerDefinition
+from mooring.core.ids import new_id
+from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.states import LocalState
 from mooring.services.chat import FOLLOWUP_PREFIX, ChatService, gateway_tools
 from mooring.storage.conversations import SqlConversations
+from tests.core.tasks.factories import T0
 from tests.helpers.scripted_model import ScriptedModel
 from tests.services.conftest import SAMPLES, Host, HostFactory, demo_definition
 
@@ -38,6 +40,7 @@ pytestmark = pytest.mark.anyio
 
 CLEAN = str(SAMPLES / "suppliers_clean.csv")
 AMBIGUOUS = str(SAMPLES / "suppliers_ambiguous_id.csv")
+PEER = Path(__file__).resolve().parents[1] / "mcp" / "peers" / "fastmcp_tasks_server.py"
 
 
 class Expect:
@@ -523,3 +526,49 @@ async def test_continuing_automatically_without_a_provider_says_so_in_the_conver
     assert stored[-1].status is MessageStatus.ERROR
     assert stored[-1].error == "Could not continue automatically: No model provider is configured."
     assert len(chat.model.requests) == 2
+
+
+async def test_a_peers_results_and_failures_reach_the_model_in_plain_words(chat: Chat) -> None:
+    """The fastmcp-tasks peer (a Tasks server nobody here wrote), over HTTP."""
+    from tests.mcp.servers import start_peer, stop_processes
+
+    process, url = start_peer(PEER)
+    try:
+        peer = ServerDefinition(
+            id=new_id(), alias="peer", transport=Transport.HTTP, url=url, created_at=T0
+        )
+        await chat.host.store.add_server(peer)
+        chat.model.calls(("peer__crunch", {"n": 5}), ("peer__malfunction", {}))
+        chat.model.reply("Both are running.")
+        conversation = await chat.service.create()
+        both_ended = Expect(chat.host.events, _nth_followup(2))
+        result = await chat.service.send(conversation.id, "Crunch 5, and try the broken one")
+        assert len(result.started_tasks) == 2
+        await both_ended.wait()
+        await chat.service.idle()
+
+        chat.model.reply("Crunching worked; the other tool failed because its backend is down.")
+        await chat.service.continue_with_result(conversation.id)
+        told = chat.model.requests[-1].messages[-1]
+        assert told.role is Role.USER
+        assert told.content.count(FOLLOWUP_PREFIX) == 2  # both results, one user-side turn
+        assert "crunched 5" in told.content
+        assert "It failed: the backend is down" in told.content
+        states = {
+            r.round.tool: r.record.state if r.record else None
+            for r in await chat.service.rounds(conversation.id)
+        }
+        assert states == {"crunch": LocalState.COMPLETED, "malfunction": LocalState.FAILED}
+    finally:
+        stop_processes([process])
+
+
+def _nth_followup(n: int) -> Callable[[Event], bool]:
+    seen: list[Event] = []
+
+    def predicate(event: Event) -> bool:
+        if isinstance(event, MessageDidAppend) and event.message.followup:
+            seen.append(event)
+        return len(seen) >= n
+
+    return predicate

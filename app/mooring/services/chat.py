@@ -839,23 +839,30 @@ class ChatService:
             message = self._tool_message(conversation_id, call, problem)
         else:
             server = offers.servers[key.server_id]
-            record = await self._runner.call(
-                server, key.tool, dict(call.arguments), conversation_id=conversation_id
-            )
-            tool_round = (
-                await self._ledger.tool_round(record.tool_round_id)
-                if record.tool_round_id
-                else None
-            )
-            text, is_error, started = tool_result_text(record, tool_round, server.alias)
-            message = self._tool_message(
-                conversation_id,
-                call,
-                text,
-                is_error=is_error,
-                tool_round_id=record.tool_round_id,
-                awaits_task=started,
-            )
+            try:
+                record = await self._runner.call(
+                    server, key.tool, dict(call.arguments), conversation_id=conversation_id
+                )
+            except KnownError as exc:  # e.g. the database refused a write: the model hears it
+                log.warning("chat call %s/%s: %s", server.alias, key.tool, exc.message)
+                message = self._tool_message(
+                    conversation_id, call, f"The call could not be made: {exc.message}"
+                )
+            else:
+                tool_round = (
+                    await self._ledger.tool_round(record.tool_round_id)
+                    if record.tool_round_id
+                    else None
+                )
+                text, is_error, started = tool_result_text(record, tool_round, server.alias)
+                message = self._tool_message(
+                    conversation_id,
+                    call,
+                    text,
+                    is_error=is_error,
+                    tool_round_id=record.tool_round_id,
+                    awaits_task=started,
+                )
         await self._append(message)
         return message, record
 
