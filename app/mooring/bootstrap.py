@@ -428,6 +428,7 @@ def _providers_until_merge() -> tuple[ProviderResolver, ProviderFactory]:
 def build_chat(
     services: Services,
     db: Database,
+    settings: Settings,
     *,
     providers: ProviderResolver | None = None,
     factory: ProviderFactory | None = None,
@@ -448,6 +449,7 @@ def build_chat(
         events=services.events,
         clock=services.clock,
         tools=gateway_tools(services.store, services.gateway),
+        auto_continue_default=bool(settings.get("chat.continue_automatically")),
     )
 
 
@@ -493,7 +495,7 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
     services = build_services(paths, settings, db)
 
     async def run() -> ExitCode:
-        chat = build_chat(services, db)
+        chat = build_chat(services, db, settings)
         chat.start()
         try:
             ctx = CliContext(

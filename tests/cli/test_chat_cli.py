@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mooring.bootstrap import build_chat, build_services
+from mooring.bootstrap import Services, build_chat, build_services
 from mooring.cli.commands import handler_for
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
@@ -45,6 +45,8 @@ class Terminal:
     ctx: CliContext
     model: ScriptedModel
     chat: ChatService
+    services: Services
+    db: Database
 
     async def run(self, *argv: str) -> tuple[ExitCode, str, str]:
         args = build_parser().parse_args(list(argv))
@@ -69,7 +71,7 @@ async def terminal(tmp_path: Path, chat_model: ScriptedModel) -> AsyncIterator[T
     db = Database.open(root / "mooring.sqlite3")
     services = build_services(paths, settings, db)
     model = chat_model
-    chat = build_chat(services, db, providers=model.resolve, factory=model.factory)
+    chat = build_chat(services, db, settings, providers=model.resolve, factory=model.factory)
     chat.start()
     demo = demo_definition(tmp_path / "demo-store.sqlite3", tmp_path / "demo-requests.log")
     await services.store.add_server(demo)
@@ -92,7 +94,7 @@ async def terminal(tmp_path: Path, chat_model: ScriptedModel) -> AsyncIterator[T
         stdin=io.StringIO(),  # no terminal: approvals follow the rules
     )
     try:
-        yield Terminal(ctx, model, chat)
+        yield Terminal(ctx, model, chat, services, db)
     finally:
         with anyio.fail_after(30):
             await chat.aclose()
@@ -249,6 +251,25 @@ async def test_unknown_conversations_and_empty_titles_are_clear_errors(terminal:
     with pytest.raises(KnownError, match="message is empty"):
         await terminal.run("chat", "--conversation", cid, "  ")
     assert len(await terminal.chat.messages(cid)) == 2  # nothing was stored
+
+
+async def test_new_conversations_follow_the_continue_automatically_setting(
+    terminal: Terminal,
+) -> None:
+    terminal.model.reply("ok")
+    made = (await terminal.json("chat", "hi"))["conversation_id"]
+    assert (await terminal.json("conversations", "show", made))["conversation"][
+        "auto_continue"
+    ] is False
+    eager = build_chat(
+        terminal.services,
+        terminal.db,
+        Settings({"chat.continue_automatically": True}),
+        providers=terminal.model.resolve,
+        factory=terminal.model.factory,
+    )
+    assert (await eager.create()).auto_continue is True
+    assert (await eager.create(auto_continue=False)).auto_continue is False
 
 
 # -- the real process --------------------------------------------------------------------------

@@ -378,12 +378,9 @@ async def test_a_rate_limit_is_waited_out_once_then_reported(chat: Chat) -> None
 async def test_stopping_mid_stream_keeps_the_partial_text_marked_interrupted(chat: Chat) -> None:
     chat.model.hang("The answer is partly here")
     conversation = await chat.service.create()
-    streaming = Expect(chat.host.events, lambda e: isinstance(e, ReplyDidStream))
+    streamed = Expect(chat.host.events, _streamed("The answer is partly here"))
     turn = asyncio.create_task(chat.service.send(conversation.id, "Tell me a long story"))
-    await streaming.wait()
-    # Let every queued piece arrive, then stop (the provider hangs after its text).
-    for _ in range(20):
-        await asyncio.sleep(0)
+    await streamed.wait()  # every piece arrived; the model goes on "thinking"
     assert chat.service.is_busy(conversation.id)
     assert chat.service.stop(conversation.id)
     with anyio.fail_after(30):
@@ -570,5 +567,16 @@ def _nth_followup(n: int) -> Callable[[Event], bool]:
         if isinstance(event, MessageDidAppend) and event.message.followup:
             seen.append(event)
         return len(seen) >= n
+
+    return predicate
+
+
+def _streamed(text: str) -> Callable[[Event], bool]:
+    pieces: list[str] = []
+
+    def predicate(event: Event) -> bool:
+        if isinstance(event, ReplyDidStream):
+            pieces.append(event.delta)
+        return "".join(pieces) == text
 
     return predicate

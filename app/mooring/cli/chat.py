@@ -54,6 +54,13 @@ async def chat(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             )
 
     last = turns[-1]
+    if not args.wait and not ctx.as_json:
+        for record_id in last.started_tasks:
+            ctx.warn(
+                f"task {record_id[:8]} runs on; follow it with: mooring tasks watch {record_id}\n"
+                "  its result joins the conversation: "
+                f"mooring chat --conversation {conversation.id[:8]} …"
+            )
     if ctx.as_json:
         ctx.say(json.dumps(await _summary(service, conversation.id, turns), indent=2))
     elif last.error:

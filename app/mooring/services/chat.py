@@ -371,6 +371,7 @@ class ChatService:
         tools: ToolSource,
         max_rounds: int = MAX_TOOL_ROUNDS,
         system_prompt: str = SYSTEM_PROMPT,
+        auto_continue_default: bool = False,
     ) -> None:
         self._book = conversations
         self._providers = providers
@@ -384,6 +385,7 @@ class ChatService:
         self._tools = tools
         self._max_rounds = max_rounds
         self._system = system_prompt
+        self._auto_continue_default = auto_continue_default
         self._locks: dict[str, asyncio.Lock] = {}
         self._active: dict[str, _ActiveTurn] = {}
         self._background: set[asyncio.Task[None]] = set()
@@ -422,9 +424,10 @@ class ChatService:
         title: str | None = None,
         provider: str | None = None,
         model: str | None = None,
-        auto_continue: bool = False,
+        auto_continue: bool | None = None,
     ) -> Conversation:
-        """Start a conversation with a provider (by id or name; ``None``: the default)."""
+        """Start a conversation with a provider (by id or name; ``None``: the default);
+        *continue automatically* follows the setting unless given."""
         config = await self._providers(provider)
         now = self._clock.now()
         conversation = Conversation(
@@ -434,7 +437,7 @@ class ChatService:
             updated_at=now,
             provider_id=config.id,
             model=model,
-            auto_continue=auto_continue,
+            auto_continue=self._auto_continue_default if auto_continue is None else auto_continue,
         )
         await self._book.create_conversation(conversation)
         return conversation
