@@ -13,6 +13,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome
 from mooring.core.chat import ProviderFailure
@@ -30,11 +31,14 @@ from mooring.core.events import (
 from mooring.core.ids import new_id
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.states import LocalState
-from mooring.services.chat import FOLLOWUP_PREFIX, ChatService, gateway_tools
+from mooring.services.chat import CHAT_TURN, FOLLOWUP_PREFIX, MODEL_CALL, ChatService, gateway_tools
 from mooring.storage.conversations import SqlConversations
 from tests.core.tasks.factories import T0
 from tests.helpers.scripted_model import ScriptedModel
 from tests.services.conftest import SAMPLES, Host, HostFactory, demo_definition
+
+# One tracer provider per process: share the tracing tests' exporter.
+from tests.services.test_tracing import _EXPORTER, _provider  # noqa: F401
 
 pytestmark = pytest.mark.anyio
 
@@ -580,3 +584,36 @@ def _streamed(text: str) -> Callable[[Event], bool]:
         return "".join(pieces) == text
 
     return predicate
+
+
+async def test_a_turn_is_traced_without_its_content(chat: Chat) -> None:
+    spans: InMemorySpanExporter = _EXPORTER
+    spans.clear()
+    chat.model.call("demo__list_sample_files", {}).reply("Files: three, pelican-secret")
+    conversation = await chat.service.create()
+    await chat.service.send(conversation.id, "my words are pelican-secret")
+
+    found = spans.get_finished_spans()
+    [turn] = [s for s in found if s.name == CHAT_TURN]
+    calls = [s for s in found if s.name == MODEL_CALL]
+    assert turn.parent is None
+    assert len(calls) == 2
+    for call in calls:
+        assert call.parent is not None
+        assert call.parent.span_id == turn.context.span_id
+    assert calls[0].attributes is not None
+    assert calls[0].attributes["mooring.chat.tool_calls"] == 1
+    assert "mooring.chat.first_token_ms" not in calls[0].attributes  # no text came
+    assert calls[1].attributes is not None
+    assert float(str(calls[1].attributes["mooring.chat.first_token_ms"])) >= 0
+    assert turn.attributes is not None
+    assert turn.attributes["mooring.chat.model_calls"] == 2
+    assert turn.attributes["mooring.chat.tool_rounds"] == 1
+    assert turn.attributes["gen_ai.request.model"] == "scripted-model"
+    # The tool round is its own trace, as for `mooring call`.
+    [tool_round] = [s for s in found if s.name.startswith("mooring.tool_round")]
+    assert tool_round.parent is None
+    assert tool_round.context.trace_id != turn.context.trace_id
+    for span in found:
+        for value in (span.attributes or {}).values():
+            assert "pelican-secret" not in str(value)

@@ -22,10 +22,16 @@ import dataclasses
 import fnmatch
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, Status, StatusCode
 
 from mooring.core.chat import (
     ChatProvider,
@@ -70,6 +76,7 @@ from mooring.core.tools import ToolInfo
 from mooring.services.chat_export import export_json, export_markdown
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
+from mooring.services.tracing import tracer
 
 log = logging.getLogger("mooring.chat")
 
@@ -79,6 +86,11 @@ ToolSource = Callable[[], Awaitable[list[tuple[ServerDefinition, ToolInfo]]]]
 ProviderResolver = Callable[[str | None], Awaitable[ProviderConfig]]
 """A provider's configuration by id or name (``None``: the default one). Raises a
 :class:`KnownError` when none is configured or the name is unknown."""
+
+CHAT_TURN = "mooring.chat.turn"
+"""Span of one turn: its own trace (the tool rounds it ran keep theirs, see tracing.md)."""
+MODEL_CALL = "mooring.chat.model_call"
+"""Span of one streamed model call, with the time to its first token."""
 
 DEFAULT_TITLE = "New conversation"
 MAX_TOOL_ROUNDS = 8
@@ -630,6 +642,16 @@ class ChatService:
         reply_id: str | None = None
         error: str | None = None
         model = conversation.model or config.model
+        calls_made = 0
+        span = tracer().start_span(
+            CHAT_TURN,
+            context=Context(),  # a turn is its own trace; its tool rounds keep theirs
+            attributes={
+                "mooring.conversation.id": conversation.id,
+                "gen_ai.request.model": model,
+                "gen_ai.provider.name": config.kind.value,
+            },
+        )
         try:
             offers = await self._offers()
             for _round in range(self._max_rounds):
@@ -638,7 +660,11 @@ class ChatService:
                     model=model, messages=context, tools=offers.offers, system=self._system
                 )
                 message_id = new_id()
-                streamed = await self._stream(conversation.id, message_id, config, request, turn)
+                calls_made += 1
+                with trace.use_span(span):
+                    streamed = await self._stream(
+                        conversation.id, message_id, config, request, turn
+                    )
                 message = self._reply_message(conversation.id, message_id, model, streamed)
                 await self._append(message)
                 reply, reply_id = message.content, message.id
@@ -680,6 +706,17 @@ class ChatService:
                 await self._append(note)
         finally:
             self._active.pop(conversation.id, None)
+            span.set_attributes(
+                {
+                    "mooring.chat.model_calls": calls_made,
+                    "mooring.chat.tool_rounds": len(rounds),
+                    "mooring.chat.tasks_started": len(started),
+                    "mooring.chat.interrupted": turn.stopped,
+                }
+            )
+            if error is not None:
+                span.set_status(Status(StatusCode.ERROR, error))
+            span.end()
         self._events.emit(TurnDidEnd(conversation.id, reply_id, error, tuple(started)))
         return TurnResult(
             conversation_id=conversation.id,
@@ -728,11 +765,26 @@ class ChatService:
         streamed = _Streamed()
         parts: list[str] = []
         provider: ChatProvider = self._factory(config)
+        span = tracer().start_span(
+            MODEL_CALL,
+            attributes={
+                "gen_ai.request.model": request.model,
+                "gen_ai.provider.name": config.kind.value,
+                "mooring.chat.messages": len(request.messages),
+                "mooring.chat.tools_offered": len(request.tools),
+            },
+        )
+        began = time.monotonic()
 
         async def consume() -> None:
             async for event in provider.stream(request):
                 if isinstance(event, TextDelta):
                     if event.text:
+                        if not parts:
+                            span.set_attribute(
+                                "mooring.chat.first_token_ms",
+                                round((time.monotonic() - began) * 1000, 3),
+                            )
                         parts.append(event.text)
                         self._events.emit(ReplyDidStream(conversation_id, message_id, event.text))
                 else:
@@ -761,6 +813,7 @@ class ChatService:
             turn.stream = None
             with contextlib.suppress(Exception):
                 await provider.aclose()
+            _end_model_span(span, streamed)
         streamed.text = "".join(parts)
         if streamed.done is not None and not streamed.stopped:
             streamed.text = streamed.done.text or streamed.text
@@ -842,14 +895,20 @@ class ChatService:
             message = self._tool_message(conversation_id, call, problem)
         else:
             server = offers.servers[key.server_id]
+            failure: str | None = None
+            detached = otel_context.attach(Context())  # the round is its own trace
             try:
                 record = await self._runner.call(
                     server, key.tool, dict(call.arguments), conversation_id=conversation_id
                 )
             except KnownError as exc:  # e.g. the database refused a write: the model hears it
                 log.warning("chat call %s/%s: %s", server.alias, key.tool, exc.message)
+                failure = exc.message
+            finally:
+                otel_context.detach(detached)
+            if record is None:
                 message = self._tool_message(
-                    conversation_id, call, f"The call could not be made: {exc.message}"
+                    conversation_id, call, f"The call could not be made: {failure}"
                 )
             else:
                 tool_round = (
@@ -961,6 +1020,22 @@ def _argument_problem(call: ToolCallRequest) -> str | None:
     if not isinstance(value, dict):
         return "Not run: the arguments must be a JSON object."
     return None
+
+
+def _end_model_span(span: Span, streamed: _Streamed) -> None:
+    """Sizes, usage and outcome of one model call (never its content)."""
+    done = streamed.done
+    if done is not None:
+        span.set_attribute("mooring.chat.stop_reason", done.stop_reason.value)
+        span.set_attribute("mooring.chat.tool_calls", len(done.tool_calls))
+        for key in ("input_tokens", "output_tokens"):
+            if key in done.usage:
+                span.set_attribute(f"gen_ai.usage.{key}", int(done.usage[key]))
+    if streamed.failure is not None:
+        span.set_attribute("error.type", streamed.failure.kind.value)
+        span.set_status(Status(StatusCode.ERROR, streamed.failure.kind.value))
+    span.set_attribute("mooring.chat.interrupted", streamed.stopped)
+    span.end()
 
 
 def _replace(conversation: Conversation, **changes: Any) -> Conversation:
