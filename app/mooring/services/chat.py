@@ -653,9 +653,14 @@ class ChatService:
             },
         )
         try:
-            offers = await self._offers()
-            for _round in range(self._max_rounds):
-                context = build_context(await self._book.messages(conversation.id))
+            # The first context read overlaps listing the tools (servers answer over the wire).
+            offers, stored = await asyncio.gather(
+                self._offers(), self._book.messages(conversation.id)
+            )
+            for round_number in range(self._max_rounds):
+                if round_number:
+                    stored = await self._book.messages(conversation.id)
+                context = build_context(stored)
                 request = ChatRequest(
                     model=model, messages=context, tools=offers.offers, system=self._system
                 )
@@ -969,11 +974,11 @@ class ChatService:
             self._background_turns.append(await self._turn(conversation, config))
 
     async def _catch_up(self, conversation_id: str, *, only: str | None = None) -> list[Message]:
-        stored = await self._book.messages(conversation_id)
-        waiting = {m.tool_round_id: m for m in stored if m.awaits_task and m.tool_round_id}
-        for m in stored:
-            if m.followup and m.tool_round_id:
-                waiting.pop(m.tool_round_id, None)
+        waiting = {
+            m.tool_round_id: m
+            for m in await self._book.awaiting_results(conversation_id)
+            if m.tool_round_id
+        }
         if not waiting:
             return []
         added: list[Message] = []

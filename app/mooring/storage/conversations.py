@@ -210,6 +210,24 @@ def has_followup(session: Session, tool_round_id: str) -> bool:
     return found is not None
 
 
+def awaiting_results(session: Session, conversation_id: str) -> list[Message]:
+    """Tool results that said a background task started and have no follow-up yet."""
+    answered = select(t.messages.c.tool_round_id).where(
+        t.messages.c.conversation_id == conversation_id, t.messages.c.followup.is_(True)
+    )
+    rows = session.execute(
+        select(t.messages)
+        .where(
+            t.messages.c.conversation_id == conversation_id,
+            t.messages.c.awaits_task.is_(True),
+            t.messages.c.tool_round_id.is_not(None),
+            t.messages.c.tool_round_id.not_in(answered),
+        )
+        .order_by(t.messages.c.seq)
+    )
+    return [_message(r) for r in rows]
+
+
 # -- search ----------------------------------------------------------------------------------
 
 
@@ -323,6 +341,9 @@ class SqlConversations:
 
     async def messages(self, conversation_id: str) -> list[Message]:
         return await self.db.run(lambda s: list_messages(s, conversation_id))
+
+    async def awaiting_results(self, conversation_id: str) -> list[Message]:
+        return await self.db.run(lambda s: awaiting_results(s, conversation_id))
 
     async def search(self, words: str, *, limit: int = 50) -> list[SearchHit]:
         return await self.db.run(lambda s: search(s, words, limit=limit))
