@@ -386,6 +386,8 @@ async def test_stopping_mid_stream_keeps_the_partial_text_marked_interrupted(cha
     turn = asyncio.create_task(chat.service.send(conversation.id, "Tell me a long story"))
     await streamed.wait()  # every piece arrived; the model goes on "thinking"
     assert chat.service.is_busy(conversation.id)
+    with pytest.raises(KnownError, match="stop it first"):
+        await chat.service.delete(conversation.id)
     assert chat.service.stop(conversation.id)
     with anyio.fail_after(30):
         result = await turn

@@ -10,6 +10,7 @@ import pytest
 from mooring.core.chat import ToolCallRequest
 from mooring.core.clock import SystemClock
 from mooring.core.conversation import Conversation, Message, MessageStatus, Role
+from mooring.core.errors import KnownError
 from mooring.core.ids import new_id
 from mooring.storage import conversations as conv_repo
 from mooring.storage import repositories as repo
@@ -179,3 +180,12 @@ def test_a_database_from_before_chats_is_upgraded_with_order_and_search(db_path:
         assert db.call_sync(lambda s: conv_repo.list_messages(s, "c1"))[-1].content == "fourth"
     finally:
         db.close()
+
+
+async def test_writing_into_a_deleted_conversation_is_a_clear_error(db: Database) -> None:
+    book = SqlConversations(db, SystemClock())
+    conv = a_conversation()
+    await book.create_conversation(conv)
+    await book.delete_conversation(conv.id)  # e.g. by the window, while a command chats
+    with pytest.raises(KnownError, match="deleted meanwhile"):
+        await book.append_messages([a_message(conv, "late")])

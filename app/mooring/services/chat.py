@@ -25,7 +25,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -510,8 +509,13 @@ class ChatService:
         return await self._save(_replace(conversation, **changes))
 
     async def delete(self, key: str) -> Conversation:
-        """Delete a conversation and its messages (what ran stays in the task ledger)."""
+        """Delete a conversation and its messages (what ran stays in the task ledger); not
+        while a reply is being written in it."""
         conversation = await self.get(key)
+        if self.is_busy(conversation.id):
+            raise KnownError(
+                "A reply is being written in this conversation; stop it first.", code="busy"
+            )
         await self._book.delete_conversation(conversation.id)
         return conversation
 
@@ -1050,8 +1054,3 @@ def _replace(conversation: Conversation, **changes: Any) -> Conversation:
 def _log_failure(task: asyncio.Task[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("storing a background result failed", exc_info=task.exception())
-
-
-def iso(value: datetime | None) -> str | None:
-    """A timestamp as ISO 8601 text (``None`` stays ``None``)."""
-    return value.isoformat() if value is not None else None

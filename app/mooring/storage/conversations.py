@@ -25,6 +25,7 @@ from mooring.core.conversation import (
     Role,
     SearchHit,
 )
+from mooring.core.errors import KnownError
 from mooring.storage import repositories as repo
 from mooring.storage import tables as t
 from mooring.storage.db import Database
@@ -294,6 +295,17 @@ def conversation_rounds(session: Session, conversation_id: str) -> list[Conversa
     return found
 
 
+def _require_conversation(session: Session, conversation_id: str) -> None:
+    found = session.execute(
+        select(t.conversations.c.id).where(t.conversations.c.id == conversation_id)
+    ).first()
+    if found is None:
+        raise KnownError(
+            "The conversation was deleted meanwhile; nothing more was stored in it.",
+            code="conversation_deleted",
+        )
+
+
 class SqlConversations:
     """Implements ``ConversationBook`` on one :class:`Database`."""
 
@@ -322,6 +334,7 @@ class SqlConversations:
     async def append_messages(self, messages: Sequence[Message]) -> None:
         def write(session: Session) -> None:
             for message in messages:
+                _require_conversation(session, message.conversation_id)
                 append_message(session, message)
 
         await self.db.run(write)
@@ -330,6 +343,7 @@ class SqlConversations:
         def write(session: Session) -> bool:
             if message.tool_round_id is None or has_followup(session, message.tool_round_id):
                 return False
+            _require_conversation(session, message.conversation_id)
             try:
                 with session.begin_nested():
                     append_message(session, message)
