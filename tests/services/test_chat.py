@@ -15,7 +15,7 @@ import anyio
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome
+from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
 from mooring.core.chat import ProviderFailure
 from mooring.core.clock import SystemClock
 from mooring.core.conversation import Message, MessageStatus, Role
@@ -619,3 +619,24 @@ async def test_a_turn_is_traced_without_its_content(chat: Chat) -> None:
     for span in found:
         for value in (span.attributes or {}).values():
             assert "pelican-secret" not in str(value)
+
+
+async def test_stopping_while_tools_run_makes_no_further_calls(chat: Chat) -> None:
+    chat.model.calls(("demo__list_sample_files", {}), ("demo__list_suppliers", {}))
+    conversation = await chat.service.create()
+    approve = chat.host.broker.ask
+    assert approve is not None
+
+    async def stop_then_approve(request: ApprovalRequest) -> ApprovalAnswer:
+        chat.service.stop(conversation.id)  # the user presses stop while being asked
+        return await approve(request)
+
+    chat.host.broker.ask = stop_then_approve
+    result = await chat.service.send(conversation.id, "List files and suppliers")
+
+    assert result.interrupted
+    tools = [m for m in await chat.service.messages(conversation.id) if m.role is Role.TOOL]
+    assert "suppliers_clean.csv" in tools[0].content  # the call already approved went on
+    assert tools[1].content.startswith("Not run: the user stopped")
+    assert chat.requests_to(chat.demo, "list_suppliers") == 0
+    assert len(chat.model.requests) == 1  # and the model is not asked again
