@@ -6,7 +6,7 @@ from __future__ import annotations
 from mooring.core.chat import ToolCallRequest
 from mooring.core.conversation import Message, MessageStatus, Role
 from mooring.core.ids import new_id
-from mooring.services.chat import (
+from mooring.services.chat_context import (
     FOLLOWUP_PREFIX,
     MAX_RESULT_CHARS,
     NOT_RECORDED,
