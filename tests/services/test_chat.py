@@ -31,6 +31,7 @@ from mooring.core.events import (
 from mooring.core.ids import new_id
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.states import LocalState
+from mooring.core.tools import ToolInfo
 from mooring.services.chat import CHAT_TURN, FOLLOWUP_PREFIX, MODEL_CALL, ChatService, gateway_tools
 from mooring.storage.conversations import SqlConversations
 from tests.core.tasks.factories import T0
@@ -640,3 +641,30 @@ async def test_stopping_while_tools_run_makes_no_further_calls(chat: Chat) -> No
     assert tools[1].content.startswith("Not run: the user stopped")
     assert chat.requests_to(chat.demo, "list_suppliers") == 0
     assert len(chat.model.requests) == 1  # and the model is not asked again
+
+
+async def test_a_tool_source_that_lists_hidden_tools_cannot_offer_them(chat: Chat) -> None:
+    guarded = dataclasses.replace(chat.demo, hidden_tools=("delete_*",))
+
+    async def careless_source() -> list[tuple[ServerDefinition, ToolInfo]]:
+        return [
+            (guarded, ToolInfo(server_id=guarded.id, name="delete_supplier")),
+            (guarded, ToolInfo(server_id=guarded.id, name="list_suppliers")),
+        ]
+
+    service = ChatService(
+        conversations=SqlConversations(chat.host.db, SystemClock()),
+        providers=chat.model.resolve,
+        provider_factory=chat.model.factory,
+        runner=chat.host.runner,
+        monitor=chat.host.monitor,
+        ledger=chat.host.store,
+        catalog=chat.host.store,
+        events=chat.host.events,
+        clock=SystemClock(),
+        tools=careless_source,
+    )
+    chat.model.reply("ok")
+    conversation = await service.create()
+    await service.send(conversation.id, "hi")
+    assert [t.name for t in chat.model.requests[0].tools] == ["demo__list_suppliers"]

@@ -445,7 +445,8 @@ class ChatService:
         self._events.emit(MessageDidAppend(message.conversation_id, message))
 
     async def _offers(self) -> _Offers:
-        pairs = await self._tools()
+        # Whatever the source, a hidden or disallowed tool is never offered.
+        pairs = [(s, i) for s, i in await self._tools() if s.enabled and offered(s, i.name)]
         servers = {server.id: server for server, _ in pairs}
         infos = {ToolKey(server.id, info.name): info for server, info in pairs}
         names = assign_names(
