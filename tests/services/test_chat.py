@@ -88,9 +88,13 @@ class Chat:
         lines = [json.loads(line) for line in log.read_text().splitlines() if line]
         return sum(1 for r in lines if r.get("method") == "tools/call" and r.get("tool") == tool)
 
-    async def add_server(self, alias: str, **changes: object) -> ServerDefinition:
+    async def add_server(
+        self, alias: str, *, demo_settings: dict[str, str] | None = None, **changes: object
+    ) -> ServerDefinition:
         server = demo_definition(
-            self.tmp_path / f"{alias}-store.sqlite3", self.tmp_path / f"{alias}-requests.log"
+            self.tmp_path / f"{alias}-store.sqlite3",
+            self.tmp_path / f"{alias}-requests.log",
+            **(demo_settings or {}),
         )
         server = dataclasses.replace(server, alias=alias, **changes)  # type: ignore[arg-type]
         await self.host.store.add_server(server)
@@ -668,3 +672,19 @@ async def test_a_tool_source_that_lists_hidden_tools_cannot_offer_them(chat: Cha
     conversation = await service.create()
     await service.send(conversation.id, "hi")
     assert [t.name for t in chat.model.requests[0].tools] == ["demo__list_suppliers"]
+
+
+async def test_a_call_with_no_answer_is_reported_as_an_unknown_outcome(chat: Chat) -> None:
+    await chat.add_server("flaky", demo_settings={"fault_drop_create_reply": "1"})
+    chat.model.call("flaky__import_suppliers", {"path": CLEAN}).reply("I cannot tell if it ran.")
+    conversation = await chat.service.create()
+    result = await chat.service.send(conversation.id, "Import it")
+
+    told = [m for m in await chat.service.messages(conversation.id) if m.role is Role.TOOL]
+    assert told[0].is_error
+    assert "may or may not have run" in told[0].content
+    assert not told[0].awaits_task
+    [item] = await chat.service.rounds(conversation.id)
+    assert item.record is not None
+    assert item.record.state is LocalState.UNKNOWN_OUTCOME
+    assert result.started_tasks == ()
