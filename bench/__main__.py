@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import bench_ledger, bench_providers, bench_scheduler, bench_tracing
+from bench import bench_chat, bench_ledger, bench_providers, bench_scheduler, bench_tracing
 
 
 def main() -> None:
@@ -11,6 +11,7 @@ def main() -> None:
     bench_tracing.main()
     bench_scheduler.main()
     bench_providers.main()
+    bench_chat.main()
 
 
 if __name__ == "__main__":

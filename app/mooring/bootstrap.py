@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
     from mooring.cli.accounts import SignInActions
+    from mooring.core.chat import ProviderFactory
+    from mooring.services.chat import ProviderResolver
     from mooring.ui.main_window import MainWindow
 
 log = logging.getLogger("mooring.bootstrap")
@@ -157,18 +159,33 @@ class Wiring:
 
 
 def build_host(
-    paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None = None
+    paths: Paths,
+    settings: Settings,
+    db: Database,
+    *,
+    ask: AskUser | None = None,
+    models: tuple[ProviderResolver, ProviderFactory] | None = None,
 ) -> Host:
     """Wire one host over one database (the GUI, the CLI and the service tests share this).
 
     ``ask`` is the face's approval prompt (a terminal question, a dialog); without one, a call
     that needs approval is refused, never sent.
     """
-    return wire(paths, settings, db, ask=ask).host
+    return wire(paths, settings, db, ask=ask, models=models).host
 
 
-def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None = None) -> Wiring:
-    """:func:`build_host`, also handing out the OAuth providers."""
+def wire(
+    paths: Paths,
+    settings: Settings,
+    db: Database,
+    *,
+    ask: AskUser | None = None,
+    models: tuple[ProviderResolver, ProviderFactory] | None = None,
+) -> Wiring:
+    """:func:`build_host`, also handing out the OAuth providers.
+
+    ``models`` replaces how the chat finds and builds its model provider (tests and benchmarks
+    give a scripted model here; the product reads the provider book and the keyring)."""
     from mooring.adapters.preview import preview_arguments
 
     clock = SystemClock()
@@ -220,6 +237,7 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
     # only when a provider is first built.
     from mooring.adapters.providers.common import ProviderOptions
     from mooring.adapters.providers.factory import SdkProviderFactory
+    from mooring.storage.conversations import SqlConversations
     from mooring.storage.providers import SqlProviderBook
 
     provider_factory = SdkProviderFactory(
@@ -244,7 +262,10 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
         owner=current_owner(),
         owner_alive=owner_alive,
         providers=SqlProviderBook(db, clock),
-        provider_factory=provider_factory,
+        provider_factory=models[1] if models else provider_factory,
+        resolve_provider=models[0] if models else None,
+        conversations=SqlConversations(db, clock),
+        auto_continue=bool(settings.get("chat.continue_automatically")),
     )
 
     def oauth() -> Any:

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from mooring.cli import accounts, providers, rules, servers, tasks, traces
+from mooring.cli import accounts, chat, conversations, providers, rules, servers, tasks, traces
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 
@@ -46,6 +46,14 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("providers", "default"): providers.set_default,
     ("providers", "test"): providers.test,
     ("providers", "models"): providers.models,
+    ("chat", None): chat.chat,
+    ("conversations", "list"): conversations.list_conversations,
+    ("conversations", "show"): conversations.show,
+    ("conversations", "search"): conversations.search,
+    ("conversations", "rename"): conversations.rename,
+    ("conversations", "delete"): conversations.delete,
+    ("conversations", "export"): conversations.export,
+    ("conversations", "set"): conversations.configure,
 }
 
 HEADLESS = {
@@ -59,6 +67,8 @@ HEADLESS = {
     "traces",
     "accounts",
     "providers",
+    "chat",
+    "conversations",
 }
 """Commands that run without the GUI and need the host's services."""
 

@@ -20,11 +20,13 @@ from mooring.core.ports import (
     TaskLedger,
 )
 from mooring.core.text import neutralize
+from mooring.services.chat import ChatService
 from mooring.services.host import Host
 from mooring.services.task_monitor import TaskMonitor
 
 if TYPE_CHECKING:
     from mooring.cli.accounts import SignInActions
+    from mooring.services.chat import ChatService
 
 
 @dataclass(slots=True)
@@ -142,6 +144,11 @@ class CliContext:
     @property
     def clock(self) -> Clock:
         return self.host.clock
+
+    @property
+    def chat(self) -> ChatService | None:
+        """Conversations with a model (``mooring chat``, ``mooring conversations``)."""
+        return self.host.chat
 
     @property
     def providers(self) -> ProviderBook | None:

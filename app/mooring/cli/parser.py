@@ -195,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     tex.add_argument("--since", metavar="DATE", help="only spans that started since DATE")
     tex.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     _add_provider_commands(commands, common)
+    _add_chat_commands(commands, common)
     settings = commands.add_parser("settings", parents=[common], help="see or change settings")
     settings_cmd = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
     settings_cmd.add_parser("list", parents=[common], help="every setting and its value")
@@ -243,3 +244,50 @@ def _add_provider_commands(commands: Any, common: argparse.ArgumentParser) -> No
     ):
         sub = cmd.add_parser(action, parents=[common], help=text)
         sub.add_argument("name", nargs="?", help="default: the default provider")
+
+
+def _add_chat_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    """``mooring chat`` and ``mooring conversations …``."""
+    chat = commands.add_parser(
+        "chat", parents=[common], help="send a message to a model; stream its reply"
+    )
+    chat.add_argument("message", nargs="+", help="what to say (words are joined by spaces)")
+    chat.add_argument("--conversation", metavar="ID", help="continue this conversation")
+    chat.add_argument("--provider", metavar="NAME", help="the model provider to use")
+    chat.add_argument(
+        "--wait",
+        action="store_true",
+        help="follow any task the reply started to its end, then continue with its result",
+    )
+    chat.add_argument("--timeout", type=float, metavar="S", help="with --wait: stop after S s")
+
+    conv = commands.add_parser("conversations", parents=[common], help="conversations")
+    conv_cmd = conv.add_subparsers(dest="conversations_command", metavar="ACTION", required=True)
+    cl = conv_cmd.add_parser("list", parents=[common], help="most recently active first")
+    cl.add_argument("--limit", type=int, default=50)
+    cs = conv_cmd.add_parser("show", parents=[common], help="messages and tool rounds")
+    cs.add_argument("id", help="conversation id or a unique prefix")
+    cf = conv_cmd.add_parser("search", parents=[common], help="full-text search")
+    cf.add_argument("text", nargs="+")
+    cf.add_argument("--limit", type=int, default=20)
+    cr = conv_cmd.add_parser("rename", parents=[common], help="give a new title")
+    cr.add_argument("id")
+    cr.add_argument("title", nargs="+")
+    cd = conv_cmd.add_parser("delete", parents=[common], help="delete (the task ledger stays)")
+    cd.add_argument("id")
+    ce = conv_cmd.add_parser(
+        "export", parents=[common], help="what was said, what ran and why, as Markdown or JSON"
+    )
+    ce.add_argument("id")
+    ce.add_argument("--format", choices=["md", "json"], default="md")
+    ce.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    cset = conv_cmd.add_parser("set", parents=[common], help="change a conversation's options")
+    cset.add_argument("id")
+    cset.add_argument(
+        "--auto-continue",
+        choices=["on", "off"],
+        help="start a model turn when one of its tasks ends",
+    )
+    cset.add_argument("--mute", choices=["on", "off"], help="no notifications about it")
+    cset.add_argument("--model", help="the model to ask")
+    cset.add_argument("--provider", metavar="NAME", help="the model provider to use")

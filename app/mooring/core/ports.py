@@ -14,7 +14,13 @@ from typing import Any, Protocol
 
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
 from mooring.core.chat import ProviderConfig
-from mooring.core.conversation import ToolRound
+from mooring.core.conversation import (
+    Conversation,
+    ConversationRound,
+    Message,
+    SearchHit,
+    ToolRound,
+)
 from mooring.core.issues import Issue
 from mooring.core.results import ResourceOutcome
 from mooring.core.servers import CredentialProfile, ServerDefinition
@@ -255,3 +261,47 @@ class ProviderBook(Protocol):
     async def remove_provider(self, provider_id: str) -> None: ...
     async def default_provider(self) -> ProviderConfig | None: ...
     async def set_default_provider(self, provider_id: str) -> None: ...
+
+
+class ConversationBook(Protocol):
+    """Conversations and their messages, with full-text search (kept in step with every write)."""
+
+    async def create_conversation(self, conversation: Conversation) -> None: ...
+    async def get_conversation(self, conversation_id: str) -> Conversation | None: ...
+    async def find_conversation(self, key: str) -> Conversation | None:
+        """By id or a unique prefix of it."""
+        ...
+
+    async def list_conversations(self, *, limit: int | None = None) -> list[Conversation]:
+        """Most recently active first."""
+        ...
+
+    async def update_conversation(self, conversation: Conversation) -> bool:
+        """Store title and settings; whether the conversation exists."""
+        ...
+
+    async def delete_conversation(self, conversation_id: str) -> bool:
+        """Delete it and its messages (its tool rounds stay in the ledger, unlinked)."""
+        ...
+
+    async def append_messages(self, messages: Sequence[Message]) -> None:
+        """Append in order, in one transaction."""
+        ...
+
+    async def append_followup(self, message: Message) -> bool:
+        """Append a background task's final result unless its round already has one (another
+        window or command may have stored it first); whether it was appended."""
+        ...
+
+    async def messages(self, conversation_id: str) -> list[Message]: ...
+    async def awaiting_results(self, conversation_id: str) -> list[Message]:
+        """Tool results that said a background task started, with no follow-up stored yet."""
+        ...
+
+    async def search(self, words: str, *, limit: int = 50) -> list[SearchHit]:
+        """Conversations with a title or a message that contains every word, best first."""
+        ...
+
+    async def conversation_rounds(self, conversation_id: str) -> list[ConversationRound]:
+        """Its tool rounds, oldest first, with their operation records."""
+        ...

@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from mooring.core.approval.policy import Guards
-from mooring.core.chat import ProviderFactory
+from mooring.core.chat import ProviderConfig, ProviderFactory
 from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
 from mooring.core.elicitation import ELICITATION_METHOD, SchemaError, check_reply
@@ -29,6 +29,7 @@ from mooring.core.issues import Issue, IssueAction, actions_for
 from mooring.core.ports import (
     AccountBook,
     ConnectionStatus,
+    ConversationBook,
     Gateway,
     IssueBoard,
     ProviderBook,
@@ -43,8 +44,10 @@ from mooring.core.tasks.polling import PollPolicy
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.core.tasks.words import StateWords, state_words
+from mooring.core.tools import ToolInfo
 from mooring.services.approvals import ApprovalBroker, AskUser, Preview
 from mooring.services.catalogue import ToolCatalogue
+from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.first_run import ensure_demo_server
 from mooring.services.reconciler import Reconciler, ReconcileReport, UnknownOutcomes
 from mooring.services.task_monitor import TaskMonitor
@@ -216,6 +219,9 @@ class Host:
         owner_alive: Callable[[str], bool] = lambda _owner: False,
         providers: ProviderBook | None = None,
         provider_factory: ProviderFactory | None = None,
+        conversations: ConversationBook | None = None,
+        auto_continue: bool = False,
+        resolve_provider: ProviderResolver | None = None,
     ) -> None:
         self.config = config or HostConfig()
         self.providers = providers
@@ -286,6 +292,23 @@ class Host:
             catalogue=self.tools,
             desk=self.issues,
         )
+        self.chat: ChatService | None = None
+        """Conversations with a model (``None`` without conversation storage or providers)."""
+        if conversations is not None and provider_factory is not None:
+            self.chat = ChatService(
+                conversations=conversations,
+                providers=resolve_provider or self._provider_config,
+                provider_factory=provider_factory,
+                runner=self.runner,
+                monitor=self.monitor,
+                ledger=ledger,
+                catalog=catalog,
+                events=self.events,
+                clock=clock,
+                tools=self.offered_tools,
+                auto_continue_default=auto_continue,
+            )
+            self.chat.start()
         self._scheduler: asyncio.Task[None] | None = None
         self._prepared = False
         gateway.add_status_listener(self._on_connection)
@@ -311,7 +334,9 @@ class Host:
         return await self.reconciler.run()
 
     async def stop(self) -> None:
-        """Stop monitoring and close every server connection."""
+        """Stop the chat's background work and monitoring; close every server connection."""
+        if self.chat is not None:
+            await self.chat.aclose()
         await self.monitor.stop()
         if self._scheduler is not None:
             self._scheduler.cancel()
@@ -319,6 +344,38 @@ class Host:
                 await self._scheduler
             self._scheduler = None
         await self.gateway.aclose()
+
+    async def _provider_config(self, key: str | None) -> ProviderConfig:
+        """A provider by id or name (``None``: the default one), or a clear error."""
+        book = self.providers
+        found = None
+        if book is not None:
+            if key is None:
+                found = await book.default_provider()
+            else:
+                found = await book.get_provider(key) or await book.find_provider(key)
+        if found is None:
+            raise KnownError(
+                "No model provider is configured."
+                if key is None
+                else f"No model provider called {key!r}.",
+                hint="Add one with: mooring providers add NAME --kind openai|anthropic "
+                "--base-url URL --model MODEL",
+                code="no_provider",
+            )
+        return found
+
+    async def offered_tools(self) -> list[tuple[ServerDefinition, ToolInfo]]:
+        """Every enabled server's tools from the catalogue (read concurrently; a server that
+        cannot be reached offers nothing now). Hidden and disallowed tools are filtered by
+        the chat, and refused by the guards whatever asks."""
+        servers = [s for s in await self.catalog.list_servers() if s.enabled]
+        listed = await asyncio.gather(*(self.tools.tools(s) for s in servers))
+        return [
+            (server, tool)
+            for server, tools in zip(servers, listed, strict=True)
+            for tool in tools or []
+        ]
 
     def _on_connection(self, status: ConnectionStatus) -> None:
         self.events.emit(ConnectionDidChange(status.server_id, status.state.value, status.reason))

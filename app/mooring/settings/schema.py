@@ -67,6 +67,12 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         "Put tool names and status text in notifications (off: generic text only).",
     ),
+    Setting(
+        "chat.continue_automatically",
+        bool,
+        False,
+        "New conversations start a model turn when one of their tasks ends.",
+    ),
     Setting("telemetry.file_export", bool, True, "Write traces to OTLP JSON files locally."),
     Setting("telemetry.otlp_endpoint", str, "", "Also send traces to this OTLP/HTTP endpoint."),
     Setting(

@@ -99,6 +99,11 @@ conversations = Table(
     Column("title", Text, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
+    # Chat settings (migration 0007). No foreign key to providers: they come and go.
+    Column("provider_id", String(64)),
+    Column("model", Text),
+    Column("auto_continue", Boolean, nullable=False, server_default="0"),
+    Column("muted", Boolean, nullable=False, server_default="0"),
 )
 
 messages = Table(
@@ -114,7 +119,39 @@ messages = Table(
     Column("role", String(16), nullable=False),
     Column("content", Text, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
+    # What a chat needs (migration 0007): order, status, tool calls and results.
+    Column("seq", Integer, nullable=False, server_default="0"),
+    Column("status", String(16), nullable=False, server_default="complete"),
+    Column("error_kind", String(32)),
+    Column("error", Text),
+    Column("tool_calls", JSON),
+    Column("tool_call_id", String(200)),
+    Column("tool_round_id", ForeignKey("tool_rounds.id")),
+    Column("is_error", Boolean, nullable=False, server_default="0"),
+    Column("awaits_task", Boolean, nullable=False, server_default="0"),
+    Column("followup", Boolean, nullable=False, server_default="0"),
+    Column("model", Text),
 )
+Index("ix_messages_conversation_seq", messages.c.conversation_id, messages.c.seq)
+# A background task's final result is stored in its conversation once, whoever sees it first.
+Index(
+    "uq_messages_followup_round",
+    messages.c.tool_round_id,
+    unique=True,
+    sqlite_where=messages.c.followup.is_(True),
+)
+
+SEARCH_TABLE = "conversation_search"
+"""The FTS5 index over conversation titles and message text (migration 0007). SQLAlchemy does
+not model virtual tables: triggers keep it in step with ``conversations`` and ``messages`` in
+the same transaction as every write."""
+
+
+def is_declared_here(name: str | None) -> bool:
+    """Whether a table belongs to this metadata's comparison (not the FTS index and the shadow
+    tables SQLite makes for it)."""
+    return not (name or "").startswith(SEARCH_TABLE)
+
 
 tool_rounds = Table(
     "tool_rounds",

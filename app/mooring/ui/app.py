@@ -17,6 +17,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from mooring.core.errors import KnownError
+from mooring.core.events import Event, ReplyDidStream
 from mooring.services.host import Host
 from mooring.settings.paths import APP_ID, APP_NAME
 from mooring.ui.main_window import HostOverview, MainWindow, TaskRow
@@ -88,7 +89,11 @@ def run_app(
         log.info("window closed: monitoring stopped, server connections closed")
 
     def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
-        return host.events.subscribe(lambda _event: callback())
+        def changed(event: Event) -> None:
+            if not isinstance(event, ReplyDidStream):  # a piece of a reply changes no overview
+                callback()
+
+        return host.events.subscribe(changed)
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
