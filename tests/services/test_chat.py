@@ -32,7 +32,7 @@ from mooring.core.ids import new_id
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.states import LocalState
 from mooring.core.tools import ToolInfo
-from mooring.services.chat import CHAT_TURN, FOLLOWUP_PREFIX, MODEL_CALL, ChatService, gateway_tools
+from mooring.services.chat import CHAT_TURN, FOLLOWUP_PREFIX, MODEL_CALL, ChatService
 from mooring.storage.conversations import SqlConversations
 from tests.core.tasks.factories import T0
 from tests.helpers.scripted_model import ScriptedModel
@@ -102,7 +102,8 @@ class Chat:
 
 
 def build_chat(host: Host, model: ScriptedModel, *, max_rounds: int = 8) -> ChatService:
-    """The chat service wired the way the composition root wires it (model scripted)."""
+    """A second chat service on the same host, wired the way the host wires its own (model
+    scripted), with a different limit of tool rounds per turn."""
     clock = SystemClock()
     service = ChatService(
         conversations=SqlConversations(host.db, clock),
@@ -114,7 +115,7 @@ def build_chat(host: Host, model: ScriptedModel, *, max_rounds: int = 8) -> Chat
         catalog=host.store,
         events=host.events,
         clock=clock,
-        tools=gateway_tools(host.store, host.gateway),
+        tools=host.host.offered_tools,
         max_rounds=max_rounds,
     )
     service.start()
@@ -125,11 +126,12 @@ def build_chat(host: Host, model: ScriptedModel, *, max_rounds: int = 8) -> Chat
 async def chat(
     hosts: HostFactory, tmp_path: Path, chat_model: ScriptedModel
 ) -> AsyncIterator[Chat]:
-    host = await hosts()
+    model = chat_model
+    host = await hosts(models=(model.resolve, model.factory))
     demo = demo_definition(tmp_path / "demo-store.sqlite3", tmp_path / "demo-requests.log")
     await host.store.add_server(demo)
-    model = chat_model
-    service = build_chat(host, model)
+    service = host.host.chat  # the host's own chat service, talking to the scripted model
+    assert service is not None
     scheduler = asyncio.create_task(host.monitor.run())
     made = Chat(host, service, model, demo, tmp_path)
     host.events.subscribe(made.seen.append)

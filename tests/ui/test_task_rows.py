@@ -31,7 +31,5 @@ def test_a_tool_error_is_named_in_the_task_row(cli: Cli, tmp_path: Path) -> None
     )
     assert done.returncode == 0, done.stderr[-3000:]
     [row] = json.loads(done.stdout.strip().splitlines()[-1])["tasks"]
-    assert row[3] == "completed"
-    assert row[4].startswith(
-        "the tool reported an error: Invalid arguments for import_suppliers: path (missing)"
-    )
+    assert row[3] == "completed — the tool reported an error"
+    assert row[4].startswith("Invalid arguments for import_suppliers: path (missing)")

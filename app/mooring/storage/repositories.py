@@ -7,7 +7,8 @@ then tell" starts here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -291,72 +292,32 @@ def finish_tool_round(
 # -- the task ledger -------------------------------------------------------------------------
 
 
+# A task record's fields map to the columns of the same names, in one place: a new field needs
+# the dataclass field, the column and a migration, and nothing here unless it needs converting.
+_RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(TaskRecord))
+_TO_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "state": lambda state: state.value,
+    "flags": lambda flags: sorted(f.value for f in flags),
+}
+_FROM_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "state": LocalState,
+    "flags": lambda values: frozenset(TaskFlag(f) for f in values),
+}
+
+
 def _record_values(record: TaskRecord) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "server_id": record.server_id,
-        "credential_profile_id": record.credential_profile_id,
-        "task_id": record.task_id,
-        "tool": record.tool,
-        "argument_digest": record.argument_digest,
-        "state": record.state.value,
-        "server_status": record.server_status,
-        "status_message": record.status_message,
-        "flags": sorted(f.value for f in record.flags),
-        "created_at": record.created_at,
-        "updated_at": record.updated_at,
-        "server_created_at": record.server_created_at,
-        "server_updated_at": record.server_updated_at,
-        "sent_at": record.sent_at,
-        "last_checked_at": record.last_checked_at,
-        "next_poll_at": record.next_poll_at,
-        "ttl_ms": record.ttl_ms,
-        "poll_interval_ms": record.poll_interval_ms,
-        "poll_count": record.poll_count,
-        "poll_failures": record.poll_failures,
-        "poll_errors": record.poll_errors,
-        "anomaly_count": record.anomaly_count,
-        "cancel_requested": record.cancel_requested,
-        "conversation_id": record.conversation_id,
-        "tool_round_id": record.tool_round_id,
-        "trace_context": record.trace_context,
-        "owner": record.owner,
-        "reason": record.reason,
-    }
+    values = {name: getattr(record, name) for name in _RECORD_FIELDS}
+    for name, convert in _TO_COLUMN.items():
+        values[name] = convert(values[name])
+    return values
 
 
 def _record(row: Row[Any]) -> TaskRecord:
-    return TaskRecord(
-        id=row.id,
-        server_id=row.server_id,
-        credential_profile_id=row.credential_profile_id,
-        task_id=row.task_id,
-        tool=row.tool,
-        argument_digest=row.argument_digest,
-        state=LocalState(row.state),
-        server_status=row.server_status,
-        status_message=row.status_message,
-        flags=frozenset(TaskFlag(f) for f in row.flags),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        server_created_at=row.server_created_at,
-        server_updated_at=row.server_updated_at,
-        sent_at=row.sent_at,
-        last_checked_at=row.last_checked_at,
-        next_poll_at=row.next_poll_at,
-        ttl_ms=row.ttl_ms,
-        poll_interval_ms=row.poll_interval_ms,
-        poll_count=row.poll_count,
-        poll_failures=row.poll_failures,
-        poll_errors=row.poll_errors,
-        anomaly_count=row.anomaly_count,
-        cancel_requested=row.cancel_requested,
-        conversation_id=row.conversation_id,
-        tool_round_id=row.tool_round_id,
-        trace_context=row.trace_context,
-        owner=row.owner,
-        reason=row.reason,
-    )
+    mapping = row._mapping
+    values = {name: mapping[name] for name in _RECORD_FIELDS}
+    for name, convert in _FROM_COLUMN.items():
+        values[name] = convert(values[name])
+    return TaskRecord(**values)
 
 
 def add_task_record(session: Session, record: TaskRecord) -> None:
