@@ -16,7 +16,7 @@ from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
 from mooring.core.servers import CredentialProfile, ServerDefinition
-from mooring.core.tasks.calls import AckOutcome, CallOutcome
+from mooring.core.tasks.calls import AckOutcome, CallOutcome, TaskWire
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Observation, Reconciliation
 from mooring.core.tasks.record import TaskRecord
@@ -158,6 +158,8 @@ class ConnectionStatus:
     reason: str = ""
     supports_tasks: bool = False
     protocol_version: str | None = None
+    task_wire: TaskWire | None = None
+    """Which Tasks protocol the server speaks on this connection (``None``: no tasks)."""
 
 
 class ServerConnection(Protocol):
@@ -191,11 +193,17 @@ class ServerConnection(Protocol):
         """
         ...
 
-    async def get_task(self, task_id: str) -> Observation: ...
+    # ``wire``: the protocol that created the task (the record remembers it); the connection
+    # speaks it, so services never need to know the wires apart. ``None``: the 2026 extension.
+    async def get_task(self, task_id: str, *, wire: TaskWire | None = None) -> Observation: ...
     async def update_task(
-        self, task_id: str, responses: dict[str, dict[str, Any]]
+        self,
+        task_id: str,
+        responses: dict[str, dict[str, Any]],
+        *,
+        wire: TaskWire | None = None,
     ) -> AckOutcome: ...
-    async def cancel_task(self, task_id: str) -> AckOutcome: ...
+    async def cancel_task(self, task_id: str, *, wire: TaskWire | None = None) -> AckOutcome: ...
 
 
 class Gateway(Protocol):

@@ -39,6 +39,7 @@ import httpx2
 import mcp.types as types
 from mcp.client import Client
 from mcp.client._transport import TransportStreams
+from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._stream_protocols import ReadStream
@@ -46,15 +47,30 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
+from pydantic import BaseModel, ValidationError
 
 from mooring import __version__
 from mooring.core.ids import short_id
 from mooring.core.ports import ConnectionState, ConnectionStatus
 from mooring.core.servers import ServerDefinition, Transport
-from mooring.core.tasks.calls import AckOutcome, CallOutcome, TaskCreated
-from mooring.core.tasks.reconcile import Observation, ServerTask, TaskGone
+from mooring.core.tasks.calls import (
+    Acknowledged,
+    AckOutcome,
+    CallOutcome,
+    ImmediateResult,
+    RequestFailed,
+    TaskCreated,
+    TaskWire,
+)
+from mooring.core.tasks.reconcile import (
+    MalformedReply,
+    Observation,
+    ServerTask,
+    StatusUnavailable,
+    TaskGone,
+)
 from mooring.core.tools import ToolInfo
-from mooring.mcp import tasks_ext, translate
+from mooring.mcp import tasks_ext, tasks_legacy, translate
 from mooring.mcp.translate import Failure, FailureKind
 
 logger = logging.getLogger("mooring.mcp.connection")
@@ -68,6 +84,10 @@ AuthFor = Callable[[ServerDefinition, str | None], httpx2.Auth | None]
 """An ``httpx2.Auth`` (e.g. the SDK's OAuth provider) for a server and credential profile."""
 
 TaskNotified = Callable[[str], Awaitable[None]]
+
+InputHandler = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+"""Answers a server's ``elicitation/create`` / ``sampling/createMessage`` outside any task:
+``(server, method, params) -> result``, or ``None`` to decline."""
 
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 _STDERR_ROTATE_BYTES: Final = 1_000_000
@@ -91,6 +111,11 @@ class ConnectionSettings:
     recent (then it fails with the last reason, so a poll burst cannot spawn a server storm)."""
     stderr_dir: Path | None = None
     """Where stdio servers' stderr goes (one file per server); ``None``: an anonymous temp file."""
+    question_wait: float = 5.0
+    """How long a 2025-11-25 task in ``input_required`` may take to deliver its question on
+    ``tasks/result`` before the status counts as unavailable for this poll."""
+    result_stream_timeout: float = 7 * 24 * 3600.0
+    """Deadline of a 2025-11-25 ``tasks/result`` held open for a task's questions and payload."""
 
 
 # HTTP statuses seen while one request is in flight. The SDK's HTTP transport runs each POST
@@ -254,9 +279,11 @@ class McpConnection:
         auth_for: AuthFor | None = None,
         on_task_notification: TaskNotified | None = None,
         on_status: Callable[[ConnectionStatus], None] | None = None,
+        input_handler: InputHandler | None = None,
     ) -> None:
         self.server = server
         self._on_status = on_status
+        self._input_handler = input_handler
         self.profile_id = profile_id
         self.settings = settings or ConnectionSettings()
         self._headers_for = headers_for
@@ -274,6 +301,10 @@ class McpConnection:
         self._watched: set[str] = set()
         self._watched_changed = anyio.Event()
         self._listen_scope: anyio.CancelScope | None = None
+        self._task_support: dict[str, str] = {}
+        self._questions = tasks_legacy.Questions()
+        self._result_streams: dict[str, asyncio.Task[None]] = {}
+        self._payloads: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
         self._stop_scope = anyio.CancelScope()
         self._closing = False
         self._started = False
@@ -341,6 +372,10 @@ class McpConnection:
             for _ in range(100):  # a paginator that never ends cannot hang the connection
                 page = await client.list_tools(cursor=cursor, cache_mode="bypass")
                 tools.extend(page.tools)
+                for tool in page.tools:
+                    execution = tool.execution
+                    support = execution.task_support if execution is not None else None
+                    self._task_support[tool.name] = support or "forbidden"
                 cursor = page.next_cursor
                 if cursor is None:
                     break
@@ -371,6 +406,9 @@ class McpConnection:
         the server; ``NoAnswer`` means it may have, and the outcome is unknown.
         """
 
+        if self._status.task_wire == TaskWire.LEGACY:
+            return await self._legacy_call(tool, arguments, on_sending)
+
         async def send(client: Client) -> types.CallToolResult | types.Result:
             return await client.session.call_tool(
                 tool, arguments, allow_claimed=True, allow_input_required=True
@@ -387,8 +425,13 @@ class McpConnection:
             )
         )
 
-    async def get_task(self, task_id: str) -> Observation:
-        """``tasks/get``: a snapshot, or why there is none (gone, unavailable, auth, malformed)."""
+    async def get_task(self, task_id: str, *, wire: TaskWire | None = None) -> Observation:
+        """``tasks/get``: a snapshot, or why there is none (gone, unavailable, auth, malformed).
+
+        ``wire`` is the protocol that created the task (default: the 2026 extension).
+        """
+        if wire is TaskWire.LEGACY:
+            return await self._legacy_get(task_id)
 
         async def send(client: Client) -> tasks_ext.GetTaskResult:
             return await tasks_ext.get_task(client.session, task_id)
@@ -407,8 +450,17 @@ class McpConnection:
             )
         )
 
-    async def update_task(self, task_id: str, responses: dict[str, dict[str, Any]]) -> AckOutcome:
-        """``tasks/update`` with answers by input-request key."""
+    async def update_task(
+        self,
+        task_id: str,
+        responses: dict[str, dict[str, Any]],
+        *,
+        wire: TaskWire | None = None,
+    ) -> AckOutcome:
+        """``tasks/update`` with answers by input-request key (on the 2025-11-25 wire: the
+        replies to the questions the task asked on ``tasks/result``)."""
+        if wire is TaskWire.LEGACY:
+            return await self._legacy_answer(task_id, responses)
 
         async def send(client: Client) -> tasks_ext.AckResult:
             return await tasks_ext.update_task(client.session, task_id, dict(responses))
@@ -423,8 +475,10 @@ class McpConnection:
             )
         )
 
-    async def cancel_task(self, task_id: str) -> AckOutcome:
+    async def cancel_task(self, task_id: str, *, wire: TaskWire | None = None) -> AckOutcome:
         """``tasks/cancel``: a request; the server reports the outcome through ``tasks/get``."""
+        if wire is TaskWire.LEGACY:
+            return await self._legacy_cancel(task_id)
 
         async def send(client: Client) -> tasks_ext.AckResult:
             return await tasks_ext.cancel_task(client.session, task_id)
@@ -438,6 +492,245 @@ class McpConnection:
                 self.settings.request_timeout,
             )
         )
+
+    # -- the 2025-11-25 Tasks wire ----------------------------------------------------------------
+
+    async def _legacy_call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        on_sending: Callable[[], Awaitable[None]] | None,
+    ) -> CallOutcome:
+        """``tools/call`` on a 2025-11-25 server: with ``params.task`` when the tool takes one
+        (Mooring prefers the task wherever the server offers both)."""
+
+        async def send(client: Client) -> tasks_legacy.LegacyTask | types.CallToolResult:
+            if tool not in self._task_support:
+                listed = await client.list_tools(cache_mode="bypass")
+                for item in listed.tools:
+                    execution = item.execution
+                    support = execution.task_support if execution is not None else None
+                    self._task_support[item.name] = support or "forbidden"
+            params: dict[str, Any] = {"name": tool, "arguments": arguments}
+            if self._task_support.get(tool) in tasks_legacy.TASK_SUPPORTING:
+                params["task"] = {}
+            raw = await tasks_legacy.send_raw(client.session, "tools/call", params)
+            created = tasks_legacy.created_task(raw)
+            if created is not None:
+                return created
+            return types.CallToolResult.model_validate(raw)
+
+        def interpret(reply: tasks_legacy.LegacyTask | types.CallToolResult) -> CallOutcome:
+            if isinstance(reply, tasks_legacy.LegacyTask):
+                return TaskCreated(tasks_legacy.server_task(reply), wire=TaskWire.LEGACY)
+            return ImmediateResult(reply.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+        return await self._submit(
+            _Work(
+                f"tools/call {tool}",
+                send,
+                interpret,
+                lambda failure, sent: translate.call_outcome_from_failure(failure, sent=sent),
+                self.settings.call_timeout,
+                before_send=on_sending,
+            )
+        )
+
+    async def _legacy_get(self, task_id: str) -> Observation:
+        """``tasks/get``, plus ``tasks/result`` for what the bare ``Task`` leaves out: the payload
+        of an ended task, the questions of one in ``input_required``."""
+
+        async def send(client: Client) -> Observation:
+            raw = await tasks_legacy.send_raw(client.session, "tasks/get", {"taskId": task_id})
+            try:
+                task = tasks_legacy.parse_task(raw)
+            except ValueError as exc:
+                return MalformedReply(str(exc))
+            if task.task_id != task_id:
+                return MalformedReply(f"reply is about task {task.task_id!r}, not {task_id!r}")
+            if task.status in ("completed", "failed"):
+                result, error = await self._legacy_payload(client, task_id)
+                if task.status == "failed" and error is None:
+                    # The tool ended in error: the payload is its CallToolResult.
+                    error = {
+                        "code": translate.INTERNAL_ERROR,
+                        "message": task.status_message or "The task failed.",
+                        "data": result,
+                    }
+                return tasks_legacy.server_task(task, result=result, error=error)
+            if task.status == "input_required":
+                self._ensure_result_stream(task_id)
+                asked = await self._questions.wait(task_id, None, self.settings.question_wait)
+                if not asked:
+                    return StatusUnavailable(
+                        "the server says the task needs input but has not sent its question yet"
+                    )
+                requests = {k: {"method": q.method, "params": q.params} for k, q in asked.items()}
+                return tasks_legacy.server_task(task, input_requests=requests)
+            return tasks_legacy.server_task(task)
+
+        return await self._submit(
+            _Work(
+                "tasks/get",
+                send,
+                lambda seen: self._observed(task_id, seen),
+                lambda failure, _sent: translate.observation_from_failure(failure),
+                self.settings.request_timeout + self.settings.question_wait,
+            )
+        )
+
+    async def _legacy_payload(
+        self, client: Client, task_id: str
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """``(result, error)`` of an ended task: from the held stream, or ``tasks/result``."""
+        if task_id in self._payloads:
+            return self._payloads[task_id]
+        try:
+            raw = await tasks_legacy.send_raw(client.session, "tasks/result", {"taskId": task_id})
+        except MCPError as exc:
+            if exc.code == translate.CONNECTION_CLOSED:
+                raise
+            payload: tuple[dict[str, Any] | None, dict[str, Any] | None] = (
+                None,
+                translate.error_dict(exc),
+            )
+        else:
+            payload = (_without_related_task(raw), None)
+        self._payloads[task_id] = payload
+        return payload
+
+    def _ensure_result_stream(self, task_id: str) -> None:
+        """Hold one ``tasks/result`` open per task: the server asks its questions on it and
+        answers it with the payload once the task ends."""
+        running = self._result_streams.get(task_id)
+        if running is not None and not running.done():
+            return
+
+        async def send(client: Client) -> None:
+            try:
+                raw = await tasks_legacy.send_raw(
+                    client.session, "tasks/result", {"taskId": task_id}
+                )
+            except MCPError as exc:
+                if exc.code == translate.CONNECTION_CLOSED:
+                    raise
+                self._payloads[task_id] = (None, translate.error_dict(exc))
+            else:
+                self._payloads[task_id] = (_without_related_task(raw), None)
+
+        async def hold() -> None:
+            await self._submit(
+                _Work(
+                    "tasks/result",
+                    send,
+                    lambda _none: None,
+                    lambda failure, _sent: logger.info(
+                        "%s: tasks/result for %s ended: %s",
+                        self.server.alias,
+                        task_id,
+                        failure.reason,
+                    ),
+                    self.settings.result_stream_timeout,
+                )
+            )
+            if task_id in self._payloads:
+                await self._notified(task_id)  # the task ended: poll it now
+
+        stream = asyncio.get_running_loop().create_task(
+            hold(), name=f"tasks/result:{self.server.alias}"
+        )
+        self._result_streams[task_id] = stream
+        stream.add_done_callback(lambda _t: self._forget_stream(task_id, stream))
+
+    def _forget_stream(self, task_id: str, stream: asyncio.Task[None]) -> None:
+        if self._result_streams.get(task_id) is stream:
+            del self._result_streams[task_id]
+        if not stream.cancelled() and stream.exception() is not None:
+            logger.error("tasks/result stream failed", exc_info=stream.exception())
+
+    async def _legacy_answer(
+        self, task_id: str, responses: dict[str, dict[str, Any]]
+    ) -> AckOutcome:
+        """Reply to the questions a 2025-11-25 task asked (asking the server to ask again, on a
+        new ``tasks/result``, when this connection has not heard them: after a restart)."""
+        for key, answer in responses.items():
+            asked = self._questions.open(task_id)
+            if key not in asked:
+                self._ensure_result_stream(task_id)
+                asked = await self._questions.wait(task_id, key, self.settings.question_wait)
+            if key not in asked:
+                return RequestFailed("the server is not asking this question right now")
+            asked[key].give(answer)
+        return translate.ACKNOWLEDGED
+
+    async def _legacy_cancel(self, task_id: str) -> AckOutcome:
+        """``tasks/cancel``; a task that already ended is refused with ``-32602``, which is not
+        "gone" when ``tasks/get`` still knows it (the next poll shows how it ended)."""
+
+        async def send(client: Client) -> Acknowledged:
+            try:
+                await tasks_legacy.send_raw(client.session, "tasks/cancel", {"taskId": task_id})
+            except MCPError as exc:
+                if exc.code != translate.INVALID_PARAMS:
+                    raise
+                try:
+                    await tasks_legacy.send_raw(client.session, "tasks/get", {"taskId": task_id})
+                except MCPError:
+                    raise exc from None
+            return translate.ACKNOWLEDGED
+
+        return await self._submit(
+            _Work(
+                "tasks/cancel",
+                send,
+                lambda ack: ack,
+                lambda failure, _sent: translate.ack_from_failure(failure),
+                self.settings.request_timeout,
+            )
+        )
+
+    async def _on_elicitation(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        answer = await self._server_request(context, "elicitation/create", params)
+        if answer is None:
+            return types.ErrorData(code=types.INVALID_REQUEST, message="Elicitation declined")
+        try:
+            return types.ElicitResult.model_validate(answer)
+        except ValidationError:
+            return types.ErrorData(code=types.INVALID_PARAMS, message="unusable answer")
+
+    async def _on_sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        answer = await self._server_request(context, "sampling/createMessage", params)
+        if answer is None:
+            return types.ErrorData(code=types.INVALID_REQUEST, message="Sampling declined")
+        try:
+            return types.CreateMessageResult.model_validate(answer)
+        except ValidationError:
+            return types.ErrorData(code=types.INVALID_PARAMS, message="unusable answer")
+
+    async def _server_request(
+        self, context: ClientRequestContext, method: str, params: BaseModel
+    ) -> dict[str, Any] | None:
+        """A question from the server: a task's (kept until the user answers it through the
+        ledger) or a plain call's (handed to ``input_handler``); ``None`` declines it."""
+        body = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        task_id = tasks_legacy.related_task(context.meta) or tasks_legacy.related_task(
+            body.get("_meta")
+        )
+        if task_id is None:
+            if self._input_handler is None:
+                return None
+            return await self._input_handler(self.server, method, body)
+        question = self._questions.ask(task_id, method, body)
+        try:
+            await self._notified(task_id)  # the monitor asks tasks/get, which shows it
+            await question.answered.wait()
+            return question.answer
+        finally:
+            self._questions.settle(task_id, question)
 
     # -- the queue ------------------------------------------------------------------------------
 
@@ -522,6 +815,8 @@ class McpConnection:
                             extensions=[tasks_ext.TasksClientExtension(self._notified)],
                             cache=None,
                             client_info=types.Implementation(name="mooring", version=__version__),
+                            elicitation_callback=self._on_elicitation,
+                            sampling_callback=self._on_sampling,
                         )
                         await stack.enter_async_context(client)
                         connect_scope.deadline = math.inf
@@ -541,6 +836,8 @@ class McpConnection:
         finally:
             tail = stderr.tail()
             stderr.close()
+            self._questions.clear()
+            self._payloads.clear()
             self._last_attempt_end = anyio.current_time()
             # Requests that arrived during this attempt were served or are settled below; only
             # requests arriving from now on may cut the backoff short.
@@ -551,7 +848,9 @@ class McpConnection:
             self._failures += 1
             self._last_failure = failure
             self._settle_queue(failure)
-            self._set_status(ConnectionState.FAILED, failure.reason, supports_tasks=False)
+            self._set_status(
+                ConnectionState.FAILED, failure.reason, supports_tasks=False, task_wire=None
+            )
             return min(
                 self.settings.backoff_initial * 2.0 ** (self._failures - 1),
                 self.settings.backoff_max,
@@ -579,15 +878,28 @@ class McpConnection:
         capabilities = client.server_capabilities
         extensions = capabilities.extensions or {}
         version = client.protocol_version
-        supports = tasks_ext.TASKS_EXTENSION in extensions and version in MODERN_PROTOCOL_VERSIONS
+        wire: TaskWire | None = None
+        if tasks_ext.TASKS_EXTENSION in extensions and version in MODERN_PROTOCOL_VERSIONS:
+            wire = TaskWire.EXTENSION
+        elif version == tasks_legacy.LEGACY_VERSION and tasks_legacy.supports_tool_tasks(
+            capabilities.model_dump(by_alias=True, exclude_none=True)
+        ):
+            wire = TaskWire.LEGACY
         self._last_failure = None
         self._set_status(
-            ConnectionState.READY, "", supports_tasks=supports, protocol_version=version
+            ConnectionState.READY,
+            "",
+            supports_tasks=wire is not None,
+            protocol_version=version,
+            task_wire=wire,
         )
 
     async def _serve(self, client: Client, watch: _SessionWatch) -> None:
         async with anyio.create_task_group() as tg:
-            if self._on_task_notification is not None and self._status.supports_tasks:
+            if (
+                self._on_task_notification is not None
+                and self._status.task_wire is TaskWire.EXTENSION
+            ):
                 tg.start_soon(self._listen, client, watch)
             while True:
                 if watch.over:
@@ -744,6 +1056,15 @@ class McpConnection:
         return _WatchedTransport(
             streamable_http_client(server.url, http_client=http, terminate_on_close=False), watch
         )
+
+
+def _without_related_task(raw: dict[str, Any]) -> dict[str, Any]:
+    """A ``tasks/result`` payload as the original call would have returned it."""
+    meta = raw.get("_meta")
+    if isinstance(meta, dict) and tasks_legacy.RELATED_TASK in meta:
+        meta = {k: v for k, v in meta.items() if k != tasks_legacy.RELATED_TASK}
+        raw = {**raw, "_meta": meta} if meta else {k: v for k, v in raw.items() if k != "_meta"}
+    return raw
 
 
 def _kills_session(exc: BaseException) -> bool:

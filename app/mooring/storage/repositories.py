@@ -24,6 +24,7 @@ from mooring.core.conversation import Conversation, Message, Role, RoundOutcome,
 from mooring.core.errors import RecordChanged
 from mooring.core.issues import Issue, IssueKind
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
+from mooring.core.tasks.calls import TaskWire
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Reconciliation
 from mooring.core.tasks.record import TaskRecord
@@ -322,6 +323,11 @@ def _record_values(record: TaskRecord) -> dict[str, Any]:
         "trace_context": record.trace_context,
         "owner": record.owner,
         "reason": record.reason,
+        "wire": record.wire.value if record.wire is not None else None,
+        "progress": record.progress,
+        "progress_total": record.progress_total,
+        "progress_message": record.progress_message,
+        "last_sign_of_life_at": record.last_sign_of_life_at,
     }
 
 
@@ -356,6 +362,11 @@ def _record(row: Row[Any]) -> TaskRecord:
         trace_context=row.trace_context,
         owner=row.owner,
         reason=row.reason,
+        wire=TaskWire(row.wire) if row.wire is not None else None,
+        progress=row.progress,
+        progress_total=row.progress_total,
+        progress_message=row.progress_message,
+        last_sign_of_life_at=row.last_sign_of_life_at,
     )
 
 

@@ -280,8 +280,8 @@ def _apply_call_outcome(
     if record.state is not LocalState.CREATING:
         return _unchanged(record, f"{record.state}: not waiting for a tools/call answer")
     match outcome:
-        case TaskCreated(task=task):
-            with_id = dataclasses.replace(record, task_id=task.task_id)
+        case TaskCreated(task=task, wire=wire):
+            with_id = dataclasses.replace(record, task_id=task.task_id, wire=wire)
             return _apply_server_task(with_id, task, now=now, checked={})
         case ImmediateResult(result=result):
             done = record.transition(
