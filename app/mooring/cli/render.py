@@ -67,6 +67,20 @@ def view_json(view: TaskView) -> dict[str, Any]:
         "result": tool_round.result if tool_round else None,
         "error": tool_round.error if tool_round else None,
         "inputs": [input_json(i) for i in view.inputs],
+        "wire": record.wire.value if record.wire is not None else None,
+        "progress": _progress_json(record),
+    }
+
+
+def _progress_json(record: TaskRecord) -> dict[str, Any] | None:
+    """A plain call's last progress notification (``None`` when none was seen)."""
+    if record.last_sign_of_life_at is None:
+        return None
+    return {
+        "progress": record.progress,
+        "total": record.progress_total,
+        "message": record.progress_message,
+        "last_sign_of_life_at": _iso(record.last_sign_of_life_at),
     }
 
 

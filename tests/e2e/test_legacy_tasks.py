@@ -1,0 +1,108 @@
+"""The 2025-11-25 Tasks wire end to end: the real ``mooring`` CLI as processes, real servers.
+
+Two servers: the reference "everything" server from npm (TypeScript SDK 1.x, tasks kept in
+memory, so it ends with the host's stdio child) and a durable 2025-11-25 peer
+(``tests/mcp/peers/legacy_tasks_server.py``) whose tasks survive a host killed with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import Cli
+from tests.helpers.node_peers import everything_server, node
+
+PEER = Path(__file__).resolve().parents[1] / "mcp" / "peers" / "legacy_tasks_server.py"
+KILLED = -signal.SIGKILL
+
+
+class LegacyPeer:
+    """The durable 2025-11-25 peer configured in Mooring, and the requests it received."""
+
+    def __init__(self, cli: Cli, tmp_path: Path) -> None:
+        self.store = tmp_path / "legacy-store.json"
+        self.log = tmp_path / "legacy-requests.jsonl"
+        args = ["servers", "add", "legacy", "--command", sys.executable, f"--arg={PEER}"]
+        args += [f"--arg=--store={self.store}", f"--arg=--requests={self.log}"]
+        assert cli.run(*args).returncode == 0
+        assert cli.run("rules", "add", "legacy", "*", "allow").returncode == 0
+
+    def count(self, method: str) -> int:
+        if not self.log.exists():
+            return 0
+        lines = [json.loads(line) for line in self.log.read_text().splitlines() if line]
+        return sum(1 for line in lines if line["method"] == method)
+
+
+def add_everything(cli: Cli) -> None:
+    args = ["servers", "add", "everything", "--command", node()]
+    args += [f"--arg={everything_server()}", "--arg=stdio"]
+    assert cli.run(*args).returncode == 0
+    assert cli.run("rules", "add", "everything", "*", "allow").returncode == 0
+
+
+def only_record(cli: Cli) -> dict[str, Any]:
+    [record] = cli.json("tasks", "list")
+    assert isinstance(record, dict)
+    return record
+
+
+def test_an_everything_server_task_completes_through_the_cli(cli: Cli) -> None:
+    add_everything(cli)
+    done = cli.json("call", "everything", "simulate-research-query", "--args", '{"topic": "tides"}')
+    assert done["state"] == "completed", done
+    assert done["wire"] == "2025-11-25"
+    record = only_record(cli)
+    assert "Research Report: tides" in json.dumps(record["result"])
+
+
+def test_a_durable_legacy_task_is_polled_after_the_host_was_killed(
+    cli: Cli, tmp_path: Path
+) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    killed = cli.run(
+        "call",
+        "legacy",
+        "slow_job",
+        "--args",
+        '{"seconds": 1.5}',
+        env={"MOORING_FAILPOINT": "call.after-task-id"},
+    )
+    assert killed.returncode == KILLED, (killed.returncode, killed.stderr)
+    cli.json("reconcile")
+    cli.run("tasks", "watch", "--timeout", "30")
+    record = only_record(cli)
+    assert record["state"] == "completed", record
+    assert "slow_job finished" in json.dumps(record["result"])
+    assert peer.count("tools/call") == 1
+    assert peer.count("tasks/result") >= 1
+
+
+def test_a_legacy_question_is_answered_after_a_host_restart(cli: Cli, tmp_path: Path) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    started = cli.run("call", "legacy", "ask_job", "--args", "{}")
+    assert started.returncode == 9, (started.returncode, started.stdout, started.stderr)
+    [waiting] = cli.json("tasks", "list", "--active")
+    assert waiting["state"] == "input_required"
+    # A new process (the relaunched host) answers the question the first one was asked.
+    answered = cli.run("tasks", "answer", str(waiting["id"]), "--value", '{"colour": "teal"}')
+    assert answered.returncode == 0, (answered.stdout, answered.stderr)
+    cli.run("tasks", "watch", "--timeout", "30")
+    record = only_record(cli)
+    assert record["state"] == "completed", record
+    assert "teal" in json.dumps(record["result"])
+    assert peer.count("tools/call") == 1
+
+
+def test_a_legacy_cancel_ends_cancelled_and_says_so(cli: Cli, tmp_path: Path) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    shown = cli.json("call", "legacy", "slow_job", "--detach", "--args", '{"seconds": 60}')
+    cancelled = cli.json("tasks", "cancel", str(shown["id"]), "--timeout", "30", expect=6)
+    assert cancelled["state"] == "cancelled", cancelled
+    assert cancelled["cancel_requested"] is True
+    assert peer.count("tasks/cancel") == 1
+    assert peer.count("tools/call") == 1

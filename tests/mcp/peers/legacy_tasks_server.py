@@ -1,0 +1,286 @@
+"""A 2025-11-25 Tasks server (SEP-1686) whose tasks outlive its process: a test peer.
+
+The reference "everything" server keeps its tasks in memory per session, so they die with the
+host's stdio child or HTTP session. Durable servers exist (a database behind ``mcp`` 1.2x's
+``TaskStore``); this peer is one, small enough to read: raw newline-delimited JSON-RPC over
+stdio, every task in a JSON file, so a host killed mid-task and relaunched (which starts this
+server anew) finds its task again. Written to the 2025-11-25 schema, not to Mooring's code:
+
+* ``initialize`` → ``capabilities.tasks.requests.tools.call``; ``server/discover`` → -32601;
+* ``tools/list`` → ``slow_job`` (``taskSupport: optional``), ``ask_job`` (``required``);
+* ``tools/call`` with ``params.task`` → ``{"task": Task}``; without → a plain result
+  (``slow_job`` only), ``-32601`` for ``ask_job``;
+* ``tasks/get`` → ``Task`` (``ttl``, ``pollInterval``); ``tasks/cancel`` → ``Task``, or
+  ``-32602`` for an ended task; ``tasks/result`` → blocks until the task ends, asking the
+  task's question (``elicitation/create`` with ``related-task``) on the way; asked again on every
+  new ``tasks/result`` until answered.
+
+``--requests FILE`` appends every request (method, tool) as a JSON line: the count of
+``tools/call`` a test asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import fcntl
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+RELATED = "io.modelcontextprotocol/related-task"
+TERMINAL = {"completed", "failed", "cancelled"}
+
+
+def iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+
+
+class Store:
+    """Tasks in a JSON file, read and written whole under a file lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @contextlib.contextmanager
+    def tasks(self) -> Iterator[dict[str, dict[str, Any]]]:
+        with self.path.with_suffix(".lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            data = json.loads(self.path.read_text()) if self.path.exists() else {}
+            yield data
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data))
+            tmp.replace(self.path)
+
+    def snapshot(self, task_id: str) -> dict[str, Any] | None:
+        with self.tasks() as tasks:
+            task = tasks.get(task_id)
+            if task is not None:
+                advance(task)
+            return dict(task) if task is not None else None
+
+
+def advance(task: dict[str, Any]) -> None:
+    """Move a task on by the clock (work happens "in the background", across processes)."""
+    now = time.time()
+    if task["status"] in TERMINAL:
+        return
+    if task["tool"] == "ask_job" and task.get("answer") is None:
+        task["status"], task["message"] = "input_required", "Which colour?"
+        return
+    if now >= task["finish_at"]:
+        task["status"], task["message"] = "completed", "done"
+        text = f"{task['tool']} finished"
+        if task.get("answer") is not None:
+            text += f" with {json.dumps(task['answer'].get('content'))}"
+        task["result"] = {"content": [{"type": "text", "text": text}], "isError": False}
+    else:
+        task["status"], task["message"] = "working", "busy"
+    task["updated"] = now
+
+
+def wire(task: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "taskId": task["id"],
+        "status": task["status"],
+        "statusMessage": task["message"],
+        "createdAt": iso(task["created"]),
+        "lastUpdatedAt": iso(task["updated"]),
+        "ttl": 600000,
+        "pollInterval": 100,
+    }
+
+
+TOOLS = [
+    {
+        "name": "slow_job",
+        "description": "Works for `seconds`.",
+        "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
+        "execution": {"taskSupport": "optional"},
+    },
+    {
+        "name": "ask_job",
+        "description": "Asks a question, then finishes.",
+        "inputSchema": {"type": "object", "properties": {}},
+        "execution": {"taskSupport": "required"},
+    },
+]
+
+
+class Server:
+    def __init__(self, store: Store, log: Path | None) -> None:
+        self.store = store
+        self.log = log
+        self.out_lock = asyncio.Lock()
+        self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.ids = 0
+
+    async def send(self, message: dict[str, Any]) -> None:
+        async with self.out_lock:
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+            sys.stdout.flush()
+
+    def record(self, method: str, params: dict[str, Any]) -> None:
+        if self.log is not None:
+            line = {"method": method, "tool": params.get("name"), "pid": os.getpid()}
+            with self.log.open("a") as f:
+                f.write(json.dumps(line) + "\n")
+
+    async def handle(self, message: dict[str, Any]) -> None:
+        if "method" not in message:  # a reply to one of our questions
+            future = self.pending.pop(str(message.get("id")), None)
+            if future is not None and not future.done():
+                future.set_result(message)
+            return
+        if "id" not in message:
+            return  # notifications: nothing to do
+        method, params = message["method"], message.get("params") or {}
+        self.record(method, params)
+        try:
+            result = await self.dispatch(method, params)
+        except Fault as fault:
+            await self.send({"id": message["id"], "error": {"code": fault.code, "message": fault.text}})
+        else:
+            await self.send({"id": message["id"], "result": result})
+
+    async def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "initialize":
+            return {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {
+                    "tools": {},
+                    "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+                },
+                "serverInfo": {"name": "legacy-tasks-peer", "version": "1.0"},
+            }
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return {"tools": TOOLS}
+        if method == "tools/call":
+            return await self.call(params)
+        if method == "tasks/get":
+            return wire(self.known(params))
+        if method == "tasks/cancel":
+            with self.store.tasks() as tasks:
+                task = tasks.get(params.get("taskId", ""))
+                if task is None:
+                    raise Fault(-32602, "Task not found")
+                advance(task)
+                if task["status"] in TERMINAL:
+                    raise Fault(-32602, f"Cannot cancel a task in status {task['status']}")
+                task["status"], task["message"], task["updated"] = "cancelled", "cancelled", time.time()
+                return wire(task)
+        if method == "tasks/result":
+            return await self.result(params.get("taskId", ""))
+        raise Fault(-32601, f"Method not found: {method}")
+
+    def known(self, params: dict[str, Any]) -> dict[str, Any]:
+        task = self.store.snapshot(params.get("taskId", ""))
+        if task is None:
+            raise Fault(-32602, "Failed to retrieve task: Task not found")
+        return task
+
+    async def call(self, params: dict[str, Any]) -> dict[str, Any]:
+        name, arguments = params.get("name"), params.get("arguments") or {}
+        if name not in ("slow_job", "ask_job"):
+            raise Fault(-32602, f"Unknown tool {name}")
+        seconds = float(arguments.get("seconds", 1.0))
+        if "task" not in params:
+            if name == "ask_job":
+                raise Fault(-32601, "ask_job must be called as a task")
+            await asyncio.sleep(seconds)
+            return {"content": [{"type": "text", "text": "slow_job finished"}], "isError": False}
+        now = time.time()
+        task = {
+            "id": uuid.uuid4().hex,
+            "tool": name,
+            "status": "working",
+            "message": "queued",
+            "created": now,
+            "updated": now,
+            "finish_at": now + seconds if name == "slow_job" else now + 0.3,
+            "answer": None,
+        }
+        with self.store.tasks() as tasks:
+            tasks[task["id"]] = task
+        return {"task": wire(task)}
+
+    async def result(self, task_id: str) -> dict[str, Any]:
+        while True:
+            task = self.known({"taskId": task_id})
+            if task["status"] in TERMINAL:
+                if task["status"] == "cancelled":
+                    raise Fault(-32603, "The task was cancelled")
+                return {**task["result"], "_meta": {RELATED: {"taskId": task_id}}}
+            if task["status"] == "input_required":
+                answer = await self.ask(task_id)
+                with self.store.tasks() as tasks:
+                    stored = tasks[task_id]
+                    if stored.get("answer") is None and stored["status"] not in TERMINAL:
+                        stored["answer"] = answer
+                        stored["finish_at"] = time.time() + 0.3
+                        stored["status"], stored["message"] = "working", "thanks"
+                continue
+            await asyncio.sleep(0.05)
+
+    async def ask(self, task_id: str) -> dict[str, Any]:
+        self.ids += 1
+        request_id = f"q{os.getpid()}-{self.ids}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = future
+        await self.send(
+            {
+                "id": request_id,
+                "method": "elicitation/create",
+                "params": {
+                    "message": "Which colour should the job use?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"colour": {"type": "string"}},
+                        "required": ["colour"],
+                    },
+                    "_meta": {RELATED: {"taskId": task_id}},
+                },
+            }
+        )
+        reply = await future
+        if "error" in reply:
+            return {"action": "cancel"}
+        return dict(reply.get("result") or {})
+
+
+class Fault(Exception):
+    def __init__(self, code: int, text: str) -> None:
+        super().__init__(text)
+        self.code = code
+        self.text = text
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--store", type=Path, required=True)
+    parser.add_argument("--requests", type=Path)
+    args = parser.parse_args()
+    server = Server(Store(args.store), args.requests)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 24)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    running: set[asyncio.Task[None]] = set()
+    while line := await reader.readline():
+        if not line.strip():
+            continue
+        job = asyncio.create_task(server.handle(json.loads(line)))
+        running.add(job)
+        job.add_done_callback(running.discard)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
