@@ -184,7 +184,7 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
         }
 
     def make_gateway() -> Gateway:
-        from mooring.mcp.connection import ConnectionSettings
+        from mooring.mcp.connection import ConnectionSettings, parse_call_limits
         from mooring.mcp.gateway import McpGateway
         from mooring.mcp.oauth import OAuthProviders
 
@@ -197,6 +197,12 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
             settings=ConnectionSettings(
                 request_timeout=int(settings.get("mcp.request_timeout_ms")) / 1000,
                 call_timeout=int(settings.get("mcp.call_timeout_ms")) / 1000,
+                call_idle_timeout=int(settings.get("mcp.call_idle_timeout_ms")) / 1000,
+                server_call_limits=parse_call_limits(
+                    str(settings.get("mcp.server_call_limits")),
+                    idle_default=int(settings.get("mcp.call_idle_timeout_ms")) / 1000,
+                    max_default=int(settings.get("mcp.call_timeout_ms")) / 1000,
+                ),
                 stderr_dir=paths.log_dir / "servers",
             ),
             headers_for=headers_for,

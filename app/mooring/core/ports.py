@@ -16,7 +16,7 @@ from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
 from mooring.core.servers import CredentialProfile, ServerDefinition
-from mooring.core.tasks.calls import AckOutcome, CallOutcome, TaskWire
+from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress, TaskWire
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Observation, Reconciliation
 from mooring.core.tasks.record import TaskRecord
@@ -185,12 +185,20 @@ class ServerConnection(Protocol):
         arguments: dict[str, Any],
         *,
         on_sending: Callable[[], Awaitable[None]] | None = None,
+        on_progress: Callable[[Progress], Awaitable[None]] | None = None,
+        call_key: str | None = None,
     ) -> CallOutcome:
-        """Send ``tools/call`` declaring the Tasks extension.
+        """Send ``tools/call`` declaring the Tasks extension (or the 2025-11-25 ``task`` param).
 
         ``on_sending`` is awaited immediately before the request is written to the wire (after
-        the connection is known to be up), so callers can persist "sent" first.
+        the connection is known to be up), so callers can persist "sent" first. A plain call's
+        ``notifications/progress`` reach ``on_progress`` and keep it alive past the idle
+        timeout; ``call_key`` names it for :meth:`stop_call`.
         """
+        ...
+
+    def stop_call(self, call_key: str) -> bool:
+        """Stop a plain call in flight (``notifications/cancelled``); whether one was running."""
         ...
 
     # ``wire``: the protocol that created the task (the record remembers it); the connection

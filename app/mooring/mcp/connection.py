@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import math
 import os
@@ -58,7 +59,10 @@ from mooring.core.tasks.calls import (
     AckOutcome,
     CallOutcome,
     ImmediateResult,
+    NoAnswer,
+    Progress,
     RequestFailed,
+    StoppedByUser,
     TaskCreated,
     TaskWire,
 )
@@ -94,6 +98,48 @@ _STDERR_ROTATE_BYTES: Final = 1_000_000
 _STDERR_TAIL_BYTES: Final = 4096
 
 
+@dataclass(frozen=True, slots=True)
+class CallLimits:
+    """How long a plain ``tools/call`` may run (seconds): the server's silence and in total."""
+
+    idle_timeout: float = 120.0
+    """Stop waiting after this long without an answer or a ``notifications/progress``."""
+    max_time: float = 3600.0
+    """Stop waiting after this long in all, however lively the server is."""
+
+
+def parse_call_limits(
+    text: str, *, idle_default: float, max_default: float
+) -> dict[str, CallLimits]:
+    """Per-server limits from the ``mcp.server_call_limits`` setting (JSON by alias or id).
+
+    Entries that make no sense are skipped with a warning: a typo must not stop the app.
+    """
+    if not text.strip():
+        return {}
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        logger.warning("mcp.server_call_limits is not JSON; using the defaults")
+        return {}
+    limits: dict[str, CallLimits] = {}
+    for server, entry in (raw.items() if isinstance(raw, dict) else []):
+        try:
+            idle = float(entry.get("idle_timeout_ms", idle_default * 1000)) / 1000
+            most = float(entry.get("max_ms", max_default * 1000)) / 1000
+        except (AttributeError, TypeError, ValueError):
+            logger.warning("mcp.server_call_limits[%r] is not usable; skipped", server)
+            continue
+        if idle > 0 and most > 0:
+            limits[str(server)] = CallLimits(idle, most)
+    return limits
+
+
+STOPPED_BY_YOU: Final = "Stopped by you; the server was told to stop and may have done part of it."
+
+ProgressListener = Callable[[Progress], Awaitable[None]]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConnectionSettings:
     """Deadlines and retry policy of a connection (seconds)."""
@@ -102,8 +148,13 @@ class ConnectionSettings:
     """Start (or reach) the server and negotiate the protocol within this."""
     request_timeout: float = 30.0
     """Deadline of ``tasks/*`` and ``tools/list`` requests."""
-    call_timeout: float = 300.0
-    """Deadline of ``tools/call``: a server without Tasks runs the tool before answering."""
+    call_timeout: float = 3600.0
+    """Longest a ``tools/call`` may take in all (a server without Tasks runs the tool before
+    answering); the default of :attr:`call_limits` ``max_time``."""
+    call_idle_timeout: float = 120.0
+    """A ``tools/call`` with no answer and no progress for this long is stopped."""
+    server_call_limits: Mapping[str, CallLimits] = field(default_factory=dict)
+    """Per-server limits by alias (or id), over the two defaults above."""
     backoff_initial: float = 0.5
     backoff_max: float = 30.0
     min_retry_interval: float = 0.25
@@ -223,6 +274,28 @@ class _WatchedTransport:
 
 
 @dataclass(eq=False)
+class _CallWatch:
+    """A plain call in flight: its limits' cancel scope, and whether the user stopped it."""
+
+    scope: anyio.CancelScope | None = None
+    stopped: bool = False
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self.scope is not None:
+            self.scope.cancel()
+
+
+@dataclass(frozen=True, slots=True)
+class _Abandoned:
+    """A plain call Mooring stopped waiting for (the SDK told the server with
+    ``notifications/cancelled``)."""
+
+    by_user: bool
+    reason: str
+
+
+@dataclass(eq=False)
 class _Work(Generic[R]):
     """One request another task queued for the owner, and its settled outcome."""
 
@@ -302,6 +375,7 @@ class McpConnection:
         self._watched_changed = anyio.Event()
         self._listen_scope: anyio.CancelScope | None = None
         self._task_support: dict[str, str] = {}
+        self._calls: dict[str, _CallWatch] = {}
         self._questions = tasks_legacy.Questions()
         self._result_streams: dict[str, asyncio.Task[None]] = {}
         self._payloads: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
@@ -398,32 +472,105 @@ class McpConnection:
         arguments: dict[str, Any],
         *,
         on_sending: Callable[[], Awaitable[None]] | None = None,
+        on_progress: ProgressListener | None = None,
+        call_key: str | None = None,
     ) -> CallOutcome:
-        """Send ``tools/call`` declaring the Tasks extension.
+        """Send ``tools/call`` declaring the Tasks extension (on a 2025-11-25 server: with
+        ``params.task`` when the tool takes one).
 
         ``on_sending`` is awaited (shielded from cancellation) once the connection is ready and
         immediately before the request is handed to the SDK. ``NotSent`` means nothing reached
         the server; ``NoAnswer`` means it may have, and the outcome is unknown.
+
+        Until the answer, each ``notifications/progress`` is passed to ``on_progress`` and
+        restarts the idle timeout; past the idle timeout or the maximum time the request is
+        abandoned (the SDK sends ``notifications/cancelled``) and the outcome is unknown.
+        :meth:`stop_call` with ``call_key`` stops it on the user's behalf (``StoppedByUser``).
         """
-
         if self._status.task_wire == TaskWire.LEGACY:
-            return await self._legacy_call(tool, arguments, on_sending)
+            return await self._legacy_call(tool, arguments, on_sending, on_progress, call_key)
 
-        async def send(client: Client) -> types.CallToolResult | types.Result:
-            return await client.session.call_tool(
-                tool, arguments, allow_claimed=True, allow_input_required=True
-            )
+        async def send(client: Client) -> Any:
+            async def call(progress: Any) -> types.CallToolResult | types.Result:
+                return await client.session.call_tool(
+                    tool,
+                    arguments,
+                    allow_claimed=True,
+                    allow_input_required=True,
+                    progress_callback=progress,
+                )
+
+            return await self._watched_call(call, on_progress, call_key)
 
         return await self._submit(
             _Work(
                 f"tools/call {tool}",
                 send,
-                lambda result: self._observed_call(translate.call_outcome(result)),
+                lambda result: self._interpret_call(result, translate.call_outcome),
                 lambda failure, sent: translate.call_outcome_from_failure(failure, sent=sent),
-                self.settings.call_timeout,
+                self._call_limits().max_time + self.settings.request_timeout,
                 before_send=on_sending,
             )
         )
+
+    def stop_call(self, call_key: str) -> bool:
+        """Stop the plain call sent with ``call_key`` (the user's stop); whether one was running."""
+        watch = self._calls.get(call_key)
+        if watch is None:
+            return False
+        watch.stop()
+        return True
+
+    def _call_limits(self) -> CallLimits:
+        limits = self.settings.server_call_limits
+        found = limits.get(self.server.alias) or limits.get(self.server.id)
+        return found or CallLimits(self.settings.call_idle_timeout, self.settings.call_timeout)
+
+    async def _watched_call(
+        self,
+        call: Callable[[Any], Awaitable[R]],
+        on_progress: ProgressListener | None,
+        call_key: str | None,
+    ) -> R | _Abandoned:
+        """Run ``call`` (given the SDK progress callback) under the idle and total limits."""
+        limits = self._call_limits()
+        start = anyio.current_time()
+        watch = _CallWatch()
+        if call_key is not None:
+            self._calls[call_key] = watch
+
+        def deadline() -> float:
+            return min(anyio.current_time() + limits.idle_timeout, start + limits.max_time)
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if watch.scope is not None:
+                watch.scope.deadline = deadline()  # a sign of life
+            if on_progress is not None:
+                await on_progress(Progress(done, total, message))
+
+        try:
+            with anyio.CancelScope(deadline=deadline()) as scope:
+                watch.scope = scope
+                if watch.stopped:
+                    scope.cancel()
+                return await call(progress)
+        finally:
+            if call_key is not None and self._calls.get(call_key) is watch:
+                del self._calls[call_key]
+        if watch.stopped:
+            return _Abandoned(by_user=True, reason=STOPPED_BY_YOU)
+        if anyio.current_time() >= start + limits.max_time:
+            why = f"still no answer after the maximum of {limits.max_time:g} s"
+        else:
+            why = f"no sign of life from the server for {limits.idle_timeout:g} s"
+        return _Abandoned(
+            by_user=False, reason=f"{why}; Mooring stopped waiting and told the server to stop"
+        )
+
+    def _interpret_call(self, reply: Any, interpret: Callable[[Any], CallOutcome]) -> CallOutcome:
+        if isinstance(reply, _Abandoned):
+            return StoppedByUser(reply.reason) if reply.by_user else NoAnswer(reply.reason)
+        return self._observed_call(interpret(reply))
 
     async def get_task(self, task_id: str, *, wire: TaskWire | None = None) -> Observation:
         """``tasks/get``: a snapshot, or why there is none (gone, unavailable, auth, malformed).
@@ -500,11 +647,13 @@ class McpConnection:
         tool: str,
         arguments: dict[str, Any],
         on_sending: Callable[[], Awaitable[None]] | None,
+        on_progress: ProgressListener | None,
+        call_key: str | None,
     ) -> CallOutcome:
         """``tools/call`` on a 2025-11-25 server: with ``params.task`` when the tool takes one
         (Mooring prefers the task wherever the server offers both)."""
 
-        async def send(client: Client) -> tasks_legacy.LegacyTask | types.CallToolResult:
+        async def send(client: Client) -> Any:
             if tool not in self._task_support:
                 listed = await client.list_tools(cache_mode="bypass")
                 for item in listed.tools:
@@ -514,7 +663,15 @@ class McpConnection:
             params: dict[str, Any] = {"name": tool, "arguments": arguments}
             if self._task_support.get(tool) in tasks_legacy.TASK_SUPPORTING:
                 params["task"] = {}
-            raw = await tasks_legacy.send_raw(client.session, "tools/call", params)
+            raw = await self._watched_call(
+                lambda progress: tasks_legacy.send_raw(
+                    client.session, "tools/call", params, on_progress=progress
+                ),
+                on_progress,
+                call_key,
+            )
+            if isinstance(raw, _Abandoned):
+                return raw
             created = tasks_legacy.created_task(raw)
             if created is not None:
                 return created
@@ -529,9 +686,9 @@ class McpConnection:
             _Work(
                 f"tools/call {tool}",
                 send,
-                interpret,
+                lambda reply: self._interpret_call(reply, interpret),
                 lambda failure, sent: translate.call_outcome_from_failure(failure, sent=sent),
-                self.settings.call_timeout,
+                self._call_limits().max_time + self.settings.request_timeout,
                 before_send=on_sending,
             )
         )

@@ -31,7 +31,7 @@ from typing import Any, Final
 
 import anyio
 from mcp.client.session import ClientSession
-from mcp.shared.dispatcher import CallOptions
+from mcp.shared.dispatcher import CallOptions, ProgressFnT
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mooring.core.clock import parse_timestamp
@@ -44,7 +44,11 @@ TASK_SUPPORTING: Final = frozenset({"optional", "required"})
 
 
 async def send_raw(
-    session: ClientSession, method: str, params: dict[str, Any] | None
+    session: ClientSession,
+    method: str,
+    params: dict[str, Any] | None,
+    *,
+    on_progress: ProgressFnT | None = None,
 ) -> dict[str, Any]:
     """Send one request as ``ClientSession.send_request`` would, minus result validation.
 
@@ -54,6 +58,8 @@ async def send_raw(
     """
     data: dict[str, Any] = {"method": method, "params": params}
     opts: CallOptions = {}
+    if on_progress is not None:
+        opts["on_progress"] = on_progress
     session._stamp(data, opts)
     return await session._dispatcher.send_raw_request(method, data.get("params"), opts)
 

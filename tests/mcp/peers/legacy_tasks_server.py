@@ -30,7 +30,7 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -106,6 +106,16 @@ TOOLS = [
         "execution": {"taskSupport": "optional"},
     },
     {
+        "name": "progress_job",
+        "description": "A plain call: works for `seconds`, reporting progress every `every` s.",
+        "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
+    },
+    {
+        "name": "silent_job",
+        "description": "A plain call: works for `seconds` without a word.",
+        "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
+    },
+    {
         "name": "ask_job",
         "description": "Asks a question, then finishes.",
         "inputSchema": {"type": "object", "properties": {}},
@@ -121,6 +131,13 @@ class Server:
         self.out_lock = asyncio.Lock()
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.ids = 0
+        self.handlers: dict[str, asyncio.Task[None]] = {}
+
+    def forget(self, key: str) -> Callable[[asyncio.Task[None]], None]:
+        def done(_job: asyncio.Task[None]) -> None:
+            self.handlers.pop(key, None)
+
+        return done
 
     async def send(self, message: dict[str, Any]) -> None:
         async with self.out_lock:
@@ -139,14 +156,21 @@ class Server:
             if future is not None and not future.done():
                 future.set_result(message)
             return
-        if "id" not in message:
-            return  # notifications: nothing to do
         method, params = message["method"], message.get("params") or {}
+        if "id" not in message:
+            if method == "notifications/cancelled":
+                self.record(method, params)
+                handler = self.handlers.get(str(params.get("requestId")))
+                if handler is not None:
+                    handler.cancel()  # never answered: the client stopped waiting
+            return
         self.record(method, params)
         try:
             result = await self.dispatch(method, params)
         except Fault as fault:
-            await self.send({"id": message["id"], "error": {"code": fault.code, "message": fault.text}})
+            await self.send(
+                {"id": message["id"], "error": {"code": fault.code, "message": fault.text}}
+            )
         else:
             await self.send({"id": message["id"], "result": result})
 
@@ -176,7 +200,11 @@ class Server:
                 advance(task)
                 if task["status"] in TERMINAL:
                     raise Fault(-32602, f"Cannot cancel a task in status {task['status']}")
-                task["status"], task["message"], task["updated"] = "cancelled", "cancelled", time.time()
+                task["status"], task["message"], task["updated"] = (
+                    "cancelled",
+                    "cancelled",
+                    time.time(),
+                )
                 return wire(task)
         if method == "tasks/result":
             return await self.result(params.get("taskId", ""))
@@ -190,9 +218,22 @@ class Server:
 
     async def call(self, params: dict[str, Any]) -> dict[str, Any]:
         name, arguments = params.get("name"), params.get("arguments") or {}
+        seconds = float(arguments.get("seconds", 1.0))
+        if name in ("progress_job", "silent_job"):
+            token = (params.get("_meta") or {}).get("progressToken")
+            every = float(arguments.get("every", 0.2))
+            end = time.monotonic() + seconds
+            step = 0
+            while time.monotonic() < end:
+                await asyncio.sleep(min(every, max(end - time.monotonic(), 0)))
+                step += 1
+                if name == "progress_job" and token is not None:
+                    note = {"progressToken": token, "progress": step, "total": seconds / every}
+                    note["message"] = f"step {step}"
+                    await self.send({"method": "notifications/progress", "params": note})
+            return {"content": [{"type": "text", "text": f"{name} finished"}], "isError": False}
         if name not in ("slow_job", "ask_job"):
             raise Fault(-32602, f"Unknown tool {name}")
-        seconds = float(arguments.get("seconds", 1.0))
         if "task" not in params:
             if name == "ask_job":
                 raise Fault(-32601, "ask_job must be called as a task")
@@ -277,9 +318,14 @@ async def main() -> None:
     while line := await reader.readline():
         if not line.strip():
             continue
-        job = asyncio.create_task(server.handle(json.loads(line)))
+        message = json.loads(line)
+        job = asyncio.create_task(server.handle(message))
         running.add(job)
         job.add_done_callback(running.discard)
+        if "method" in message and "id" in message:
+            key = str(message["id"])
+            server.handlers[key] = job
+            job.add_done_callback(server.forget(key))
 
 
 if __name__ == "__main__":

@@ -69,7 +69,26 @@ class AuthFailed:
     reason: str
 
 
-CallOutcome = TaskCreated | ImmediateResult | CallRejected | NotSent | NoAnswer | AuthFailed
+@dataclass(frozen=True, slots=True)
+class StoppedByUser:
+    """The user stopped a plain call in flight; the server was told (``notifications/cancelled``)
+    and may have done part of the work."""
+
+    reason: str
+
+
+CallOutcome = (
+    TaskCreated | ImmediateResult | CallRejected | NotSent | NoAnswer | AuthFailed | StoppedByUser
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """One ``notifications/progress`` of a plain call: a sign of life, with what it says."""
+
+    progress: float
+    total: float | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

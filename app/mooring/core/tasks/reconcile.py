@@ -25,6 +25,7 @@ from mooring.core.tasks.calls import (
     ImmediateResult,
     NoAnswer,
     NotSent,
+    StoppedByUser,
     TaskCreated,
 )
 from mooring.core.tasks.codes import NOT_SENT_CODE
@@ -318,6 +319,11 @@ def _apply_call_outcome(
                 record=failed,
                 previous_state=record.state,
                 error={"code": NOT_SENT_CODE, "message": why},
+            )
+        case StoppedByUser(reason=reason):
+            stopped = record.transition(LocalState.CANCELLED, at=now, reason=reason)
+            return Reconciliation(
+                outcome=Outcome.TRANSITIONED, record=stopped, previous_state=record.state
             )
         case NoAnswer(reason=reason):
             unknown = record.transition(
