@@ -106,3 +106,14 @@ def test_a_legacy_cancel_ends_cancelled_and_says_so(cli: Cli, tmp_path: Path) ->
     assert cancelled["cancel_requested"] is True
     assert peer.count("tasks/cancel") == 1
     assert peer.count("tools/call") == 1
+
+
+def test_a_plain_call_shows_its_progress_live(cli: Cli, tmp_path: Path) -> None:
+    LegacyPeer(cli, tmp_path)
+    done = cli.run("call", "legacy", "progress_job", "--args", '{"seconds": 1, "every": 0.2}')
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert "working: 1 of 5 - step 1" in done.stdout
+    assert "progress_job finished" in done.stdout
+    record = only_record(cli)
+    assert record["state"] == "completed"
+    assert record["progress"]["message"].startswith("step ")

@@ -84,6 +84,19 @@ def _progress_json(record: TaskRecord) -> dict[str, Any] | None:
     }
 
 
+def progress_line(record: TaskRecord) -> str:
+    """A plain call's last progress, for people: "working: 3 of 10 - copying" (server text is
+    shown printable only and shortened: it is the server's, not ours)."""
+    done = f"{record.progress:g}" if record.progress is not None else "?"
+    text = f"working: {done}" + (
+        f" of {record.progress_total:g}" if record.progress_total is not None else ""
+    )
+    if record.progress_message:
+        message = "".join(c if c.isprintable() else " " for c in record.progress_message)
+        text += f" - {message[:200]}"
+    return text
+
+
 async def record_json(ctx: CliContext, record: TaskRecord) -> dict[str, Any]:
     """:func:`view_json` of a record."""
     return view_json(await ctx.host.task_view(record))

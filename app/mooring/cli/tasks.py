@@ -10,7 +10,7 @@ from typing import Any
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
-from mooring.cli.render import exit_code_for, record_json, result_text, summary
+from mooring.cli.render import exit_code_for, progress_line, record_json, result_text, summary
 from mooring.cli.terminal import in_daemon_thread
 from mooring.core.elicitation import (
     ELICITATION_METHOD,
@@ -84,9 +84,18 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     from mooring.cli.accounts import profile_id_for
 
     profile_id = await profile_id_for(ctx, server, args.account)
-    record = await ctx.host.call(
-        server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted
-    )
+
+    def live(event: Event) -> None:  # a plain call's progress, as it arrives (stored first)
+        if isinstance(event, TaskDidChange) and event.note == "progress" and not ctx.as_json:
+            ctx.say(f"{_short(event.record)}: {progress_line(event.record)}")
+
+    unsubscribe = ctx.events.subscribe(live)
+    try:
+        record = await ctx.host.call(
+            server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted
+        )
+    finally:
+        unsubscribe()
     if not ctx.as_json:
         if record.task_id:
             ctx.say(f"task {record.task_id}")

@@ -123,7 +123,7 @@ def parse_call_limits(
         logger.warning("mcp.server_call_limits is not JSON; using the defaults")
         return {}
     limits: dict[str, CallLimits] = {}
-    for server, entry in (raw.items() if isinstance(raw, dict) else []):
+    for server, entry in raw.items() if isinstance(raw, dict) else []:
         try:
             idle = float(entry.get("idle_timeout_ms", idle_default * 1000)) / 1000
             most = float(entry.get("max_ms", max_default * 1000)) / 1000

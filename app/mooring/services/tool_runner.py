@@ -15,6 +15,7 @@ Silence after sending is ``unknown_outcome``: the call is never re-sent by Moori
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -207,8 +208,16 @@ class ToolRunner:
             sent.append(marked)
             queue.end(end_time=ns(at))  # the queue ends where the run begins: when sent
 
+        progress_gate = asyncio.Lock()
+        answered: list[bool] = []
+
         async def show_progress(progress: Progress) -> None:
             # A plain call's sign of life: persisted, then told (the round's card shows it).
+            async with progress_gate:
+                if not answered:
+                    await save_progress(progress)
+
+        async def save_progress(progress: Progress) -> None:
             latest = sent[-1] if sent else record
             at = self._clock.now()
             alive = latest.evolve(
@@ -239,9 +248,11 @@ class ToolRunner:
                     on_progress=show_progress,
                     call_key=record.id,
                 )
+                create.set_attribute("mooring.call.outcome", type(outcome).__name__)
         finally:
             self._calls.pop(record.id, None)
-            create.set_attribute("mooring.call.outcome", type(outcome).__name__)
+            async with progress_gate:  # no progress write may land after the answer's
+                answered.append(True)
         if queue.is_recording():
             queue.end()  # never handed over (not sent): the queue ends with the attempt
         record = sent[-1] if sent else record
