@@ -32,6 +32,7 @@ from mooring.mcp.lazy import LazyGateway
 from mooring.services.approvals import AskUser
 from mooring.services.diagnostics import Check, Level
 from mooring.services.host import HEADER_SCOPE, Host, HostConfig
+from mooring.services.sampling import InputBroker
 from mooring.settings.paths import Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
 from mooring.storage.db import Database
@@ -183,6 +184,8 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
             for name, value in server.headers.items()
         }
 
+    inputs = InputBroker(rules=store, clock=clock)
+
     def make_gateway() -> Gateway:
         from mooring.mcp.connection import ConnectionSettings, parse_call_limits
         from mooring.mcp.gateway import McpGateway
@@ -206,6 +209,7 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
                 stderr_dir=paths.log_dir / "servers",
             ),
             headers_for=headers_for,
+            input_handler=inputs.handle,
         )
 
     oauth_holder: list[Any] = []
@@ -232,6 +236,7 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
         preview=preview_arguments,
         owner=current_owner(),
         owner_alive=owner_alive,
+        inputs=inputs,
     )
 
     def oauth() -> Any:
@@ -278,6 +283,7 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
     from mooring.cli.approval import terminal_asker
     from mooring.cli.commands import handler_for
     from mooring.cli.context import CliContext, Terminal
+    from mooring.cli.sampling import install_terminal_askers
 
     paths, settings = _start(args)
     db = Database.open(paths.database)
@@ -296,6 +302,8 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
                 as_json=args.json,
                 terminal=terminal,
             )
+            if terminal.interactive:
+                install_terminal_askers(ctx, host.inputs)
             return await handler_for(args, traces_dir=paths.traces_dir)(ctx, args)
         finally:
             await host.stop()

@@ -22,6 +22,7 @@ from mooring.core.servers import ServerDefinition, Transport
 from mooring.services.approvals import ApprovalBroker
 from mooring.services.host import Host as RealHost
 from mooring.services.reconciler import Reconciler
+from mooring.services.sampling import InputBroker
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
 from mooring.settings.paths import Paths
@@ -50,6 +51,7 @@ class Host:
     closed: bool = False
     asked: list[ApprovalRequest] = field(default_factory=list)
     answers: list[ApprovalAnswer] = field(default_factory=list)
+    inputs: InputBroker | None = None
 
 
 async def build_host(db_path: Path, logs: Path) -> Host:
@@ -81,6 +83,7 @@ async def build_host(db_path: Path, logs: Path) -> Host:
         real.reconciler,
         real,
     )
+    host.inputs = real.inputs
     host_ref.append(host)
     real.events.subscribe(host.seen.append)
     return host

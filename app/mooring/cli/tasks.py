@@ -195,7 +195,13 @@ async def _ask(ctx: CliContext, record: TaskRecord, item: TaskInput) -> bool:
                 f"  answer with: mooring tasks answer {record.id} {item.key} --value '{{...}}'"
             )
         return False
-    answer = await in_daemon_thread(_prompt, ctx, item, asker)
+    if item.method == SAMPLING_METHOD and server is not None:
+        # The same approval as a plain call's sampling: shown whole, sent to a model only if
+        # approved, the reply reviewed; declined, the task hears "decline".
+        sampled = await ctx.host.inputs.sample(server, item.params, task_tool=record.tool)
+        answer = sampled if sampled is not None else decline()
+    else:
+        answer = await in_daemon_thread(_prompt, ctx, item, asker)
     settled = await ctx.host.answer(record.id, item.key, answer)
     ctx.say(f"{_short(record)}: {settled.detail}")
     return True

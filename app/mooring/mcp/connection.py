@@ -851,7 +851,7 @@ class McpConnection:
     ) -> types.ElicitResult | types.ErrorData:
         answer = await self._server_request(context, "elicitation/create", params)
         if answer is None:
-            return types.ErrorData(code=types.INVALID_REQUEST, message="Elicitation declined")
+            return types.ElicitResult(action="decline")
         try:
             return types.ElicitResult.model_validate(answer)
         except ValidationError:
@@ -861,8 +861,9 @@ class McpConnection:
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
     ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
         answer = await self._server_request(context, "sampling/createMessage", params)
-        if answer is None:
-            return types.ErrorData(code=types.INVALID_REQUEST, message="Sampling declined")
+        if answer is None or answer.get("action") in ("decline", "cancel"):
+            # The spec's code for a user who rejects a sampling request.
+            return types.ErrorData(code=-1, message="User rejected sampling request")
         try:
             return types.CreateMessageResult.model_validate(answer)
         except ValidationError:

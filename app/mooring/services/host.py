@@ -45,6 +45,7 @@ from mooring.services.approvals import ApprovalBroker, AskUser, Preview
 from mooring.services.catalogue import ToolCatalogue
 from mooring.services.first_run import ensure_demo_server
 from mooring.services.reconciler import Reconciler, ReconcileReport, UnknownOutcomes
+from mooring.services.sampling import InputBroker
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk
 from mooring.services.tool_runner import ToolRunner
@@ -207,8 +208,12 @@ class Host:
         preview: Preview | None = None,
         owner: str | None = None,
         owner_alive: Callable[[str], bool] = lambda _owner: False,
+        inputs: InputBroker | None = None,
     ) -> None:
         self.config = config or HostConfig()
+        self.inputs = inputs or InputBroker(rules=rules, clock=clock)
+        """Servers' sampling and form requests; the gateway's ``input_handler`` should be its
+        ``handle`` (the face sets the askers on it)."""
         self.catalog = catalog
         self.ledger = ledger
         self.issue_board = issues

@@ -116,6 +116,16 @@ TOOLS = [
         "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
     },
     {
+        "name": "sample_job",
+        "description": "A plain call that asks the client's model for a haiku about `topic`.",
+        "inputSchema": {"type": "object", "properties": {"topic": {"type": "string"}}},
+    },
+    {
+        "name": "form_job",
+        "description": "A plain call that asks the user for a colour (form elicitation).",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
+    {
         "name": "ask_job",
         "description": "Asks a question, then finishes.",
         "inputSchema": {"type": "object", "properties": {}},
@@ -232,6 +242,44 @@ class Server:
                     note["message"] = f"step {step}"
                     await self.send({"method": "notifications/progress", "params": note})
             return {"content": [{"type": "text", "text": f"{name} finished"}], "isError": False}
+        if name == "sample_job":
+            reply = await self.request(
+                "sampling/createMessage",
+                {
+                    "messages": [
+                        {
+                            "role": "user",
+                            "content": {
+                                "type": "text",
+                                "text": f"A haiku about {arguments.get('topic')}",
+                            },
+                        }
+                    ],
+                    "systemPrompt": "You are a poet.",
+                    "modelPreferences": {"hints": [{"name": "claude"}], "speedPriority": 0.5},
+                    "maxTokens": 64,
+                },
+            )
+            if "error" in reply:
+                text = f"declined: {reply['error'].get('code')} {reply['error'].get('message')}"
+            else:
+                result = reply["result"]
+                text = f"model {result.get('model')} wrote: {result['content']['text']}"
+            return {"content": [{"type": "text", "text": text}], "isError": False}
+        if name == "form_job":
+            reply = await self.request(
+                "elicitation/create",
+                {
+                    "message": "Which colour?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"colour": {"type": "string"}},
+                        "required": ["colour"],
+                    },
+                },
+            )
+            text = json.dumps(reply.get("result") or reply.get("error"))
+            return {"content": [{"type": "text", "text": text}], "isError": False}
         if name not in ("slow_job", "ask_job"):
             raise Fault(-32602, f"Unknown tool {name}")
         if "task" not in params:
@@ -271,6 +319,15 @@ class Server:
                         stored["status"], stored["message"] = "working", "thanks"
                 continue
             await asyncio.sleep(0.05)
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send the client a request and wait for its reply (result or error)."""
+        self.ids += 1
+        request_id = f"r{os.getpid()}-{self.ids}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = future
+        await self.send({"id": request_id, "method": method, "params": params})
+        return await future
 
     async def ask(self, task_id: str) -> dict[str, Any]:
         self.ids += 1
