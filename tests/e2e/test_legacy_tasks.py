@@ -117,3 +117,25 @@ def test_a_plain_call_shows_its_progress_live(cli: Cli, tmp_path: Path) -> None:
     record = only_record(cli)
     assert record["state"] == "completed"
     assert record["progress"]["message"].startswith("step ")
+
+
+def test_a_plain_call_cut_short_by_a_host_crash_is_an_unknown_outcome(
+    cli: Cli, tmp_path: Path
+) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    child = cli.start("call", "legacy", "progress_job", "--args", '{"seconds": 60, "every": 0.2}')
+    assert child.stdout is not None
+    for line in child.stdout:  # the call is in flight once progress shows
+        if "working:" in line:
+            break
+    child.send_signal(signal.SIGKILL)
+    assert child.wait(timeout=30) == KILLED
+    cli.json("reconcile")
+    record = only_record(cli)
+    assert record["state"] == "unknown_outcome", record
+    assert "may or may not have run" in record["reason"]
+    assert record["progress"]["message"].startswith("step ")  # the last sign of life is kept
+    shown = cli.run("tasks", "show", str(record["id"]))
+    assert "progress   working: " in shown.stdout
+    assert "s ago)" in shown.stdout
+    assert peer.count("tools/call") == 1

@@ -133,3 +133,26 @@ async def test_the_user_stops_a_plain_call_and_the_server_hears_it(
     assert outcome.reason.startswith("Stopped by you")
     assert not conn.stop_call("k1")  # nothing left to stop
     await eventually(peer.methods, lambda methods: "notifications/cancelled" in methods)
+
+
+async def test_a_server_that_speaks_only_2025_06_18_is_called_plainly(
+    connect: Connect, peer: Peer
+) -> None:
+    definition = stdio_definition(
+        sys.executable,
+        str(PEER),
+        f"--store={peer.store}",
+        f"--requests={peer.log}",
+        "--protocol=2025-06-18",
+        alias="old",
+    )
+    connection = connect(definition)
+    status = await settled(connection)
+    assert status.state is ConnectionState.READY, status.reason
+    assert status.protocol_version == "2025-06-18"
+    assert status.task_wire is None
+    assert not status.supports_tasks
+    assert "slow_job" in [tool.name for tool in await connection.list_tools()]
+    outcome = await connection.call_tool("slow_job", {"seconds": 0.1})
+    assert isinstance(outcome, ImmediateResult), outcome
+    assert outcome.result["content"][0]["text"] == "slow_job finished"

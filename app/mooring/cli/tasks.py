@@ -305,6 +305,10 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     ctx.say(f"task       {shown['task_id'] or '-'}")
     ctx.say(f"tool       {shown['server']}/{shown['tool']}")
     ctx.say(f"state      {summary(record)}")
+    if record.last_sign_of_life_at is not None:
+        ago = (ctx.clock.now() - record.last_sign_of_life_at).total_seconds()
+        life = "last sign of life" if record.state is LocalState.CREATING else "last progress"
+        ctx.say(f"progress   {progress_line(record)} ({life} {ago:.0f} s ago)")
     ctx.say(f"polls      {shown['poll_count']}")
     for item in shown["inputs"]:
         state = (

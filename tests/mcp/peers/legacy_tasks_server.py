@@ -15,6 +15,9 @@ server anew) finds its task again. Written to the 2025-11-25 schema, not to Moor
   task's question (``elicitation/create`` with ``related-task``) on the way; asked again on every
   new ``tasks/result`` until answered.
 
+``--protocol 2025-06-18`` makes it a server from before Tasks: no ``tasks`` capability, no
+``execution`` on tools, every call plain.
+
 ``--requests FILE`` appends every request (method, tool) as a JSON line: the count of
 ``tools/call`` a test asserts.
 """
@@ -135,7 +138,8 @@ TOOLS = [
 
 
 class Server:
-    def __init__(self, store: Store, log: Path | None) -> None:
+    def __init__(self, store: Store, log: Path | None, protocol: str = "2025-11-25") -> None:
+        self.protocol = protocol
         self.store = store
         self.log = log
         self.out_lock = asyncio.Lock()
@@ -186,17 +190,23 @@ class Server:
 
     async def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "initialize":
+            capabilities: dict[str, Any] = {"tools": {}}
+            if self.protocol == "2025-11-25":
+                capabilities["tasks"] = {
+                    "list": {},
+                    "cancel": {},
+                    "requests": {"tools": {"call": {}}},
+                }
             return {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {
-                    "tools": {},
-                    "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
-                },
+                "protocolVersion": self.protocol,
+                "capabilities": capabilities,
                 "serverInfo": {"name": "legacy-tasks-peer", "version": "1.0"},
             }
         if method == "ping":
             return {}
         if method == "tools/list":
+            if self.protocol != "2025-11-25":  # no tasks before 2025-11-25: no execution field
+                return {"tools": [{k: v for k, v in t.items() if k != "execution"} for t in TOOLS]}
             return {"tools": TOOLS}
         if method == "tools/call":
             return await self.call(params)
@@ -366,8 +376,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--store", type=Path, required=True)
     parser.add_argument("--requests", type=Path)
+    parser.add_argument("--protocol", default="2025-11-25", help="e.g. 2025-06-18: no tasks")
     args = parser.parse_args()
-    server = Server(Store(args.store), args.requests)
+    server = Server(Store(args.store), args.requests, args.protocol)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 24)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
