@@ -139,3 +139,36 @@ def test_a_plain_call_cut_short_by_a_host_crash_is_an_unknown_outcome(
     assert "progress   working: " in shown.stdout
     assert "s ago)" in shown.stdout
     assert peer.count("tools/call") == 1
+
+
+def test_plain_call_limits_come_from_settings_per_server(cli: Cli, tmp_path: Path) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    limits = '{"legacy": {"idle_timeout_ms": 600, "max_ms": 60000}}'
+    assert cli.run("settings", "set", "mcp.server_call_limits", limits).returncode == 0
+    # Three times the idle timeout, with progress every 0.15 s: it completes.
+    lively = cli.run("call", "legacy", "progress_job", "--args", '{"seconds": 1.8, "every": 0.15}')
+    assert lively.returncode == 0, (lively.stdout, lively.stderr)
+    assert "progress_job finished" in lively.stdout
+    # The same length without a word: stopped, the server told, the outcome unknown.
+    silent = cli.run("call", "legacy", "silent_job", "--args", '{"seconds": 1.8}')
+    assert silent.returncode == 8, (silent.stdout, silent.stderr)
+    assert "no sign of life from the server for 0.6 s" in silent.stdout
+    assert "may or may not have run" in silent.stdout
+    assert peer.count("notifications/cancelled") == 1
+
+
+def test_ctrl_c_stops_a_plain_call_and_the_server_hears_it(cli: Cli, tmp_path: Path) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    child = cli.start("call", "legacy", "progress_job", "--args", '{"seconds": 60, "every": 0.2}')
+    assert child.stdout is not None
+    for line in child.stdout:
+        if "working:" in line:
+            break
+    child.send_signal(signal.SIGINT)
+    out, _err = child.communicate(timeout=30)
+    assert child.returncode == 6, out
+    assert "Stopped by you" in out
+    record = only_record(cli)
+    assert record["state"] == "cancelled"
+    assert record["reason"].startswith("Stopped by you")
+    assert peer.count("notifications/cancelled") == 1

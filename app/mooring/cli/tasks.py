@@ -6,6 +6,9 @@ import argparse
 import asyncio
 import contextlib
 import json
+import signal
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from mooring.cli.context import CliContext
@@ -77,7 +80,10 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     if not isinstance(arguments, dict):
         raise KnownError("--args must be a JSON object.", code="usage")
 
+    started: list[str] = []
+
     def persisted(record: TaskRecord) -> None:
+        started.append(record.id)
         if not ctx.as_json:
             ctx.say(f"operation {record.id}")
 
@@ -91,9 +97,10 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
     unsubscribe = ctx.events.subscribe(live)
     try:
-        record = await ctx.host.call(
-            server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted
-        )
+        with _ctrl_c_stops_plain_call(ctx, started):
+            record = await ctx.host.call(
+                server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted
+            )
     finally:
         unsubscribe()
     if not ctx.as_json:
@@ -108,6 +115,32 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         return await _final_output(ctx, record)
     finals = await follow(ctx, [record], give_up_after=args.timeout)
     return await _final_output(ctx, finals[record.id])
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops_plain_call(ctx: CliContext, started: list[str]) -> Iterator[None]:
+    """While a plain call runs, Ctrl-C stops it: the server is told (``notifications/cancelled``)
+    and the round ends "stopped by you". Otherwise Ctrl-C does what it did before."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_ctrl_c() -> None:
+        if started and ctx.host.stop_call(started[-1]):
+            ctx.warn("Stopping the call; the server is told to stop.")
+        elif callable(previous):
+            previous(signal.SIGINT, None)
+        else:
+            raise KeyboardInterrupt
+
+    loop.add_signal_handler(signal.SIGINT, on_ctrl_c)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
 
 
 # -- following -----------------------------------------------------------------------------

@@ -409,6 +409,12 @@ class Host:
             on_persisted=on_persisted,
         )
 
+    def stop_call(self, record_id: str) -> bool:
+        """Stop a plain call this process is waiting for: the server is told
+        (``notifications/cancelled``) and the round says "stopped by you". Tasks are cancelled
+        with :meth:`cancel`. Whether such a call was running."""
+        return self.runner.stop(record_id)
+
     async def answer(self, record_id: str, key: str, reply: Mapping[str, Any]) -> AnswerDidSettle:
         """Check the reply against the question, save it, then send it.
 
