@@ -7,6 +7,7 @@ model is everywhere in the suite)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,15 @@ from typing import Any
 import pytest
 
 from mooring.core.approval.rules import ApprovalRule, Decision, Scope
+from mooring.core.chat import (
+    ChatRequest,
+    ProviderError,
+    ProviderFailure,
+    ReplyDone,
+    ReplyEvent,
+    StopReason,
+    TextDelta,
+)
 from mooring.core.ids import new_id
 from mooring.core.sampling import (
     SAMPLING_RULE,
@@ -25,7 +35,7 @@ from mooring.core.sampling import (
 )
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.states import LocalState
-from mooring.services.sampling import InputBroker
+from mooring.services.sampling import InputBroker, sampling_provider
 from tests.services.conftest import Host, HostFactory
 
 pytestmark = pytest.mark.anyio
@@ -222,3 +232,51 @@ async def test_a_form_request_outside_a_task_uses_the_form_asker(
     assert '"teal"' in text
     inputs.ask_form = None  # no one to ask: declined, the call still completes
     assert '"decline"' in await result_text(host, server, "form_job")
+
+
+class ScriptedChat:
+    """A ``ChatProvider`` that streams a fixed reply (the model is the one thing we fake)."""
+
+    def __init__(self, *, fail: bool = False) -> None:
+        self.requests: list[ChatRequest] = []
+        self.fail = fail
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[ReplyEvent]:
+        self.requests.append(request)
+        if self.fail:
+            raise ProviderError(ProviderFailure.RATE_LIMITED, "slow down")
+        yield TextDelta("ebb ")
+        yield ReplyDone(text="ebb and flow", stop_reason=StopReason.MAX_TOKENS)
+
+    async def list_models(self) -> list[str]:
+        return ["scripted"]
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_the_chat_provider_answers_an_approved_request_with_its_limits(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    chat = ScriptedChat()
+    person = Person(SamplingAnswer(SamplingChoice.APPROVE))
+    host, inputs, server = await setup(hosts, tmp_path, person, None)
+    inputs.provider = sampling_provider(chat, "scripted")
+    text = await result_text(host, server, "sample_job")
+    [sent] = chat.requests
+    assert sent.model == "scripted"
+    assert sent.system == "You are a poet."
+    assert sent.max_tokens == 64
+    assert sent.tools == ()
+    assert [m.content for m in sent.messages] == ["A haiku about tides"]
+    assert [(r.text, r.stop_reason) for r in person.replies] == [("ebb and flow", "maxTokens")]
+    assert text == "model scripted wrote: ebb and flow"
+
+
+async def test_a_failing_model_declines_the_request(hosts: HostFactory, tmp_path: Path) -> None:
+    person = Person(SamplingAnswer(SamplingChoice.APPROVE))
+    host, inputs, server = await setup(hosts, tmp_path, person, None)
+    inputs.provider = sampling_provider(ScriptedChat(fail=True), "scripted")
+    text = await result_text(host, server, "sample_job")
+    assert text == "declined: -1 User rejected sampling request"
+    assert person.replies == []

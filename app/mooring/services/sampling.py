@@ -27,7 +27,17 @@ from typing import Any
 
 from mooring.core.approval.request import ApprovalOutcome
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule, Decision, Scope
+from mooring.core.chat import (
+    ChatProvider,
+    ChatRequest,
+    ChatTurnMessage,
+    ProviderError,
+    ProviderFailure,
+    ReplyDone,
+    StopReason,
+)
 from mooring.core.clock import Clock
+from mooring.core.conversation import Role
 from mooring.core.ids import argument_digest, new_id
 from mooring.core.ports import RuleBook
 from mooring.core.sampling import (
@@ -56,6 +66,37 @@ SamplingProvider = Callable[[SamplingRequest], Awaitable[SamplingReply]]
 """Send an approved request to the user's configured model (the ``ChatProvider`` adapter)."""
 
 DECLINED = {"action": "decline"}
+
+_STOP_REASONS = {StopReason.END: "endTurn", StopReason.MAX_TOKENS: "maxTokens"}
+
+
+def sampling_provider(chat: ChatProvider, model: str) -> SamplingProvider:
+    """A :data:`SamplingProvider` on the user's configured chat model (no tools offered).
+
+    Raises :class:`~mooring.core.chat.ProviderError` as the provider does.
+    """
+
+    async def sample(request: SamplingRequest) -> SamplingReply:
+        messages = tuple(
+            ChatTurnMessage(
+                role=Role.ASSISTANT if message.role == "assistant" else Role.USER,
+                content=message.text,
+            )
+            for message in request.messages
+        )
+        chat_request = ChatRequest(
+            model=model,
+            messages=messages,
+            system=request.system_prompt,
+            max_tokens=request.max_tokens,
+        )
+        async for event in chat.stream(chat_request):
+            if isinstance(event, ReplyDone):
+                reason = _STOP_REASONS.get(event.stop_reason, "endTurn")
+                return SamplingReply(event.text, model=model, stop_reason=reason)
+        raise ProviderError(ProviderFailure.STREAM_BROKEN, "the reply ended without finishing")
+
+    return sample
 
 
 class InputBroker:
@@ -121,7 +162,12 @@ class InputBroker:
         if reply is None:
             if self.provider is None:
                 return None  # approved, but there is no model and nothing was typed
-            reply = await self.provider(request)
+            try:
+                reply = await self.provider(request)
+            except ProviderError as exc:
+                log.warning("sampling for %s: the model failed: %s", server.alias, exc.message)
+                await self._audit(server, params, ApprovalOutcome.ABORTED, "program")
+                return None
             if self.review_reply is not None and not await self.review_reply(request, reply):
                 await self._audit(server, params, ApprovalOutcome.DENIED, "user (reply)")
                 return None
