@@ -36,7 +36,7 @@ from mooring.core.sampling import (
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.states import LocalState
 from mooring.services.sampling import InputBroker, sampling_provider
-from tests.services.conftest import Host, HostFactory
+from tests.services.conftest import Host, HostFactory, run_until
 
 pytestmark = pytest.mark.anyio
 
@@ -280,3 +280,30 @@ async def test_a_failing_model_declines_the_request(hosts: HostFactory, tmp_path
     text = await result_text(host, server, "sample_job")
     assert text == "declined: -1 User rejected sampling request"
     assert person.replies == []
+
+
+async def test_a_legacy_task_s_sampling_question_is_answered_through_the_ledger(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    model = Model()
+    person = Person(SamplingAnswer(SamplingChoice.APPROVE))
+    host, inputs, server = await setup(hosts, tmp_path, person, model)
+    record = await host.runner.call(server, "muse_job", {})
+    assert record.wire is not None
+    waiting = await run_until(host, record.id, lambda r: r.state is LocalState.INPUT_REQUIRED)
+    [question] = await host.store.inputs(waiting.id)
+    assert question.method == "sampling/createMessage"
+    # What the CLI does for a task's sampling question: the same approval, then tasks/update.
+    answer = await inputs.sample(server, question.params, task_tool="muse_job")
+    assert answer is not None
+    [(shown, _provider)] = person.shown
+    assert shown.task_tool == "muse_job"
+    settled = await host.monitor.answer(waiting.id, question.key, answer)
+    assert settled.delivered
+    final = await run_until(host, record.id, lambda r: r.is_terminal)
+    assert final.state is LocalState.COMPLETED
+    assert final.tool_round_id is not None
+    tool_round = await host.store.tool_round(final.tool_round_id)
+    assert tool_round is not None
+    assert tool_round.result is not None
+    assert "waves on A line on rain" in tool_round.result["content"][0]["text"]

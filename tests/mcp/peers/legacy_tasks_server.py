@@ -7,7 +7,9 @@ stdio, every task in a JSON file, so a host killed mid-task and relaunched (whic
 server anew) finds its task again. Written to the 2025-11-25 schema, not to Mooring's code:
 
 * ``initialize`` → ``capabilities.tasks.requests.tools.call``; ``server/discover`` → -32601;
-* ``tools/list`` → ``slow_job`` (``taskSupport: optional``), ``ask_job`` (``required``);
+* ``tools/list`` → ``slow_job`` (``taskSupport: optional``), ``ask_job`` and ``muse_job``
+  (``required``; a form and a sampling question), plain ``progress_job``, ``silent_job``,
+  ``sample_job`` and ``form_job``;
 * ``tools/call`` with ``params.task`` → ``{"task": Task}``; without → a plain result
   (``slow_job`` only), ``-32601`` for ``ask_job``;
 * ``tasks/get`` → ``Task`` (``ttl``, ``pollInterval``); ``tasks/cancel`` → ``Task``, or
@@ -39,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 RELATED = "io.modelcontextprotocol/related-task"
+ASKING = ("ask_job", "muse_job")
+"""Task tools that ask one question: a form (``ask_job``) or a model reply (``muse_job``)."""
 TERMINAL = {"completed", "failed", "cancelled"}
 
 
@@ -75,7 +79,7 @@ def advance(task: dict[str, Any]) -> None:
     now = time.time()
     if task["status"] in TERMINAL:
         return
-    if task["tool"] == "ask_job" and task.get("answer") is None:
+    if task["tool"] in ASKING and task.get("answer") is None:
         task["status"], task["message"] = "input_required", "Which colour?"
         return
     if now >= task["finish_at"]:
@@ -131,6 +135,12 @@ TOOLS = [
     {
         "name": "ask_job",
         "description": "Asks a question, then finishes.",
+        "inputSchema": {"type": "object", "properties": {}},
+        "execution": {"taskSupport": "required"},
+    },
+    {
+        "name": "muse_job",
+        "description": "A task that asks the client's model for a line, then finishes.",
         "inputSchema": {"type": "object", "properties": {}},
         "execution": {"taskSupport": "required"},
     },
@@ -290,11 +300,11 @@ class Server:
             )
             text = json.dumps(reply.get("result") or reply.get("error"))
             return {"content": [{"type": "text", "text": text}], "isError": False}
-        if name not in ("slow_job", "ask_job"):
+        if name not in ("slow_job", *ASKING):
             raise Fault(-32602, f"Unknown tool {name}")
         if "task" not in params:
-            if name == "ask_job":
-                raise Fault(-32601, "ask_job must be called as a task")
+            if name in ASKING:
+                raise Fault(-32601, f"{name} must be called as a task")
             await asyncio.sleep(seconds)
             return {"content": [{"type": "text", "text": "slow_job finished"}], "isError": False}
         now = time.time()
@@ -320,7 +330,7 @@ class Server:
                     raise Fault(-32603, "The task was cancelled")
                 return {**task["result"], "_meta": {RELATED: {"taskId": task_id}}}
             if task["status"] == "input_required":
-                answer = await self.ask(task_id)
+                answer = await self.ask(task_id, task["tool"])
                 with self.store.tasks() as tasks:
                     stored = tasks[task_id]
                     if stored.get("answer") is None and stored["status"] not in TERMINAL:
@@ -339,27 +349,34 @@ class Server:
         await self.send({"id": request_id, "method": method, "params": params})
         return await future
 
-    async def ask(self, task_id: str) -> dict[str, Any]:
-        self.ids += 1
-        request_id = f"q{os.getpid()}-{self.ids}"
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self.pending[request_id] = future
-        await self.send(
-            {
-                "id": request_id,
-                "method": "elicitation/create",
-                "params": {
-                    "message": "Which colour should the job use?",
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": {"colour": {"type": "string"}},
-                        "required": ["colour"],
-                    },
-                    "_meta": {RELATED: {"taskId": task_id}},
+    async def ask(self, task_id: str, tool: str) -> dict[str, Any]:
+        related = {RELATED: {"taskId": task_id}}
+        if tool == "muse_job":
+            reply = await self.request(
+                "sampling/createMessage",
+                {
+                    "messages": [
+                        {"role": "user", "content": {"type": "text", "text": "A line on rain"}}
+                    ],
+                    "maxTokens": 32,
+                    "_meta": related,
                 },
-            }
+            )
+            if "error" in reply:
+                return {"content": f"no line ({reply['error'].get('code')})"}
+            return {"content": reply["result"]["content"]["text"]}
+        reply = await self.request(
+            "elicitation/create",
+            {
+                "message": "Which colour should the job use?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"colour": {"type": "string"}},
+                    "required": ["colour"],
+                },
+                "_meta": related,
+            },
         )
-        reply = await future
         if "error" in reply:
             return {"action": "cancel"}
         return dict(reply.get("result") or {})
