@@ -307,3 +307,72 @@ async def test_a_legacy_task_s_sampling_question_is_answered_through_the_ledger(
     assert tool_round is not None
     assert tool_round.result is not None
     assert "waves on A line on rain" in tool_round.result["content"][0]["text"]
+
+
+MRTR = Path(__file__).resolve().parents[1] / "mcp" / "peers" / "mrtr_server.py"
+
+
+def mrtr_peer() -> ServerDefinition:
+    return ServerDefinition(
+        id=new_id(),
+        alias="mrtr",
+        transport=Transport.STDIO,
+        command=sys.executable,
+        args=(str(MRTR),),
+        created_at=datetime.now(UTC),
+    )
+
+
+async def test_a_2026_server_s_multi_round_trip_sampling_is_approved_then_retried(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    model = Model()
+    person = Person(SamplingAnswer(SamplingChoice.APPROVE))
+    host, _inputs, _server = await setup(hosts, tmp_path, person, model)
+    server = mrtr_peer()
+    await host.store.add_server(server)
+    text = await result_text(host, server, "haiku")
+    [(shown, _provider)] = person.shown
+    assert shown.server_alias == "mrtr"
+    assert shown.messages[0].text == "A line on tides"
+    assert shown.system_prompt == "Be brief."
+    assert text == "tides: waves on A line on tides (fake-model-1)"
+
+
+async def test_a_declined_multi_round_trip_request_fails_the_call_before_it_ran(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    model = Model()
+    host, _inputs, _server = await setup(
+        hosts, tmp_path, Person(SamplingAnswer(SamplingChoice.DECLINE)), model
+    )
+    server = mrtr_peer()
+    await host.store.add_server(server)
+    record = await host.runner.call(server, "haiku", {"topic": "tides"})
+    assert record.state is LocalState.FAILED
+    assert model.sent == []
+    assert record.tool_round_id is not None
+    tool_round = await host.store.tool_round(record.tool_round_id)
+    assert tool_round is not None
+    assert tool_round.error == {"code": -1, "message": "User rejected sampling request"}
+
+
+async def test_a_2026_server_s_form_uses_the_form_asker(hosts: HostFactory, tmp_path: Path) -> None:
+    host, inputs, _server = await setup(hosts, tmp_path, Person(), None)
+
+    async def form(
+        _server: ServerDefinition, _method: str, params: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        assert params["message"] == "Which colour?"
+        return {"action": "accept", "content": {"colour": "ochre"}}
+
+    inputs.ask_form = form
+    server = mrtr_peer()
+    await host.store.add_server(server)
+    record = await host.runner.call(server, "paint", {})
+    assert record.state is LocalState.COMPLETED
+    assert record.tool_round_id is not None
+    tool_round = await host.store.tool_round(record.tool_round_id)
+    assert tool_round is not None
+    assert tool_round.result is not None
+    assert tool_round.result["content"][0]["text"] == "painted ochre"

@@ -94,6 +94,8 @@ InputHandler = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[
 ``(server, method, params) -> result``, or ``None`` to decline."""
 
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+_MAX_INPUT_ROUNDS: Final = 10
+"""Multi-round-trip retries of one call at most (the SDK's and TypeScript SDK's default)."""
 _STDERR_ROTATE_BYTES: Final = 1_000_000
 _STDERR_TAIL_BYTES: Final = 4096
 
@@ -491,6 +493,9 @@ class McpConnection:
             return await self._legacy_call(tool, arguments, on_sending, on_progress, call_key)
 
         async def send(client: Client) -> Any:
+            responses: types.InputResponses | None = None
+            state: str | None = None
+
             async def call(progress: Any) -> types.CallToolResult | types.Result:
                 return await client.session.call_tool(
                     tool,
@@ -498,9 +503,21 @@ class McpConnection:
                     allow_claimed=True,
                     allow_input_required=True,
                     progress_callback=progress,
+                    input_responses=responses,
+                    request_state=state,
                 )
 
-            return await self._watched_call(call, on_progress, call_key)
+            reply = await self._watched_call(call, on_progress, call_key)
+            for _round in range(_MAX_INPUT_ROUNDS):
+                if not isinstance(reply, types.InputRequiredResult):
+                    break
+                # A 2026 server needs input before it runs the tool (multi-round-trip): the
+                # user answers through the same handler as a 2025 server's mid-call requests,
+                # then the call is retried with the answers (the tool has not run yet).
+                responses = await self._answer_inputs(client, reply)
+                state = reply.request_state
+                reply = await self._watched_call(call, on_progress, call_key)
+            return reply
 
         return await self._submit(
             _Work(
@@ -512,6 +529,21 @@ class McpConnection:
                 before_send=on_sending,
             )
         )
+
+    async def _answer_inputs(
+        self, client: Client, asked: types.InputRequiredResult
+    ) -> types.InputResponses:
+        """Answer a multi-round-trip ``InputRequiredResult`` through the SDK's callback table
+        (Mooring's sampling and elicitation handlers); a declined request fails the call."""
+        responses: types.InputResponses = {}
+        for key, request in (asked.input_requests or {}).items():
+            meta = request.params.meta if request.params is not None else None
+            context = ClientRequestContext(session=client.session, request_id=key, meta=meta)
+            answer = await client.session.dispatch_input_request(context, request)
+            if isinstance(answer, types.ErrorData):
+                raise MCPError(answer.code, answer.message, answer.data)
+            responses[key] = answer
+        return responses
 
     def stop_call(self, call_key: str) -> bool:
         """Stop the plain call sent with ``call_key`` (the user's stop); whether one was running."""
