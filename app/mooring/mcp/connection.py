@@ -12,6 +12,11 @@ The SDK's ``Client`` must be entered and exited in the same task (anyio cancel s
 * exits the ``Client`` in the task that entered it when the connection stops, which also ends a
   stdio server's process tree.
 
+The connection speaks whichever Tasks wire the server negotiated (the 2026 extension through
+:mod:`~mooring.mcp.tasks_ext`, the 2025-11-25 Tasks through :mod:`~mooring.mcp.tasks_legacy`),
+holds plain calls to their idle and total limits (:class:`CallLimits`), and routes a server's
+sampling and elicitation requests to the user (``input_handler``, or a task's ledger entry).
+
 Callers get outcome values, never exceptions, for anything the server or the network did:
 :class:`~mooring.core.tasks.calls.NotSent` when nothing reached the server and
 :class:`~mooring.core.tasks.calls.NoAnswer` when the request may have reached it.
@@ -152,7 +157,7 @@ class ConnectionSettings:
     """Deadline of ``tasks/*`` and ``tools/list`` requests."""
     call_timeout: float = 3600.0
     """Longest a ``tools/call`` may take in all (a server without Tasks runs the tool before
-    answering); the default of :attr:`call_limits` ``max_time``."""
+    answering): the default :attr:`CallLimits.max_time`."""
     call_idle_timeout: float = 120.0
     """A ``tools/call`` with no answer and no progress for this long is stopped."""
     server_call_limits: Mapping[str, CallLimits] = field(default_factory=dict)
