@@ -32,6 +32,7 @@ from mooring.mcp.lazy import LazyGateway
 from mooring.services.approvals import AskUser
 from mooring.services.diagnostics import Check, Level
 from mooring.services.host import HEADER_SCOPE, Host, HostConfig
+from mooring.services.sampling import InputBroker
 from mooring.settings.paths import Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
 from mooring.storage.db import Database
@@ -204,8 +205,10 @@ def wire(
                 )
         return found
 
+    inputs = InputBroker(rules=store, clock=clock)
+
     def make_gateway() -> Gateway:
-        from mooring.mcp.connection import ConnectionSettings
+        from mooring.mcp.connection import ConnectionSettings, parse_call_limits
         from mooring.mcp.gateway import McpGateway
         from mooring.mcp.oauth import OAuthProviders
 
@@ -218,9 +221,16 @@ def wire(
             settings=ConnectionSettings(
                 request_timeout=int(settings.get("mcp.request_timeout_ms")) / 1000,
                 call_timeout=int(settings.get("mcp.call_timeout_ms")) / 1000,
+                call_idle_timeout=int(settings.get("mcp.call_idle_timeout_ms")) / 1000,
+                server_call_limits=parse_call_limits(
+                    str(settings.get("mcp.server_call_limits")),
+                    idle_default=int(settings.get("mcp.call_idle_timeout_ms")) / 1000,
+                    max_default=int(settings.get("mcp.call_timeout_ms")) / 1000,
+                ),
                 stderr_dir=paths.log_dir / "servers",
             ),
             headers_for=headers_for,
+            input_handler=inputs.handle,
         )
 
     oauth_holder: list[Any] = []
@@ -266,6 +276,7 @@ def wire(
         resolve_provider=models[0] if models else None,
         conversations=SqlConversations(db, clock),
         auto_continue=bool(settings.get("chat.continue_automatically")),
+        inputs=inputs,
     )
 
     def oauth() -> Any:
@@ -312,6 +323,7 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
     from mooring.cli.approval import terminal_asker
     from mooring.cli.commands import handler_for
     from mooring.cli.context import CliContext, Terminal
+    from mooring.cli.sampling import install_terminal_askers
 
     paths, settings = _start(args)
     db = Database.open(paths.database)
@@ -330,6 +342,8 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
                 as_json=args.json,
                 terminal=terminal,
             )
+            if terminal.interactive:
+                install_terminal_askers(ctx, host.inputs)
             return await handler_for(args, traces_dir=paths.traces_dir)(ctx, args)
         finally:
             await host.stop()

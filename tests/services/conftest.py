@@ -24,6 +24,7 @@ from mooring.services.approvals import ApprovalBroker
 from mooring.services.chat import ProviderResolver
 from mooring.services.host import Host as RealHost
 from mooring.services.reconciler import Reconciler
+from mooring.services.sampling import InputBroker
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
 from mooring.settings.paths import Paths
@@ -55,6 +56,7 @@ class Host:
     closed: bool = False
     asked: list[ApprovalRequest] = field(default_factory=list)
     answers: list[ApprovalAnswer] = field(default_factory=list)
+    inputs: InputBroker | None = None
 
 
 async def build_host(db_path: Path, logs: Path, models: Models | None = None) -> Host:
@@ -86,6 +88,7 @@ async def build_host(db_path: Path, logs: Path, models: Models | None = None) ->
         real.reconciler,
         real,
     )
+    host.inputs = real.inputs
     host_ref.append(host)
     real.events.subscribe(host.seen.append)
     return host

@@ -6,13 +6,16 @@ import argparse
 import asyncio
 import contextlib
 import json
+import signal
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from mooring.cli.context import CliContext
 from mooring.cli.describe import state_line
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.lookup import find_task
-from mooring.cli.render import exit_code_for, record_json, result_text, summary
+from mooring.cli.render import exit_code_for, progress_line, record_json, result_text, summary
 from mooring.cli.resources import read_linked, resource_text
 from mooring.cli.terminal import in_daemon_thread
 from mooring.core.elicitation import (
@@ -80,16 +83,29 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     if not isinstance(arguments, dict):
         raise KnownError("--args must be a JSON object.", code="usage")
 
+    started: list[str] = []
+
     def persisted(record: TaskRecord) -> None:
+        started.append(record.id)
         if not ctx.as_json:
             ctx.say(f"operation {record.id}")
 
     from mooring.cli.accounts import profile_id_for
 
     profile_id = await profile_id_for(ctx, server, args.account)
-    record = await ctx.host.call(
-        server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted
-    )
+
+    def live(event: Event) -> None:  # a plain call's progress, as it arrives (stored first)
+        if isinstance(event, TaskDidChange) and event.note == "progress" and not ctx.as_json:
+            ctx.say(f"{_short(event.record)}: {progress_line(event.record)}")
+
+    unsubscribe = ctx.events.subscribe(live)
+    try:
+        with _ctrl_c_stops_plain_call(ctx, started):
+            record = await ctx.host.call(
+                server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted
+            )
+    finally:
+        unsubscribe()
     if not ctx.as_json:
         if record.task_id:
             ctx.say(f"task {record.task_id}")
@@ -102,6 +118,32 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         return await _final_output(ctx, record)
     finals = await follow(ctx, [record], give_up_after=args.timeout)
     return await _final_output(ctx, finals[record.id])
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops_plain_call(ctx: CliContext, started: list[str]) -> Iterator[None]:
+    """While a plain call runs, Ctrl-C stops it: the server is told (``notifications/cancelled``)
+    and the round ends "stopped by you". Otherwise Ctrl-C does what it did before."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_ctrl_c() -> None:
+        if started and ctx.host.stop_call(started[-1]):
+            ctx.warn("Stopping the call; the server is told to stop.")
+        elif callable(previous):
+            previous(signal.SIGINT, None)
+        else:
+            raise KeyboardInterrupt
+
+    loop.add_signal_handler(signal.SIGINT, on_ctrl_c)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
 
 
 # -- following -----------------------------------------------------------------------------
@@ -216,7 +258,13 @@ async def _ask(
                 f"  answer with: mooring tasks answer {record.id} {item.key} --value '{{...}}'"
             )
         return False
-    answer = await in_daemon_thread(_prompt, ctx, item, asker)
+    if item.method == SAMPLING_METHOD and server is not None:
+        # The same approval as a plain call's sampling: shown whole, sent to a model only if
+        # approved, the reply reviewed; declined, the task hears "decline".
+        sampled = await ctx.host.inputs.sample(server, item.params, task_tool=record.tool)
+        answer = sampled if sampled is not None else decline()
+    else:
+        answer = await in_daemon_thread(_prompt, ctx, item, asker)
     settled = await ctx.host.answer(record.id, item.key, answer)
     if told is not None:
         told.add((record.id, item.key))  # said here; the settle event need not say it again
@@ -326,6 +374,10 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     ctx.say(f"task       {shown['task_id'] or '-'}")
     ctx.say(f"tool       {shown['server']}/{shown['tool']}")
     ctx.say(f"state      {await state_line(ctx, record)}")
+    if record.last_sign_of_life_at is not None:
+        ago = (ctx.clock.now() - record.last_sign_of_life_at).total_seconds()
+        life = "last sign of life" if record.state is LocalState.CREATING else "last progress"
+        ctx.say(f"progress   {progress_line(record)} ({life} {ago:.0f} s ago)")
     ctx.say(f"polls      {shown['poll_count']}")
     for item in shown["inputs"]:
         state = (

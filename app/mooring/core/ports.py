@@ -24,7 +24,7 @@ from mooring.core.conversation import (
 from mooring.core.issues import Issue
 from mooring.core.results import ResourceOutcome
 from mooring.core.servers import CredentialProfile, ServerDefinition
-from mooring.core.tasks.calls import AckOutcome, CallOutcome
+from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress, TaskWire
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Observation, Reconciliation
 from mooring.core.tasks.record import TaskRecord
@@ -172,6 +172,8 @@ class ConnectionStatus:
     reason: str = ""
     supports_tasks: bool = False
     protocol_version: str | None = None
+    task_wire: TaskWire | None = None
+    """Which Tasks protocol the server speaks on this connection (``None``: no tasks)."""
 
 
 class ServerConnection(Protocol):
@@ -197,19 +199,33 @@ class ServerConnection(Protocol):
         arguments: dict[str, Any],
         *,
         on_sending: Callable[[], Awaitable[None]] | None = None,
+        on_progress: Callable[[Progress], Awaitable[None]] | None = None,
+        call_key: str | None = None,
     ) -> CallOutcome:
-        """Send ``tools/call`` declaring the Tasks extension.
+        """Send ``tools/call`` declaring the Tasks extension (or the 2025-11-25 ``task`` param).
 
         ``on_sending`` is awaited immediately before the request is written to the wire (after
-        the connection is known to be up), so callers can persist "sent" first.
+        the connection is known to be up), so callers can persist "sent" first. A plain call's
+        ``notifications/progress`` reach ``on_progress`` and keep it alive past the idle
+        timeout; ``call_key`` names it for :meth:`stop_call`.
         """
         ...
 
-    async def get_task(self, task_id: str) -> Observation: ...
+    def stop_call(self, call_key: str) -> bool:
+        """Stop a plain call in flight (``notifications/cancelled``); whether one was running."""
+        ...
+
+    # ``wire``: the protocol that created the task (the record remembers it); the connection
+    # speaks it, so services never need to know the wires apart. ``None``: the 2026 extension.
+    async def get_task(self, task_id: str, *, wire: TaskWire | None = None) -> Observation: ...
     async def update_task(
-        self, task_id: str, responses: dict[str, dict[str, Any]]
+        self,
+        task_id: str,
+        responses: dict[str, dict[str, Any]],
+        *,
+        wire: TaskWire | None = None,
     ) -> AckOutcome: ...
-    async def cancel_task(self, task_id: str) -> AckOutcome: ...
+    async def cancel_task(self, task_id: str, *, wire: TaskWire | None = None) -> AckOutcome: ...
     async def read_resource(self, uri: str) -> ResourceOutcome:
         """``resources/read`` (a resource a result linked to); never raises."""
         ...

@@ -50,6 +50,7 @@ from mooring.services.catalogue import ToolCatalogue
 from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.first_run import ensure_demo_server
 from mooring.services.reconciler import Reconciler, ReconcileReport, UnknownOutcomes
+from mooring.services.sampling import InputBroker
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk
 from mooring.services.tool_runner import ToolRunner
@@ -222,12 +223,16 @@ class Host:
         conversations: ConversationBook | None = None,
         auto_continue: bool = False,
         resolve_provider: ProviderResolver | None = None,
+        inputs: InputBroker | None = None,
     ) -> None:
         self.config = config or HostConfig()
         self.providers = providers
         """Model provider configurations (``None``: this host talks to no model)."""
         self.provider_factory = provider_factory
         """Builds a chat provider with its keyring secrets."""
+        self.inputs = inputs or InputBroker(rules=rules, clock=clock)
+        """Servers' sampling and form requests; the gateway's ``input_handler`` should be its
+        ``handle`` (the face sets the askers on it)."""
         self.catalog = catalog
         self.ledger = ledger
         self.issue_board = issues
@@ -473,6 +478,12 @@ class Host:
             conversation_id=conversation_id,
             on_persisted=on_persisted,
         )
+
+    def stop_call(self, record_id: str) -> bool:
+        """Stop a plain call this process is waiting for: the server is told
+        (``notifications/cancelled``) and the round says "stopped by you". Tasks are cancelled
+        with :meth:`cancel`. Whether such a call was running."""
+        return self.runner.stop(record_id)
 
     async def answer(self, record_id: str, key: str, reply: Mapping[str, Any]) -> AnswerDidSettle:
         """Check the reply against the question, save it, then send it.

@@ -291,7 +291,7 @@ class TaskMonitor:
         if connection is None:
             log.warning("task %s: its server %s no longer exists", record.id, record.server_id)
             return record
-        observation = await connection.get_task(record.task_id)
+        observation = await connection.get_task(record.task_id, wire=record.wire)
         rec = reconcile(record, observation, now=self._clock.now())
         rec = self._with_next_poll(rec)
         if rec.state_changed:
@@ -393,7 +393,7 @@ class TaskMonitor:
     ) -> AnswerDidSettle:
         assert record.task_id is not None
         failpoint("answer.before-update")
-        ack = await connection.update_task(record.task_id, {key: answer})
+        ack = await connection.update_task(record.task_id, {key: answer}, wire=record.wire)
         match ack:
             case Acknowledged():
                 await self._ledger.settle_answers(record.id, [key])
@@ -454,7 +454,7 @@ class TaskMonitor:
     async def _send_cancel(self, record: TaskRecord, connection: ServerConnection) -> None:
         assert record.task_id is not None
         failpoint("cancel.before-send")
-        ack = await connection.cancel_task(record.task_id)
+        ack = await connection.cancel_task(record.task_id, wire=record.wire)
         match ack:
             case Acknowledged():
                 self._cancel_sent.add(record.id)

@@ -35,8 +35,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "mcp.call_timeout_ms",
         int,
-        300_000,
-        "A tools/call without a reply by then has an unknown outcome.",
+        3_600_000,
+        "Longest a plain tools/call may run in all; then it is stopped (outcome unknown).",
+    ),
+    Setting(
+        "mcp.call_idle_timeout_ms",
+        int,
+        120_000,
+        "A plain tools/call with no reply and no progress for this long is stopped.",
+    ),
+    Setting(
+        "mcp.server_call_limits",
+        str,
+        "",
+        'Per-server call limits as JSON: {"alias": {"idle_timeout_ms": N, "max_ms": N}}.',
     ),
     Setting(
         "polling.per_server_concurrency", int, 4, "Status requests in flight per server at most."

@@ -25,6 +25,7 @@ from mooring.core.conversation import Conversation, Message, Role, RoundOutcome,
 from mooring.core.errors import RecordChanged
 from mooring.core.issues import Issue, IssueKind
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
+from mooring.core.tasks.calls import TaskWire
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Reconciliation
 from mooring.core.tasks.record import TaskRecord
@@ -298,10 +299,12 @@ _RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(TaskR
 _TO_COLUMN: dict[str, Callable[[Any], Any]] = {
     "state": lambda state: state.value,
     "flags": lambda flags: sorted(f.value for f in flags),
+    "wire": lambda wire: wire.value if wire is not None else None,
 }
 _FROM_COLUMN: dict[str, Callable[[Any], Any]] = {
     "state": LocalState,
     "flags": lambda values: frozenset(TaskFlag(f) for f in values),
+    "wire": lambda value: TaskWire(value) if value is not None else None,
 }
 
 

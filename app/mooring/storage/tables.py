@@ -10,6 +10,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -202,6 +203,12 @@ task_records = Table(
     Column("trace_context", String(128)),
     Column("owner", String(200)),
     Column("reason", Text),
+    # 0008: which Tasks wire created the task; a plain call's last progress.
+    Column("wire", String(16)),
+    Column("progress", Float),
+    Column("progress_total", Float),
+    Column("progress_message", Text),
+    Column("last_sign_of_life_at", UtcDateTime),
     UniqueConstraint("server_id", "task_id"),
 )
 
