@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mooring import __version__
+from mooring.adapters.notify.chain import HookLink, NotificationChain
+from mooring.adapters.notify.desktop import DesktopLink
+from mooring.adapters.poller_lock import FilePollerLock
 from mooring.adapters.process import current_owner, owner_alive
 from mooring.adapters.secrets import KeyringSecrets
 from mooring.adapters.telemetry import TelemetryConfig, setup_tracing
@@ -28,16 +31,19 @@ from mooring.core.approval.policy import Guards
 from mooring.core.clock import SystemClock
 from mooring.core.errors import KnownError
 from mooring.core.events import EventBus
+from mooring.core.notifications import Notice, NotifyPrefs, prefs_from
 from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.polling import PollPolicy
 from mooring.services.approvals import ApprovalBroker
 from mooring.services.diagnostics import Level, Report
 from mooring.services.first_run import ensure_demo_server
+from mooring.services.follower import DatabaseFollower
+from mooring.services.notifier import Notifier
 from mooring.services.reconciler import Reconciler, UnknownOutcomes
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
-from mooring.settings.paths import Paths, resolve_paths
+from mooring.settings.paths import APP_NAME, Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
 from mooring.storage.db import Database
 from mooring.storage.store import SqlStore
@@ -117,7 +123,7 @@ def run_doctor(args: argparse.Namespace) -> ExitCode:
     report.add(
         "notifications",
         Level.OK if notifier.usable else Level.WARN,
-        f"{notifier.backend}: {notifier.detail}",
+        f"via {notifier.link}: {notifier.backend}: {notifier.detail}",
         ""
         if notifier.usable
         else "Start a notification daemon to be told about finished work outside the window.",
@@ -363,7 +369,7 @@ def build_services(paths: Paths, settings: Settings, db: Database) -> Services:
         )
 
     broker = ApprovalBroker(
-        rules=store, clock=clock, guards_for=guards_for, preview=preview_arguments
+        rules=store, clock=clock, guards_for=guards_for, preview=preview_arguments, events=events
     )
     runner = ToolRunner(
         ledger=store,
@@ -407,6 +413,74 @@ def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> TracerPr
     )
 
 
+# -- Notifications and the one-poller rule ------------------------------------------------------
+
+
+@dataclass
+class Background:
+    """Private notifications and the one-poller-per-data-folder rule, wired once."""
+
+    lock: FilePollerLock
+    follower: DatabaseFollower
+    notifier: Notifier
+    chain: NotificationChain
+    desktop: DesktopLink
+    fallbacks: list[HookLink]
+    """The links after the desktop one: system tray and in-app toast (the window registers
+    them), or the terminal (headless)."""
+
+    async def aclose(self) -> None:
+        """Deliver what is held, close the notification service connection, let go of the
+        lock."""
+        await self.notifier.aclose()
+        await self.desktop.aclose()
+        self.lock.release()
+
+
+def _terminal_notice(notice: Notice) -> bool:
+    sys.stderr.write(f"[{notice.summary}] {notice.body.replace(chr(10), '; ')}\n")
+    sys.stderr.flush()
+    return True
+
+
+def build_background(
+    paths: Paths, settings: Settings, services: Services, *, headless: bool
+) -> Background:
+    """The notifier over the delivery chain (desktop → tray → in-app, or desktop → terminal),
+    the poller lock of this data folder, and the follower used while another process polls."""
+
+    def prefs() -> NotifyPrefs:
+        return prefs_from(
+            when=str(settings.get("notifications.when")),
+            show_names=bool(settings.get("notifications.show_names")),
+            muted=settings.get("notifications.muted_conversations"),
+        )
+
+    desktop = DesktopLink(app_name=APP_NAME)
+    fallbacks = (
+        [HookLink("terminal", _terminal_notice)]
+        if headless
+        else [HookLink("system tray"), HookLink("in-app toast")]
+    )
+    chain = NotificationChain([desktop, *fallbacks])
+    notifier = Notifier(
+        events=services.events,
+        catalog=services.store,
+        sink=chain,
+        clock=services.clock,
+        prefs=prefs,
+    )
+    lock = FilePollerLock(paths.poller_lock, current_owner())
+    follower = DatabaseFollower(
+        ledger=services.store,
+        events=services.events,
+        clock=services.clock,
+        lock=lock,
+        monitor=services.monitor,
+    )
+    return Background(lock, follower, notifier, chain, desktop, fallbacks)
+
+
 def _sign_in_actions(services: Services) -> SignInActions:
     from mooring.cli.accounts import SignInActions
 
@@ -438,6 +512,7 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
     services = build_services(paths, settings, db)
 
     async def run() -> ExitCode:
+        background = build_background(paths, settings, services, headless=True)
         try:
             ctx = CliContext(
                 catalog=services.store,
@@ -456,11 +531,15 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
                 events=services.events,
                 clock=services.clock,
                 as_json=args.json,
+                poller_lock=background.lock,
+                follower=background.follower,
+                notifier=background.notifier,
             )
             if ctx.interactive:
                 services.broker.ask = terminal_asker(ctx)
             return await handler_for(args, traces_dir=paths.traces_dir)(ctx, args)
         finally:
+            await background.aclose()
             await services.gateway.aclose()
 
     provider = _tracing(paths, settings, synchronous=True)
@@ -482,6 +561,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from mooring.cli.settings_cmd import run_settings
 
             return int(run_settings(args, resolve_paths(args.data_dir).settings_file))
+        if args.command == "autostart":
+            from mooring.cli.autostart_cmd import run_autostart
+
+            return int(run_autostart(args, resolve_paths(args.data_dir)))
         if args.command in HEADLESS:
             return int(run_headless(args))
         return int(run_gui(args))

@@ -12,12 +12,15 @@ from mooring.core.ports import (
     AccountBook,
     Gateway,
     IssueBoard,
+    PollerLock,
     RuleBook,
     SecretStore,
     ServerCatalog,
     TaskLedger,
 )
 from mooring.services.approvals import ApprovalBroker
+from mooring.services.follower import DatabaseFollower
+from mooring.services.notifier import Notifier
 from mooring.services.reconciler import Reconciler, UnknownOutcomes
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
@@ -45,6 +48,12 @@ class CliContext:
     events: EventBus
     clock: Clock
     sign_in: SignInActions | None = None
+    poller_lock: PollerLock | None = None
+    """One poller per data folder (``tasks watch``); ``None``: always poll."""
+    follower: DatabaseFollower | None = None
+    """Follows from the database while another process holds the poller lock."""
+    notifier: Notifier | None = None
+    """Private notifications (``tasks watch --notify``)."""
     as_json: bool = False
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import json
-from typing import Any
+from typing import Any, Protocol
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
@@ -95,30 +95,47 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 # -- following -----------------------------------------------------------------------------
 
 
+class Driver(Protocol):
+    """What makes followed records change: the monitor (polling) or a database follower."""
+
+    def track(self, record: TaskRecord, *, now: bool = False) -> None: ...
+    async def run(self) -> None: ...
+    async def stop(self) -> None: ...
+
+
 async def follow(
-    ctx: CliContext, records: list[TaskRecord], *, give_up_after: float | None = None
+    ctx: CliContext,
+    records: list[TaskRecord],
+    *,
+    give_up_after: float | None = None,
+    driver: Driver | None = None,
+    wait_for_answers: bool = False,
 ) -> dict[str, TaskRecord]:
     """Watch records until each is terminal, printing every change.
 
     Without a terminal, a task that waits for an answer is left waiting (the caller exits
-    with ``WAITING`` and says how to answer); ``give_up_after`` seconds stop following early.
+    with ``WAITING`` and says how to answer) unless ``wait_for_answers`` (someone answers
+    elsewhere); ``give_up_after`` seconds stop following early. ``driver`` defaults to the
+    monitor (this process polls).
     """
     try:
         async with asyncio.timeout(give_up_after):
-            return await _follow(ctx, records)
+            return await _follow(ctx, records, driver or ctx.monitor, wait_for_answers)
     except TimeoutError:
         return {r.id: (await ctx.ledger.get(r.id)) or r for r in records}
 
 
-async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskRecord]:
+async def _follow(
+    ctx: CliContext, records: list[TaskRecord], driver: Driver, wait_for_answers: bool
+) -> dict[str, TaskRecord]:
     latest = {r.id: r for r in records}
     waiting_on_user: set[str] = set()
     queue: asyncio.Queue[Event] = asyncio.Queue()
     unsubscribe = ctx.events.subscribe(queue.put_nowait)
-    scheduler = asyncio.create_task(ctx.monitor.run())
+    scheduler = asyncio.create_task(driver.run())
     try:
         for record in records:
-            ctx.monitor.track(record, now=True)
+            driver.track(record, now=True)
             for item in await ctx.ledger.inputs(record.id):
                 if (
                     item.awaiting_answer
@@ -129,7 +146,9 @@ async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskR
 
         def done() -> bool:
             return all(
-                r.is_terminal or not r.is_monitored or r.id in waiting_on_user
+                r.is_terminal
+                or not r.is_monitored
+                or (r.id in waiting_on_user and not wait_for_answers)
                 for r in latest.values()
             )
 
@@ -158,7 +177,7 @@ async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskR
                     waiting_on_user.add(event.record.id)
     finally:
         unsubscribe()
-        await ctx.monitor.stop()
+        await driver.stop()
         scheduler.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await scheduler
@@ -295,7 +314,13 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 
 async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
-    """Follow tasks (default: every active one) to their ends."""
+    """Follow tasks (default: every active one) to their ends.
+
+    One process per data folder polls: if another holds the poller lock (the window, another
+    watcher), this one follows what it writes to the database, and polls itself only once the
+    other is gone. ``--notify`` tells the user privately when a task ends or needs them, from
+    the polling process only (so no notification is shown twice).
+    """
     if args.ids:
         records = [await _find(ctx, key) for key in args.ids]
     else:
@@ -306,7 +331,36 @@ async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     for r in records:
         if not ctx.as_json:
             ctx.say(f"{_short(r)}: {summary(r)}")
-    finals = await follow(ctx, records, give_up_after=args.timeout)
+    notifier = ctx.notifier if args.notify else None
+    lock = ctx.poller_lock
+    driver: Driver = ctx.monitor
+    if lock is not None and ctx.follower is not None and not lock.try_acquire():
+        ctx.warn(
+            f"mooring: {lock.holder() or 'another Mooring process'} is polling these tasks; "
+            "following its results from the database."
+        )
+        driver = ctx.follower
+        if notifier is not None:
+            ctx.follower.on_takeover = notifier.start
+    elif notifier is not None:
+        notifier.start()
+    delivering = asyncio.create_task(notifier.run()) if notifier is not None else None
+    try:
+        finals = await follow(
+            ctx,
+            records,
+            give_up_after=args.timeout,
+            driver=driver,
+            wait_for_answers=args.notify,
+        )
+    finally:
+        if delivering is not None and notifier is not None:
+            delivering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await delivering
+            await notifier.aclose()
+        if lock is not None:
+            lock.release()
     codes = [await _final_output(ctx, finals[r.id]) for r in records]
     return next((c for c in codes if c is not ExitCode.OK), ExitCode.OK)
 

@@ -42,7 +42,19 @@ class AnswerDidSettle:
     detail: str
 
 
-Event = TaskDidChange | AnswerDidSettle
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested:
+    """The user is being asked whether a tool call may go out (its record is persisted,
+    awaiting approval). Carries no arguments: listeners that need them ask the broker."""
+
+    request_id: str
+    server_alias: str
+    tool: str
+    tool_round_id: str | None
+    conversation_id: str | None
+
+
+Event = TaskDidChange | AnswerDidSettle | ApprovalRequested
 Listener = Callable[[Event], None]
 
 

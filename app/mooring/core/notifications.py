@@ -307,10 +307,13 @@ class Merger:
         burst = self._burst
         return burst.ends if burst is not None and burst.held else None
 
-    def flush(self, now: datetime, *, show_names: bool = False) -> Notice | None:
-        """The merged notice, once the window of the held occurrences has passed."""
+    def flush(
+        self, now: datetime, *, show_names: bool = False, force: bool = False
+    ) -> Notice | None:
+        """The merged notice, once the window of the held occurrences has passed (or at once
+        with ``force``, when the process is about to end)."""
         burst = self._burst
-        if burst is None or not burst.held or now < burst.ends:
+        if burst is None or not burst.held or (now < burst.ends and not force):
             return None
         burst.shown.extend(burst.held)
         burst.held.clear()

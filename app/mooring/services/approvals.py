@@ -17,6 +17,7 @@ from mooring.core.approval.policy import Allow, Deny, Guards, decide
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule, Decision, Scope
 from mooring.core.clock import Clock
+from mooring.core.events import ApprovalRequested, EventBus
 from mooring.core.ids import argument_digest, new_id
 from mooring.core.ports import RuleBook
 from mooring.core.servers import ServerDefinition
@@ -56,6 +57,7 @@ class ApprovalBroker:
         ask: AskUser | None = None,
         preview: Preview | None = None,
         actor: str = "user",
+        events: EventBus | None = None,
     ) -> None:
         self._rules = rules
         self._clock = clock
@@ -63,6 +65,7 @@ class ApprovalBroker:
         self.ask = ask
         self._preview = preview
         self._actor = actor
+        self._events = events
 
     async def review(
         self,
@@ -94,7 +97,13 @@ class ApprovalBroker:
             actor = "policy"
         else:
             review, actor = await self._ask(
-                server, tool, annotations, arguments, verdict.reason, conversation_id
+                server,
+                tool,
+                annotations,
+                arguments,
+                verdict.reason,
+                conversation_id,
+                tool_round_id,
             )
             consumed = None
         await self._rules.record_approval(
@@ -124,6 +133,7 @@ class ApprovalBroker:
         arguments: dict[str, Any],
         reason: str,
         conversation_id: str | None,
+        tool_round_id: str | None = None,
     ) -> tuple[Review, str]:
         if self.ask is None:
             return (
@@ -143,6 +153,10 @@ class ApprovalBroker:
             preview=self._preview(arguments) if self._preview else [],
             conversation_id=conversation_id,
         )
+        if self._events is not None:  # the record waits, persisted: tell (notifications)
+            self._events.emit(
+                ApprovalRequested(request.id, server.alias, tool, tool_round_id, conversation_id)
+            )
         try:
             answer = await self.ask(request)
         except EOFError:

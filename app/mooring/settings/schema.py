@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-SETTINGS_VERSION = 1
+SETTINGS_VERSION = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +21,8 @@ class Setting:
     type: type
     default: Any
     description: str
+    choices: tuple[str, ...] | None = None
+    """The only values a text setting may take (``None``: any)."""
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -54,12 +56,26 @@ SETTINGS: tuple[Setting, ...] = (
         256 * 1024,
         "Tool calls with larger arguments are refused before sending.",
     ),
-    Setting("notifications.enabled", bool, True, "Tell me when background work needs me."),
     Setting(
-        "notifications.show_details",
+        "notifications.when",
+        str,
+        "when_inactive",
+        "When to notify about background work: always, when_inactive (only while the window "
+        "is not active) or never.",
+        choices=("always", "when_inactive", "never"),
+    ),
+    Setting(
+        "notifications.show_names",
         bool,
         False,
-        "Put tool names and status text in notifications (off: generic text only).",
+        "Name the server and tool in notifications (never arguments, results, status "
+        "messages, file names or task ids).",
+    ),
+    Setting(
+        "notifications.muted_conversations",
+        list,
+        [],
+        "Conversations whose tasks never notify (ids, comma-separated).",
     ),
     Setting("telemetry.file_export", bool, True, "Write traces to OTLP JSON files locally."),
     Setting("telemetry.otlp_endpoint", str, "", "Also send traces to this OTLP/HTTP endpoint."),
@@ -73,5 +89,17 @@ SETTINGS: tuple[Setting, ...] = (
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+def _v1_notifications(values: dict[str, Any]) -> dict[str, Any]:
+    """1 → 2: ``notifications.enabled`` became ``notifications.when``; ``show_details`` (which
+    promised status text) became ``show_names`` (server and tool names only)."""
+    upgraded = dict(values)
+    if upgraded.pop("notifications.enabled", True) is False:
+        upgraded["notifications.when"] = "never"
+    if "notifications.show_details" in upgraded:
+        upgraded["notifications.show_names"] = upgraded.pop("notifications.show_details")
+    return upgraded
+
+
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_notifications}
 """``UPGRADES[n]`` turns version ``n`` values into version ``n + 1`` values."""

@@ -1,0 +1,143 @@
+"""Following tasks that another Mooring process polls, from the database.
+
+One process per data folder polls servers (it holds the :class:`~mooring.core.ports.PollerLock`):
+the window or a ``mooring tasks watch``. Any other process follows instead: it re-reads each
+task's record from the ledger at the task's poll interval and tells its listeners what changed,
+exactly as the poller wrote it — so a server sees one set of status requests, however many
+windows and watchers look. When the poller goes away, the follower takes the lock over and
+hands its tasks to its own monitor.
+
+It offers the monitor's ``track`` / ``run`` / ``stop``, so a caller can drive either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from mooring.core.clock import Clock
+from mooring.core.events import EventBus, TaskDidChange
+from mooring.core.ports import PollerLock, TaskLedger
+from mooring.core.tasks.record import TaskRecord
+from mooring.services.task_monitor import TaskMonitor
+
+log = logging.getLogger("mooring.tasks")
+
+DEFAULT_INTERVAL = timedelta(seconds=1)
+"""How often a record is re-read when its server gave no ``pollIntervalMs``."""
+SHORTEST = timedelta(milliseconds=50)
+LONGEST = timedelta(seconds=30)
+
+
+def reread_interval(record: TaskRecord) -> timedelta:
+    """How long to wait before reading ``record`` again: the task's poll interval, bounded."""
+    if record.poll_interval_ms is None:
+        return DEFAULT_INTERVAL
+    return min(max(timedelta(milliseconds=record.poll_interval_ms), SHORTEST), LONGEST)
+
+
+class DatabaseFollower:
+    """Follows records another process polls; takes polling over when the lock frees."""
+
+    def __init__(
+        self,
+        *,
+        ledger: TaskLedger,
+        events: EventBus,
+        clock: Clock,
+        lock: PollerLock,
+        monitor: TaskMonitor,
+        on_takeover: Callable[[], None] | None = None,
+    ) -> None:
+        self._ledger = ledger
+        self._events = events
+        self._clock = clock
+        self._lock = lock
+        self._monitor = monitor
+        self.on_takeover = on_takeover
+        """Called once this process holds the lock and its monitor polls."""
+        self._latest: dict[str, TaskRecord] = {}
+        self._inputs: dict[str, set[str]] = {}
+        self._due: dict[str, datetime] = {}
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._polling = False
+
+    @property
+    def polling(self) -> bool:
+        """Whether this process took polling over (its monitor now polls the tasks)."""
+        return self._polling
+
+    def track(self, record: TaskRecord, *, now: bool = False) -> None:
+        """Follow ``record`` (read it again at once with ``now``)."""
+        if self._polling:
+            self._monitor.track(record, now=now)
+            return
+        if not record.is_monitored:
+            return
+        self._latest.setdefault(record.id, record)
+        self._due[record.id] = (
+            self._clock.now() if now else self._clock.now() + reread_interval(record)
+        )
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Follow until :meth:`stop`; once the lock is free, poll with the monitor instead."""
+        self._stopping = False
+        while not self._stopping:
+            if self._lock.try_acquire():
+                await self._take_over()
+                return
+            now = self._clock.now()
+            for record_id, at in sorted(self._due.items(), key=lambda item: item[1]):
+                if at <= now and not self._stopping:
+                    await self._check(record_id)
+            timeout = None
+            if self._due:
+                timeout = max((min(self._due.values()) - self._clock.now()).total_seconds(), 0)
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+
+    async def stop(self) -> None:
+        """Stop following (and polling, if it took over)."""
+        self._stopping = True
+        self._wake.set()
+        if self._polling:
+            await self._monitor.stop()
+
+    async def _check(self, record_id: str) -> None:
+        previous = self._latest[record_id]
+        record = await self._ledger.get(record_id)
+        if record is None:
+            self._due.pop(record_id, None)
+            return
+        inputs = await self._ledger.inputs(record_id)
+        if record_id not in self._inputs:  # what was asked before we looked is not news
+            self._inputs[record_id] = {i.key for i in inputs if i.created_at <= previous.updated_at}
+        seen = self._inputs[record_id]
+        new_inputs = tuple(i for i in inputs if i.key not in seen)
+        seen.update(i.key for i in new_inputs)
+        if record.updated_at != previous.updated_at or new_inputs:
+            self._latest[record_id] = record
+            self._events.emit(
+                TaskDidChange(record, previous.state, new_inputs, note="changed elsewhere")
+            )
+        if record.is_monitored:
+            self._due[record_id] = self._clock.now() + reread_interval(record)
+        else:
+            self._due.pop(record_id, None)
+
+    async def _take_over(self) -> None:
+        log.info("the poller lock is free: this process polls its %d task(s) now", len(self._due))
+        self._polling = True
+        for record_id in list(self._due):
+            current = await self._ledger.get(record_id) or self._latest[record_id]
+            self._monitor.track(current, now=True)
+        self._due.clear()
+        if self.on_takeover is not None:
+            self.on_takeover()
+        await self._monitor.run()
