@@ -147,6 +147,36 @@ async def _serve(address: str, log: Path) -> None:
     await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
 
 
+@contextlib.contextmanager
+def service_process(address: str, log: Path) -> Iterator[Path]:
+    """The fake service as its own process (for notifiers in other processes); yields the file
+    it appends one JSON line per notification to."""
+    root = Path(__file__).resolve().parents[2]
+    service = subprocess.Popen(
+        [sys.executable, "-m", "tests.helpers.notifyd", address, str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=root,
+    )
+    try:
+        assert service.stdout is not None
+        assert service.stdout.readline().strip() == "ready"
+        yield log
+    finally:
+        service.terminate()
+        service.wait(timeout=10)
+        if service.stdout is not None:
+            service.stdout.close()
+
+
+def logged(log: Path) -> list[dict[str, Any]]:
+    """What the service process received, in order."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line]
+
+
 if __name__ == "__main__":
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(sys.argv[1], Path(sys.argv[2])))
