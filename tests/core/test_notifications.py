@@ -208,3 +208,12 @@ def test_a_steady_stream_keeps_growing_one_notice() -> None:
     assert (
         third.body == "A task needs your input\n2 background tasks finished: 1 failed, 1 completed"
     )
+
+
+def test_a_task_told_twice_in_a_burst_counts_once_with_its_latest_news() -> None:
+    merger = Merger(window=4 * S)
+    merger.offer(Occurrence(K.INPUT_NEEDED, record_id="op-1"), T0)
+    assert merger.offer(Occurrence(K.COMPLETED, record_id="op-1"), T0 + S) is None
+    merged = merger.flush(T0 + 4 * S)
+    assert merged is not None
+    assert (merged.body, merged.count) == ("A background task completed", 1)

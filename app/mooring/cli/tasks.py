@@ -340,10 +340,19 @@ async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             "following its results from the database."
         )
         driver = ctx.follower
+
+        def took_over() -> None:
+            if not ctx.as_json:
+                ctx.warn("mooring: the other process stopped; polling these tasks now")
+            if notifier is not None:
+                notifier.start()
+
+        ctx.follower.on_takeover = took_over
+    else:
+        if lock is not None and not ctx.as_json:
+            ctx.warn(f"mooring: polling {len(records)} task(s) for this data folder")
         if notifier is not None:
-            ctx.follower.on_takeover = notifier.start
-    elif notifier is not None:
-        notifier.start()
+            notifier.start()
     delivering = asyncio.create_task(notifier.run()) if notifier is not None else None
     try:
         finals = await follow(
@@ -354,11 +363,8 @@ async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             wait_for_answers=args.notify,
         )
     finally:
-        if delivering is not None and notifier is not None:
-            delivering.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await delivering
-            await notifier.aclose()
+        if notifier is not None:
+            await notifier.aclose(delivering)
         if lock is not None:
             lock.release()
     codes = [await _final_output(ctx, finals[r.id]) for r in records]

@@ -255,7 +255,9 @@ def target_for(occurrences: Sequence[Occurrence]) -> OpenTarget | None:
 
 
 def notice_for(key: int, occurrences: Sequence[Occurrence], *, show_names: bool = False) -> Notice:
-    """The notice telling ``occurrences`` together."""
+    """The notice telling ``occurrences`` together; for a task told about twice, only the
+    latest news counts (a question since answered and then completed is just "completed")."""
+    occurrences = latest_per_task(occurrences)
     return Notice(
         key=key,
         summary=SUMMARY,
@@ -264,6 +266,12 @@ def notice_for(key: int, occurrences: Sequence[Occurrence], *, show_names: bool 
         kinds=tuple(kind for kind in NotifyKind if any(o.kind is kind for o in occurrences)),
         target=target_for(occurrences),
     )
+
+
+def latest_per_task(occurrences: Sequence[Occurrence]) -> list[Occurrence]:
+    """``occurrences`` with only the last one of each task (in order of the last ones)."""
+    last = {o.record_id: i for i, o in enumerate(occurrences) if o.record_id is not None}
+    return [o for i, o in enumerate(occurrences) if o.record_id is None or last[o.record_id] == i]
 
 
 # -- merging bursts ----------------------------------------------------------------------------

@@ -121,8 +121,8 @@ class DatabaseFollower:
         seen = self._inputs[record_id]
         new_inputs = tuple(i for i in inputs if i.key not in seen)
         seen.update(i.key for i in new_inputs)
+        self._latest[record_id] = record
         if record.updated_at != previous.updated_at or new_inputs:
-            self._latest[record_id] = record
             self._events.emit(
                 TaskDidChange(record, previous.state, new_inputs, note="changed elsewhere")
             )
@@ -135,8 +135,9 @@ class DatabaseFollower:
         log.info("the poller lock is free: this process polls its %d task(s) now", len(self._due))
         self._polling = True
         for record_id in list(self._due):
-            current = await self._ledger.get(record_id) or self._latest[record_id]
-            self._monitor.track(current, now=True)
+            await self._check(record_id)  # the last poller may have finished it: tell first
+            if record_id in self._due:
+                self._monitor.track(self._latest[record_id], now=True)
         self._due.clear()
         if self.on_takeover is not None:
             self.on_takeover()

@@ -35,8 +35,8 @@ class Notifier:
     """Tells the user about background work that needs them or ended.
 
     Call :meth:`start` to listen and :meth:`run` (a long-lived task) to deliver; :meth:`aclose`
-    delivers what is still held before the process ends. :meth:`handle` and :meth:`tick` are the
-    steps ``run`` takes, usable directly with a manual clock.
+    ends ``run`` and delivers what is still held before the process ends. :meth:`handle` and
+    :meth:`tick` are the steps ``run`` takes, usable directly with a manual clock.
     """
 
     def __init__(
@@ -58,7 +58,7 @@ class Notifier:
         self.window_active = window_active
         """Whether Mooring's window is the active one (the UI replaces this)."""
         self._merger = Merger(merge_window)
-        self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()  # None: close
         self._unsubscribe: Callable[[], None] | None = None
         self._signed_out: set[tuple[str, str | None]] = set()
         self.shown: list[tuple[Notice, str]] = []
@@ -81,7 +81,8 @@ class Notifier:
             self._unsubscribe = None
 
     async def run(self) -> None:
-        """Deliver notices as events arrive and merged ones when their window ends."""
+        """Deliver notices as events arrive and merged ones when their window ends, until
+        :meth:`aclose`."""
         while True:
             due = self._merger.due_at()
             timeout = None if due is None else max((due - self._clock.now()).total_seconds(), 0)
@@ -90,13 +91,21 @@ class Notifier:
             except TimeoutError:
                 await self.tick()
                 continue
+            if event is None:
+                return
             await self.handle(event)
 
-    async def aclose(self) -> None:
-        """Stop listening, deliver every event received and every held notice now."""
+    async def aclose(self, running: asyncio.Future[None] | None = None) -> None:
+        """Stop listening, deliver every event received and every held notice now. Pass the
+        task that runs :meth:`run` to let it finish what it is delivering first."""
         self.stop()
+        if running is not None and not running.done():
+            self._queue.put_nowait(None)
+            await running
         while not self._queue.empty():
-            await self.handle(self._queue.get_nowait())
+            event = self._queue.get_nowait()
+            if event is not None:
+                await self.handle(event)
         await self.tick(force=True)
 
     async def handle(self, event: Event) -> None:
