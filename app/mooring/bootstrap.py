@@ -180,6 +180,7 @@ def run_gui(
                 operation=r.id[:8],
                 tool=r.tool,
                 server=aliases.get(r.server_id, "(removed)"),
+                record_id=r.id,
                 state=r.state.value.replace("_", " ")
                 + (" (cancel requested)" if r.cancel_requested and not r.is_terminal else ""),
                 detail=" — ".join(
@@ -209,8 +210,32 @@ def run_gui(
             command, demo_args = demo_server_command(paths)
             await ensure_demo_server(store, clock, command=command, args=demo_args)
 
+    bg = build_background(paths, settings, services, headless=False)
+    delivering: list[asyncio.Future[None]] = []
+
+    def attach(window: MainWindow) -> None:
+        from mooring.ui.notifiers import TrayNotifier, tray_icon
+
+        tray = TrayNotifier(tray_icon(window), window)
+        tray.opened.connect(window.open_target)
+        bg.fallbacks[0].show = tray.show_notice  # system tray
+        bg.fallbacks[1].show = window.toast.show_notice  # in-app toast and badge
+        bg.desktop.on_open = window.open_target
+        bg.notifier.window_active = window.isActiveWindow
+
     async def background() -> None:
-        # The window is up: reconcile what earlier runs started, then keep watching.
+        # The window is up. One process per data folder polls: if a watcher (or another
+        # window) holds the lock, follow its results from the database until it is gone.
+        delivering.append(asyncio.ensure_future(bg.notifier.run()))
+        if not bg.lock.try_acquire():
+            log.info("%s polls this data folder; following it", bg.lock.holder())
+            for record in await store.unfinished():
+                bg.follower.track(record)
+            bg.follower.on_takeover = bg.notifier.start
+            await bg.follower.run()
+            return
+        # Reconcile what earlier runs started, then keep watching.
+        bg.notifier.start()
         monitor = asyncio.ensure_future(services.monitor.run())
         try:
             await services.reconciler.run()
@@ -220,6 +245,9 @@ def run_gui(
 
     async def shutdown() -> None:
         await services.monitor.stop()
+        await bg.follower.stop()
+        await bg.notifier.aclose(delivering[0] if delivering else None)
+        await bg.aclose()
         await services.gateway.aclose()
 
     def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
@@ -242,6 +270,7 @@ def run_gui(
                 shutdown=shutdown,
                 subscribe=subscribe,
                 export_traces=export_traces,
+                attach=attach,
             )
         )
     finally:

@@ -24,13 +24,15 @@ def run_app(
     shutdown: Callable[[], Awaitable[None]] | None = None,
     subscribe: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
     export_traces: Callable[[Path], Awaitable[int]] | None = None,
+    attach: Callable[[MainWindow], None] | None = None,
 ) -> int:
     """Run the GUI until its last window closes; returns the exit code.
 
     ``background`` (launch reconciliation, the task monitor) starts once the window is shown,
     so the window is usable at once; ``subscribe`` registers a callback for "something changed"
     (the window refreshes itself, at most a few times a second); ``shutdown`` runs after the
-    last window closed, on the same loop.
+    last window closed, on the same loop. ``attach`` is given the window as soon as it
+    exists (the notification links hook into it).
     """
     app = QApplication.instance() or QApplication(sys.argv[:1])
     assert isinstance(app, QApplication)
@@ -46,6 +48,8 @@ def run_app(
 
     async def main() -> None:
         window = MainWindow(load, export_traces=export_traces)
+        if attach is not None:
+            attach(window)
         window.show()
         await window.refresh()
         unsubscribe = subscribe(window.schedule_refresh) if subscribe is not None else None

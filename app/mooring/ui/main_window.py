@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -27,8 +27,10 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.issues import Issue
+from mooring.core.notifications import OpenTarget
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.states import LocalState
+from mooring.ui.notifiers import Toast
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +55,13 @@ class TaskRow:
     server: str
     state: str
     detail: str
+    record_id: str = ""
+    """The full local id (a notification's click selects the task by it)."""
 
 
 SERVER_COLUMNS = ("Name", "Transport", "Command or URL", "Trusted")
 TASK_COLUMNS = ("Operation", "Tool", "Server", "State", "Detail")
+TASKS_TITLE = "Recent tasks"
 
 
 class MainWindow(QMainWindow):
@@ -64,6 +69,9 @@ class MainWindow(QMainWindow):
 
     overview_shown = Signal()
     """Emitted after every overview is on screen (tests and tools wait on it)."""
+    target_opened = Signal(object, object)
+    """A notification was clicked: ``(conversation id, record id)``, either may be ``None``
+    (the conversation view opens the conversation; the tasks table selects the task)."""
 
     def __init__(
         self,
@@ -75,6 +83,7 @@ class MainWindow(QMainWindow):
         self._load = load
         self._export_traces = export_traces
         self._pending: set[asyncio.Future[None]] = set()
+        self._task_rows: list[TaskRow] = []
         self.setWindowTitle("Mooring")
         self.setObjectName("mooring-main-window")
         self.resize(880, 560)
@@ -109,7 +118,14 @@ class MainWindow(QMainWindow):
         servers_layout.addWidget(self.servers_table)
         layout.addWidget(servers_box, stretch=1)
 
-        tasks_box = QGroupBox("Recent tasks", central)
+        self.toast = Toast(central)
+        self.toast.opened.connect(self.open_target)
+        self.toast.badge_changed.connect(self._show_badge)
+        layout.addWidget(self.toast)
+
+        tasks_box = QGroupBox(TASKS_TITLE, central)
+        self.tasks_box = tasks_box
+        tasks_box.setAccessibleName("Tasks")
         tasks_layout = QVBoxLayout(tasks_box)
         self.tasks_table = QTableWidget(0, len(TASK_COLUMNS), tasks_box)
         self.tasks_table.setObjectName("tasks-table")
@@ -143,6 +159,43 @@ class MainWindow(QMainWindow):
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(250)
         self._refresh_timer.timeout.connect(self._on_refresh_clicked)
+
+    # -- notifications -----------------------------------------------------------------------
+
+    def open_target(self, target: OpenTarget | None) -> None:
+        """Raise the window and show what a notification was about (its task selected)."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+        self.toast.clear_badge()
+        if target is None:
+            self.target_opened.emit(None, None)
+            return
+        if target.record_id is not None:
+            self.select_task(target.record_id)
+        self.target_opened.emit(target.conversation_id, target.record_id)
+
+    def select_task(self, record_id: str) -> bool:
+        """Select the task's row in the tasks table (``False`` if it is not listed)."""
+        for row, task in enumerate(self._task_rows):
+            if task.record_id == record_id:
+                self.tasks_table.selectRow(row)
+                item = self.tasks_table.item(row, 0)
+                if item is not None:
+                    self.tasks_table.scrollToItem(item)
+                return True
+        return False
+
+    def _show_badge(self, unseen: int) -> None:
+        self.tasks_box.setTitle(f"{TASKS_TITLE} ({unseen} new)" if unseen else TASKS_TITLE)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """Looking at the window clears the badge."""
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.toast.clear_badge()
+        super().changeEvent(event)
 
     def _on_export_clicked(self) -> None:
         dialog = QFileDialog(self, "Export traces", "mooring-traces.jsonl", "OTLP JSON (*.jsonl)")
@@ -216,6 +269,7 @@ class MainWindow(QMainWindow):
                 self.servers_table.setItem(row, column, item)
         self.servers_table.resizeColumnToContents(0)
         self.servers_table.resizeColumnToContents(1)
+        self._task_rows = list(overview.tasks)
         self.tasks_table.setRowCount(len(overview.tasks))
         for row, task in enumerate(overview.tasks):
             for column, text in enumerate(

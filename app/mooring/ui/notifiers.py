@@ -1,0 +1,139 @@
+"""The window's links of the notification chain: the system tray and the in-app toast.
+
+Both show a notice's generic words only (its summary and body); a click opens what the notice
+is about (:class:`~mooring.core.notifications.OpenTarget`) through the ``opened`` signal. The
+toast also keeps a count of notices not yet seen, for the badge on the Tasks panel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QStyle,
+    QSystemTrayIcon,
+    QWidget,
+)
+
+from mooring.core.notifications import Notice, OpenTarget
+
+TOAST_MS = 8000
+"""How long a toast stays (the badge stays until the window is looked at)."""
+
+
+def tray_icon(window: QWidget) -> QIcon:
+    """The window's icon, or a standard one while Mooring has none of its own."""
+    icon = window.windowIcon()
+    if icon.isNull():
+        icon = window.style().standardIcon(QStyle.StandardPixmap.SP_ComputerIcon)
+    return icon
+
+
+class TrayNotifier(QObject):
+    """Shows notices as system tray messages; ``show_notice`` is ``False`` without a tray."""
+
+    opened = Signal(object)
+    """A tray message was clicked: its :class:`OpenTarget` (or ``None``)."""
+
+    def __init__(
+        self,
+        icon: QIcon,
+        parent: QObject | None = None,
+        *,
+        available: Callable[[], bool] = QSystemTrayIcon.isSystemTrayAvailable,
+    ) -> None:
+        super().__init__(parent)
+        self._icon = icon
+        self._available = available
+        self._tray: QSystemTrayIcon | None = None
+        self._target: OpenTarget | None = None
+
+    @property
+    def tray(self) -> QSystemTrayIcon | None:
+        """The tray icon, once a notice needed it."""
+        return self._tray
+
+    def show_notice(self, notice: Notice) -> bool:
+        """Show ``notice`` as a tray message (a newer one replaces it on screen)."""
+        if not self._available():
+            return False
+        if self._tray is None:
+            self._tray = QSystemTrayIcon(self._icon, self)
+            self._tray.setToolTip("Mooring")
+            self._tray.messageClicked.connect(self._on_clicked)
+            self._tray.show()
+        self._target = notice.target
+        self._tray.showMessage(
+            notice.summary, notice.body, QSystemTrayIcon.MessageIcon.Information, TOAST_MS
+        )
+        return True
+
+    def _on_clicked(self) -> None:
+        self.opened.emit(self._target)
+
+
+class Toast(QFrame):
+    """A notice inside the window, with "Open" and "Dismiss", and the unseen-notice count."""
+
+    opened = Signal(object)
+    """"Open" was pressed: the notice's :class:`OpenTarget` (or ``None``)."""
+    badge_changed = Signal(int)
+    """How many notices arrived since the user last looked."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("notification-toast")
+        self.setAccessibleName("Notification")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        layout = QHBoxLayout(self)
+        self.message = QLabel(self)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setAccessibleName("Notification text")
+        self.open_button = QPushButton("Open", self)
+        self.open_button.setAccessibleName("Open")
+        self.dismiss_button = QPushButton("Dismiss", self)
+        self.dismiss_button.setAccessibleName("Dismiss")
+        layout.addWidget(self.message, stretch=1)
+        layout.addWidget(self.open_button)
+        layout.addWidget(self.dismiss_button)
+        self._target: OpenTarget | None = None
+        self._unseen: dict[int, int] = {}
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(TOAST_MS)
+        self._timer.timeout.connect(self.hide)
+        self.open_button.clicked.connect(self._on_open)
+        self.dismiss_button.clicked.connect(self.hide)
+        self.hide()
+
+    @property
+    def unseen(self) -> int:
+        """Notices (counted by what they tell) since :meth:`clear_badge`."""
+        return sum(self._unseen.values())
+
+    def show_notice(self, notice: Notice) -> bool:
+        """Show ``notice`` (replacing the one of its burst); always delivers."""
+        self.message.setText(f"{notice.summary}: {notice.body.replace(chr(10), ' · ')}")
+        self._target = notice.target
+        self._unseen[notice.key] = notice.count
+        self.badge_changed.emit(self.unseen)
+        self.show()
+        self.raise_()
+        self._timer.start()
+        return True
+
+    def clear_badge(self) -> None:
+        """The user looked: nothing is unseen any more."""
+        if self._unseen:
+            self._unseen.clear()
+            self.badge_changed.emit(0)
+
+    def _on_open(self) -> None:
+        self.hide()
+        self.opened.emit(self._target)

@@ -1,0 +1,135 @@
+"""The window's notification links: the in-app toast with its badge, the system tray, and
+click-to-open (also from a real D-Bus notification service)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from mooring.adapters.notify.chain import HookLink, NotificationChain
+from mooring.adapters.notify.desktop import DesktopLink
+from mooring.core.notifications import Notice, NotifyKind, Occurrence, notice_for
+from mooring.ui.main_window import HostOverview, MainWindow, TaskRow
+from mooring.ui.notifiers import TrayNotifier, tray_icon
+from tests.helpers.notifyd import private_bus, start_service
+
+
+async def _never() -> HostOverview:
+    raise AssertionError("not loaded in this test")
+
+
+def window_with_tasks(qtbot: QtBot) -> MainWindow:
+    window = MainWindow(_never)
+    qtbot.addWidget(window)
+    window.show_overview(
+        HostOverview(
+            data_dir="/d",
+            database="/d/m.sqlite3",
+            schema="0005",
+            tasks=[
+                TaskRow("aaaa1111", "import_suppliers", "demo", "completed", "", "aaaa1111-full"),
+                TaskRow("bbbb2222", "export_suppliers", "demo", "working", "", "bbbb2222-full"),
+            ],
+        )
+    )
+    return window
+
+
+def done(record: str, key: int = 1) -> Notice:
+    return notice_for(key, [Occurrence(NotifyKind.COMPLETED, record, "conv-1")])
+
+
+def test_the_toast_shows_generic_words_and_open_selects_the_task(qtbot: QtBot) -> None:
+    window = window_with_tasks(qtbot)
+    window.show()
+    assert window.toast.show_notice(done("bbbb2222-full"))
+    assert window.toast.isVisible()
+    assert window.toast.message.text() == "Mooring: A background task completed"
+    assert window.tasks_box.title() == "Recent tasks (1 new)"
+    with qtbot.waitSignal(window.target_opened) as opened:
+        qtbot.mouseClick(window.toast.open_button, Qt.MouseButton.LeftButton)
+    assert opened.args == ["conv-1", "bbbb2222-full"]
+    assert [i.row() for i in window.tasks_table.selectionModel().selectedRows()] == [1]
+    assert not window.toast.isVisible()
+    assert window.tasks_box.title() == "Recent tasks"  # looked at: the badge is gone
+
+
+def test_a_burst_replaces_its_toast_and_the_badge_counts_what_it_tells(qtbot: QtBot) -> None:
+    window = window_with_tasks(qtbot)
+    window.toast.show_notice(done("aaaa1111-full"))
+    merged = notice_for(
+        1,
+        [
+            Occurrence(NotifyKind.COMPLETED, "aaaa1111-full"),
+            Occurrence(NotifyKind.FAILED, "bbbb2222-full"),
+        ],
+    )
+    window.toast.show_notice(merged)
+    window.toast.show_notice(done("cccc", key=2))
+    assert window.tasks_box.title() == "Recent tasks (3 new)"
+    assert window.toast.message.text() == "Mooring: A background task completed"
+    qtbot.mouseClick(window.toast.dismiss_button, Qt.MouseButton.LeftButton)
+    assert not window.toast.isVisible()
+    assert window.tasks_box.title() == "Recent tasks (3 new)"  # dismissed is not looked at
+
+
+def test_without_a_system_tray_the_tray_link_does_not_deliver(qtbot: QtBot) -> None:
+    window = window_with_tasks(qtbot)
+    tray = TrayNotifier(tray_icon(window), window, available=lambda: False)
+    assert tray.show_notice(done("aaaa1111-full")) is False
+    assert tray.tray is None
+
+
+def test_clicking_a_tray_message_opens_its_task(qtbot: QtBot) -> None:
+    window = window_with_tasks(qtbot)
+    tray = TrayNotifier(tray_icon(window), window, available=lambda: True)
+    tray.opened.connect(window.open_target)
+    assert tray.show_notice(done("aaaa1111-full"))
+    assert tray.tray is not None
+    with qtbot.waitSignal(window.target_opened) as opened:
+        tray.tray.messageClicked.emit()
+    assert opened.args == ["conv-1", "aaaa1111-full"]
+    assert [i.row() for i in window.tasks_table.selectionModel().selectedRows()] == [0]
+
+
+@pytest.fixture
+def bus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    with private_bus(tmp_path / "bus") as address:
+        monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", address)
+        yield address
+
+
+@pytest.mark.anyio
+async def test_clicking_a_desktop_notification_raises_the_window_on_its_task(
+    qtbot: QtBot, bus: str
+) -> None:
+    window = window_with_tasks(qtbot)
+    service_bus, service = await start_service(bus)
+    desktop = DesktopLink()
+    desktop.on_open = window.open_target
+    chain = NotificationChain([desktop, HookLink("in-app toast", window.toast.show_notice)])
+    opened: list[tuple[object, object]] = []
+    clicked = anyio.Event()
+
+    def record(conversation: object, record_id: object) -> None:
+        opened.append((conversation, record_id))
+        clicked.set()
+
+    window.target_opened.connect(record)
+    try:
+        assert await chain.show(done("bbbb2222-full")) == "desktop notifications"
+        assert not window.toast.isVisible()  # shown once, on the desktop
+        service.ActionInvoked(service.received[0]["id"], "default")
+        with anyio.fail_after(10):
+            await clicked.wait()
+        assert opened == [("conv-1", "bbbb2222-full")]
+        assert window.isVisible()
+        assert [i.row() for i in window.tasks_table.selectionModel().selectedRows()] == [1]
+    finally:
+        await desktop.aclose()
+        service_bus.disconnect()
