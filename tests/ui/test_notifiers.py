@@ -8,7 +8,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from mooring.adapters.notify.chain import HookLink, NotificationChain
@@ -52,7 +51,7 @@ def test_the_toast_shows_generic_words_and_open_selects_the_task(qtbot: QtBot) -
     assert window.toast.message.text() == "Mooring: A background task completed"
     assert window.tasks_box.title() == "Recent tasks (1 new)"
     with qtbot.waitSignal(window.target_opened) as opened:
-        qtbot.mouseClick(window.toast.open_button, Qt.MouseButton.LeftButton)
+        window.toast.open_button.click()
     assert opened.args == ["conv-1", "bbbb2222-full"]
     assert [i.row() for i in window.tasks_table.selectionModel().selectedRows()] == [1]
     assert not window.toast.isVisible()
@@ -73,7 +72,7 @@ def test_a_burst_replaces_its_toast_and_the_badge_counts_what_it_tells(qtbot: Qt
     window.toast.show_notice(done("cccc", key=2))
     assert window.tasks_box.title() == "Recent tasks (3 new)"
     assert window.toast.message.text() == "Mooring: A background task completed"
-    qtbot.mouseClick(window.toast.dismiss_button, Qt.MouseButton.LeftButton)
+    window.toast.dismiss_button.click()
     assert not window.toast.isVisible()
     assert window.tasks_box.title() == "Recent tasks (3 new)"  # dismissed is not looked at
 
