@@ -222,6 +222,8 @@ def run_gui(
         bg.fallbacks[1].show = window.toast.show_notice  # in-app toast and badge
         bg.desktop.on_open = window.open_target
         bg.notifier.window_active = window.isActiveWindow
+        if not settings.get("notifications.asked"):
+            bg.notifier.consent = lambda: _ask_consent_once(window, paths, settings)
 
     async def background() -> None:
         # The window is up. One process per data folder polls: if a watcher (or another
@@ -276,6 +278,33 @@ def run_gui(
     finally:
         provider.shutdown()
         db.close()
+
+
+async def _ask_consent_once(window: MainWindow, paths: Paths, settings: Settings) -> bool:
+    """The window's first-time question; the answer is remembered."""
+    from mooring.ui.notifiers import ask_notification_consent
+
+    allowed = await ask_notification_consent(window)
+    try:
+        await asyncio.to_thread(remember_consent, paths, settings, allowed)
+    except OSError as exc:
+        log.warning("could not save the notification choice: %s", exc)
+    return allowed
+
+
+def remember_consent(paths: Paths, settings: Settings, allowed: bool) -> None:
+    """Remember the answer to "may Mooring notify?" in ``settings`` and the settings file (read
+    again first, so a change made meanwhile with ``mooring settings`` is kept)."""
+    from mooring.settings.store import save_settings
+
+    changes: dict[str, object] = {"notifications.asked": True}
+    if not allowed:
+        changes["notifications.when"] = "never"
+    current = load_settings(paths.settings_file)
+    for key, value in changes.items():
+        settings.set(key, value)
+        current.set(key, value)
+    save_settings(paths.settings_file, current)
 
 
 class LazyGateway:

@@ -267,3 +267,33 @@ async def test_without_a_notification_service_the_toast_gets_it(
     assert rig.service.received == []
     assert [t.body for t in rig.toasts] == ["A background task completed"]
     assert rig.notifier.shown[0][1] == "in-app toast"
+
+
+async def test_the_first_notice_waits_for_consent_and_a_no_drops_it(rig: Rig) -> None:
+    asked: list[bool] = []
+
+    async def no() -> bool:
+        asked.append(False)
+        rig.prefs[0] = NotifyPrefs(when=WhenToNotify.NEVER)  # what the asker remembers
+        return False
+
+    rig.notifier.consent = no
+    shown = await rig.tell(
+        change(LocalState.WORKING, LocalState.COMPLETED),
+        change(LocalState.WORKING, LocalState.FAILED, id="op-2"),
+    )
+    assert shown == []
+    assert asked == [False]  # asked once only
+
+
+async def test_a_yes_delivers_the_notice_that_asked(rig: Rig) -> None:
+    asked: list[bool] = []
+
+    async def yes() -> bool:
+        asked.append(True)
+        return True
+
+    rig.notifier.consent = yes
+    shown = await rig.tell(change(LocalState.WORKING, LocalState.COMPLETED))
+    assert shown == [("Mooring", "A background task completed")]
+    assert asked == [True]

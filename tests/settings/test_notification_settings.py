@@ -58,3 +58,23 @@ def test_the_cli_sets_when_and_mutes(tmp_path: Path) -> None:
     loaded = load_settings(tmp_path / "config" / "settings.json")
     assert loaded.get("notifications.when") == "always"
     assert loaded.get("notifications.muted_conversations") == ["c-1", "c-2"]
+
+
+@pytest.mark.parametrize(("allowed", "when"), [(True, "when_inactive"), (False, "never")])
+def test_the_first_time_answer_is_remembered_without_losing_other_changes(
+    tmp_path: Path, allowed: bool, when: str
+) -> None:
+    from mooring.bootstrap import remember_consent
+    from mooring.settings.paths import resolve_paths
+    from mooring.settings.store import save_settings
+
+    paths = resolve_paths(tmp_path)
+    in_memory = Settings()
+    meanwhile = Settings({"notifications.show_names": True})  # `mooring settings set` elsewhere
+    save_settings(paths.settings_file, meanwhile)
+    remember_consent(paths, in_memory, allowed)
+    saved = load_settings(paths.settings_file)
+    assert saved.get("notifications.asked") is True
+    assert saved.get("notifications.when") == when
+    assert saved.get("notifications.show_names") is True
+    assert in_memory.get("notifications.when") == when

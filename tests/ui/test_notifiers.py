@@ -14,7 +14,7 @@ from mooring.adapters.notify.chain import HookLink, NotificationChain
 from mooring.adapters.notify.desktop import DesktopLink
 from mooring.core.notifications import Notice, NotifyKind, Occurrence, notice_for
 from mooring.ui.main_window import HostOverview, MainWindow, TaskRow
-from mooring.ui.notifiers import TrayNotifier, tray_icon
+from mooring.ui.notifiers import ConsentQuestion, TrayNotifier, tray_icon
 from tests.helpers.notifyd import private_bus, start_service
 
 
@@ -132,3 +132,21 @@ async def test_clicking_a_desktop_notification_raises_the_window_on_its_task(
     finally:
         await desktop.aclose()
         service_bus.disconnect()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("press", "allowed"), [("allow", True), ("decline", False)])
+async def test_the_first_time_question_is_asked_in_the_window_and_answered(
+    qtbot: QtBot, press: str, allowed: bool
+) -> None:
+    window = window_with_tasks(qtbot)
+    question = ConsentQuestion(window)
+    question.open()
+    assert question.box.isVisible()
+    assert question.box.windowTitle() == "Notifications"
+    assert "never what it was about" in question.box.text()
+    button = question.allow_button if press == "allow" else question.decline_button
+    button.click()
+    with anyio.fail_after(10):
+        assert await question.answer() is allowed
+    assert not question.box.isVisible()

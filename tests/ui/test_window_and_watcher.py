@@ -53,6 +53,7 @@ def prepare(cli: Cli, tmp_path: Path) -> tuple[DemoServer, str]:
     assert cli.run("settings", "set", "demo_server.enabled", "false").returncode == 0
     # The offscreen window may well be the active one: notify regardless, for this test.
     assert cli.run("settings", "set", "notifications.when", "always").returncode == 0
+    assert cli.run("settings", "set", "notifications.asked", "true").returncode == 0
     shown = cli.json(
         "call",
         "demo",

@@ -9,8 +9,9 @@ builds cannot carry them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 from mooring.core.clock import Clock
@@ -22,6 +23,7 @@ from mooring.core.notifications import (
     NotifyKind,
     NotifyPrefs,
     Occurrence,
+    WhenToNotify,
     needs_sign_in,
     should_notify,
     task_change_kinds,
@@ -59,10 +61,14 @@ class Notifier:
         """Whether Mooring's window is the active one (the UI replaces this)."""
         self._merger = Merger(merge_window)
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()  # None: close
+        self._asking = False
         self._unsubscribe: Callable[[], None] | None = None
         self._signed_out: set[tuple[str, str | None]] = set()
         self.shown: list[tuple[Notice, str]] = []
         """Every notice delivered, with the link that delivered it (newest last)."""
+        self.consent: Callable[[], Awaitable[bool]] | None = None
+        """Asked once, before the first notice is delivered (the window's first-time
+        question); ``False`` drops that notice (the answer is remembered by the asker)."""
 
     @property
     def listening(self) -> bool:
@@ -100,6 +106,11 @@ class Notifier:
         task that runs :meth:`run` to let it finish what it is delivering first."""
         self.stop()
         if running is not None and not running.done():
+            if self._asking:  # the app closes while the first-time question is open: no answer
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await running
+                return
             self._queue.put_nowait(None)
             await running
         while not self._queue.empty():
@@ -131,6 +142,18 @@ class Notifier:
             await self._show(notice)
 
     async def _show(self, notice: Notice) -> None:
+        if self.consent is not None:
+            ask, self.consent = self.consent, None
+            self._asking = True
+            try:
+                allowed = await ask()
+            finally:
+                self._asking = False
+            if not allowed:
+                log.info("notifications declined by the user")
+                return
+        if not should_deliver(self._prefs()):
+            return
         link = await self._sink.show(notice)
         self.shown.append((notice, link))
 
@@ -171,3 +194,8 @@ class Notifier:
             )
             for kind in kinds
         ]
+
+
+def should_deliver(prefs: NotifyPrefs) -> bool:
+    """Whether anything may be shown at all (the user may have just said never)."""
+    return prefs.when is not WhenToNotify.NEVER

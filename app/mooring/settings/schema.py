@@ -72,6 +72,12 @@ SETTINGS: tuple[Setting, ...] = (
         "messages, file names or task ids).",
     ),
     Setting(
+        "notifications.asked",
+        bool,
+        False,
+        "Whether the window already asked if Mooring may notify you (it asks once).",
+    ),
+    Setting(
         "notifications.muted_conversations",
         list,
         [],

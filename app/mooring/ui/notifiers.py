@@ -7,6 +7,7 @@ toast also keeps a count of notices not yet seen, for the badge on the Tasks pan
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
@@ -137,3 +138,53 @@ class Toast(QFrame):
     def _on_open(self) -> None:
         self.hide()
         self.opened.emit(self._target)
+
+
+class ConsentQuestion(QObject):
+    """The first-time question: may Mooring notify? Opened with ``open()`` (never ``exec()``)
+    and awaited through a future."""
+
+    TITLE = "Notifications"
+    TEXT = (
+        "Mooring can tell you when background work finishes or needs you. Notifications only "
+        "say that something happened, never what it was about."
+    )
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        from PySide6.QtWidgets import QMessageBox
+
+        self.box = QMessageBox(QMessageBox.Icon.Question, self.TITLE, self.TEXT, parent=parent)
+        self.allow_button = self.box.addButton(
+            "Allow notifications", QMessageBox.ButtonRole.AcceptRole
+        )
+        self.decline_button = self.box.addButton("Not now", QMessageBox.ButtonRole.RejectRole)
+        self.box.setDefaultButton(self.allow_button)
+        self._answer: asyncio.Future[bool] | None = None
+        self._result: bool | None = None
+        self.box.finished.connect(self._on_finished)
+
+    def open(self) -> None:
+        """Show the question (the event loop keeps running)."""
+        self.box.open()
+
+    async def answer(self) -> bool:
+        """``True`` if the user allowed notifications (closing the box is "not now")."""
+        if self._result is not None:
+            return self._result
+        if not self.box.isVisible():
+            self.open()
+        self._answer = asyncio.get_running_loop().create_future()
+        return await self._answer
+
+    def _on_finished(self, _result: int) -> None:
+        self._result = self.box.clickedButton() is self.allow_button
+        if self._answer is not None and not self._answer.done():
+            self._answer.set_result(self._result)
+
+
+async def ask_notification_consent(window: QWidget) -> bool:
+    """Ask once, in the window, whether Mooring may notify."""
+    question = ConsentQuestion(window)
+    question.open()
+    return await question.answer()
