@@ -212,12 +212,29 @@ def run_gui(
 
     bg = build_background(paths, settings, services, headless=False)
     delivering: list[asyncio.Future[None]] = []
+    pending: set[asyncio.Future[None]] = set()
 
     def attach(window: MainWindow) -> None:
-        from mooring.ui.notifiers import TrayNotifier, tray_icon
+        from mooring.ui.notifiers import STILL_RUNNING, TrayNotifier, tray_icon
 
         tray = TrayNotifier(tray_icon(window), window)
         tray.opened.connect(window.open_target)
+        tray.quit_requested.connect(window.quit)
+        window.keep_running = lambda: bool(settings.get("window.close_to_tray")) and tray.available
+        if window.keep_running():
+            tray.ensure_icon()  # Quit is one click away from the start
+
+        def hidden_to_tray() -> None:
+            if settings.get("window.close_to_tray_explained") or not tray.explain(STILL_RUNNING):
+                return
+            changes: dict[str, object] = {"window.close_to_tray_explained": True}
+            saving = asyncio.ensure_future(
+                asyncio.to_thread(remember_settings, paths, settings, changes)
+            )
+            pending.add(saving)
+            saving.add_done_callback(pending.discard)
+
+        window.hidden_to_tray.connect(hidden_to_tray)
         bg.fallbacks[0].show = tray.show_notice  # system tray
         bg.fallbacks[1].show = window.toast.show_notice  # in-app toast and badge
         bg.desktop.on_open = window.open_target
@@ -293,13 +310,18 @@ async def _ask_consent_once(window: MainWindow, paths: Paths, settings: Settings
 
 
 def remember_consent(paths: Paths, settings: Settings, allowed: bool) -> None:
-    """Remember the answer to "may Mooring notify?" in ``settings`` and the settings file (read
-    again first, so a change made meanwhile with ``mooring settings`` is kept)."""
-    from mooring.settings.store import save_settings
-
+    """Remember the answer to "may Mooring notify?" (``never`` for "not now")."""
     changes: dict[str, object] = {"notifications.asked": True}
     if not allowed:
         changes["notifications.when"] = "never"
+    remember_settings(paths, settings, changes)
+
+
+def remember_settings(paths: Paths, settings: Settings, changes: dict[str, object]) -> None:
+    """Apply ``changes`` to ``settings`` and the settings file (read again first, so a change
+    made meanwhile with ``mooring settings`` is kept)."""
+    from mooring.settings.store import save_settings
+
     current = load_settings(paths.settings_file)
     for key, value in changes.items():
         settings.set(key, value)

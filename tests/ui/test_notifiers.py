@@ -150,3 +150,40 @@ async def test_the_first_time_question_is_asked_in_the_window_and_answered(
     with anyio.fail_after(10):
         assert await question.answer() is allowed
     assert not question.box.isVisible()
+
+
+def test_closing_keeps_mooring_in_the_tray_and_quit_really_quits(qtbot: QtBot) -> None:
+    window = window_with_tasks(qtbot)
+    tray = TrayNotifier(tray_icon(window), window, available=lambda: True)
+    tray.quit_requested.connect(window.quit)
+    tray.opened.connect(window.open_target)
+    window.keep_running = lambda: tray.available
+    icon = tray.ensure_icon()
+    assert icon is not None
+    assert [a.text() for a in tray.menu.actions()] == ["Open Mooring", "Quit Mooring"]
+    window.show()
+
+    with qtbot.waitSignal(window.hidden_to_tray):
+        window.close()
+    assert not window.isVisible()
+    tray.open_action.trigger()  # back from the tray
+    assert window.isVisible()
+
+    hidden: list[bool] = []
+    window.hidden_to_tray.connect(lambda: hidden.append(True))
+    tray.quit_action.trigger()
+    assert not window.isVisible()
+    assert hidden == []  # closed for real, not hidden
+
+
+def test_without_a_tray_closing_closes(qtbot: QtBot) -> None:
+    window = window_with_tasks(qtbot)
+    tray = TrayNotifier(tray_icon(window), window, available=lambda: False)
+    window.keep_running = lambda: tray.available
+    window.show()
+    hidden: list[bool] = []
+    window.hidden_to_tray.connect(lambda: hidden.append(True))
+    window.close()
+    assert not window.isVisible()
+    assert hidden == []
+    assert tray.explain("x") is False

@@ -83,6 +83,19 @@ SETTINGS: tuple[Setting, ...] = (
         [],
         "Conversations whose tasks never notify (ids, comma-separated).",
     ),
+    Setting(
+        "window.close_to_tray",
+        bool,
+        True,
+        "Closing the window keeps Mooring running in the system tray (where the desktop has "
+        "one), still following tasks and notifying; Quit ends it.",
+    ),
+    Setting(
+        "window.close_to_tray_explained",
+        bool,
+        False,
+        "Whether the first close into the tray was explained.",
+    ),
     Setting("telemetry.file_export", bool, True, "Write traces to OTLP JSON files locally."),
     Setting("telemetry.otlp_endpoint", str, "", "Also send traces to this OTLP/HTTP endpoint."),
     Setting(

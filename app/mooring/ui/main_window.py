@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -69,6 +69,8 @@ class MainWindow(QMainWindow):
 
     overview_shown = Signal()
     """Emitted after every overview is on screen (tests and tools wait on it)."""
+    hidden_to_tray = Signal()
+    """The window was closed but Mooring keeps running in the tray (polling, notifying)."""
     target_opened = Signal(object, object)
     """A notification was clicked: ``(conversation id, record id)``, either may be ``None``
     (the conversation view opens the conversation; the tasks table selects the task)."""
@@ -84,6 +86,10 @@ class MainWindow(QMainWindow):
         self._export_traces = export_traces
         self._pending: set[asyncio.Future[None]] = set()
         self._task_rows: list[TaskRow] = []
+        self._quitting = False
+        self.keep_running: Callable[[], bool] = lambda: False
+        """Whether closing the window keeps Mooring running in the tray (the composition root
+        sets it from the setting and the tray's availability)."""
         self.setWindowTitle("Mooring")
         self.setObjectName("mooring-main-window")
         self.resize(880, 560)
@@ -153,7 +159,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.export_action)
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
+        quit_action.triggered.connect(self.quit)
         file_menu.addAction(quit_action)
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
@@ -190,6 +196,20 @@ class MainWindow(QMainWindow):
 
     def _show_badge(self, unseen: int) -> None:
         self.tasks_box.setTitle(f"{TASKS_TITLE} ({unseen} new)" if unseen else TASKS_TITLE)
+
+    def quit(self) -> None:
+        """Close for real (File → Quit, the tray's Quit), whatever closing usually does."""
+        self._quitting = True
+        self.close()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closing hides the window into the tray when Mooring keeps running there."""
+        if not self._quitting and self.keep_running():
+            event.ignore()
+            self.hide()
+            self.hidden_to_tray.emit()
+            return
+        super().closeEvent(event)
 
     def changeEvent(self, event: QEvent) -> None:
         """Looking at the window clears the badge."""

@@ -27,6 +27,12 @@ from mooring.core.notifications import Notice, OpenTarget
 TOAST_MS = 8000
 """How long a toast stays (the badge stays until the window is looked at)."""
 
+STILL_RUNNING = (
+    "Mooring keeps running here: it follows your background work and tells you when it needs "
+    "you. Quit from this icon's menu, or File → Quit."
+)
+"""Said once, the first time closing the window keeps Mooring running in the tray."""
+
 
 def tray_icon(window: QWidget) -> QIcon:
     """The window's icon, or a standard one while Mooring has none of its own."""
@@ -40,7 +46,10 @@ class TrayNotifier(QObject):
     """Shows notices as system tray messages; ``show_notice`` is ``False`` without a tray."""
 
     opened = Signal(object)
-    """A tray message was clicked: its :class:`OpenTarget` (or ``None``)."""
+    """A tray message was clicked, or "Open Mooring" chosen: its :class:`OpenTarget` (or
+    ``None``)."""
+    quit_requested = Signal()
+    """"Quit Mooring" was chosen in the tray icon's menu."""
 
     def __init__(
         self,
@@ -57,23 +66,57 @@ class TrayNotifier(QObject):
 
     @property
     def tray(self) -> QSystemTrayIcon | None:
-        """The tray icon, once a notice needed it."""
+        """The tray icon, once it was needed."""
+        return self._tray
+
+    @property
+    def available(self) -> bool:
+        """Whether the desktop has a system tray."""
+        return bool(self._available())
+
+    def ensure_icon(self) -> QSystemTrayIcon | None:
+        """Show the tray icon (with its Open / Quit menu); ``None`` without a tray."""
+        if not self._available():
+            return None
+        if self._tray is None:
+            from PySide6.QtWidgets import QMenu
+
+            self._tray = QSystemTrayIcon(self._icon, self)
+            self._tray.setToolTip("Mooring")
+            self._tray.messageClicked.connect(self._on_clicked)
+            self._tray.activated.connect(self._on_activated)
+            self.menu = QMenu()
+            self.open_action = self.menu.addAction("Open Mooring")
+            self.open_action.triggered.connect(lambda: self.opened.emit(None))
+            self.quit_action = self.menu.addAction("Quit Mooring")
+            self.quit_action.triggered.connect(self.quit_requested.emit)
+            self._tray.setContextMenu(self.menu)
+            self._tray.show()
         return self._tray
 
     def show_notice(self, notice: Notice) -> bool:
         """Show ``notice`` as a tray message (a newer one replaces it on screen)."""
-        if not self._available():
+        tray = self.ensure_icon()
+        if tray is None:
             return False
-        if self._tray is None:
-            self._tray = QSystemTrayIcon(self._icon, self)
-            self._tray.setToolTip("Mooring")
-            self._tray.messageClicked.connect(self._on_clicked)
-            self._tray.show()
         self._target = notice.target
-        self._tray.showMessage(
+        tray.showMessage(
             notice.summary, notice.body, QSystemTrayIcon.MessageIcon.Information, TOAST_MS
         )
         return True
+
+    def explain(self, text: str) -> bool:
+        """Show a message from the tray icon (not a notice: nothing to open)."""
+        tray = self.ensure_icon()
+        if tray is None:
+            return False
+        self._target = None
+        tray.showMessage("Mooring", text, QSystemTrayIcon.MessageIcon.Information, TOAST_MS)
+        return True
+
+    def _on_activated(self, reason: QSystemTrayIcon.ActivationReason) -> None:
+        if reason == QSystemTrayIcon.ActivationReason.Trigger:
+            self.opened.emit(None)
 
     def _on_clicked(self) -> None:
         self.opened.emit(self._target)
