@@ -38,7 +38,7 @@ from mooring.core.tasks.polling import PollPolicy
 from mooring.services.approvals import ApprovalBroker
 from mooring.services.diagnostics import Level, Report
 from mooring.services.first_run import ensure_demo_server
-from mooring.services.follower import DatabaseFollower
+from mooring.services.follower import Adopter, DatabaseFollower
 from mooring.services.notifier import Notifier
 from mooring.services.reconciler import Reconciler, UnknownOutcomes
 from mooring.services.task_monitor import TaskMonitor
@@ -250,17 +250,35 @@ def run_gui(
             log.info("%s polls this data folder; following it", bg.lock.holder())
             for record in await store.unfinished():
                 bg.follower.track(record)
-            bg.follower.on_takeover = bg.notifier.start
-            await bg.follower.run()
+            adopter = Adopter(ledger=store, catalog=store, accounts=store, monitor=services.monitor)
+
+            def took_over() -> None:
+                bg.notifier.start()
+                adopting.append(asyncio.ensure_future(adopter.run()))
+
+            adopting: list[asyncio.Future[None]] = []
+            bg.follower.on_takeover = took_over
+            try:
+                await bg.follower.run()
+            finally:
+                for task in adopting:
+                    task.cancel()
             return
-        # Reconcile what earlier runs started, then keep watching.
+        # Reconcile what earlier runs started, then keep watching (tasks other processes start
+        # included: this window polls for the whole data folder).
         bg.notifier.start()
         monitor = asyncio.ensure_future(services.monitor.run())
+        adopter = Adopter(ledger=store, catalog=store, accounts=store, monitor=services.monitor)
         try:
-            await services.reconciler.run()
+            report = await services.reconciler.run()
+            adopter.knows({r.id for r in report.refreshed})
         except KnownError as exc:
             log.warning("launch reconciliation stopped: %s", exc.message)
-        await monitor
+        adoption = asyncio.ensure_future(adopter.run())
+        try:
+            await monitor
+        finally:
+            adoption.cancel()
 
     async def shutdown() -> None:
         await services.monitor.stop()

@@ -157,3 +157,33 @@ def test_canary_nothing_about_the_work_reaches_a_notification(
     for canary in (SERVER, COLUMN, OTHER, RESULT, FILE, "import_suppliers", str(shown["id"])):
         assert canary not in everything
     assert str(shown["task_id"]) not in everything
+
+
+def test_the_poller_also_polls_tasks_started_after_it_so_no_follower_waits_on_nobody(
+    cli: Cli, tmp_path: Path, notifications: tuple[str, Path]
+) -> None:
+    address, _log = notifications
+    demo = add_demo(cli, tmp_path)
+    waiting = start_import(cli, SAMPLES / "suppliers_ambiguous_id.csv")
+    env = {"DBUS_SESSION_BUS_ADDRESS": address}
+    first = cli.start("tasks", "watch", "--notify", "--timeout", "120", env=env)
+    first_out = Lines(first.stdout)
+    first_out.until(lambda line: "answer with" in line)
+
+    later = start_import(cli, SAMPLES / "suppliers_clean.csv")  # started after the watcher
+    second = cli.start("tasks", "watch", str(later["id"]), "--timeout", "120", env=env)
+    second_err = Lines(second.stderr)
+    second_err.until(lambda line: "is polling these tasks" in line)
+    second_out = Lines(second.stdout).rest(120)
+    assert second.wait(timeout=30) == 0, second_err.rest()
+    assert any("completed" in line for line in second_out)
+
+    answered = cli.run(
+        "tasks", "answer", str(waiting["id"]), "--value", json.dumps({"column": "vendor_code"})
+    )
+    assert answered.returncode == 0, answered.stderr
+    first_out.rest(120)
+    assert first.wait(timeout=30) == 0
+    gets = [r for r in demo.requests() if r["method"] == "tasks/get"]
+    assert {r["taskId"] for r in gets} == {waiting["task_id"], later["task_id"]}
+    assert len({r["pid"] for r in gets}) == 1  # both polled by the first watcher only

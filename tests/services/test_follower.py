@@ -3,6 +3,7 @@ poller lock decides who polls, and a follower takes over when the poller is gone
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -16,12 +17,13 @@ from mooring.core.clock import SystemClock
 from mooring.core.conversation import ToolRound
 from mooring.core.events import Event, TaskDidChange
 from mooring.core.ids import argument_digest, new_id
+from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.reconcile import Outcome, Reconciliation
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
-from mooring.services.follower import DatabaseFollower, reread_interval
+from mooring.services.follower import Adopter, DatabaseFollower, reread_interval
 from tests.core.tasks.factories import make_record
-from tests.services.conftest import HostFactory, demo_definition
+from tests.services.conftest import Host, HostFactory, demo_definition
 
 pytestmark = pytest.mark.anyio
 
@@ -159,3 +161,63 @@ async def test_a_follower_tells_what_another_process_wrote_and_takes_over_when_i
         await follower.stop()
         group.cancel_scope.cancel()
     lock.release()
+
+
+async def _working_record(host: Host, server: ServerDefinition) -> TaskRecord:
+    now = datetime.now(UTC)
+    tool_round = ToolRound(
+        id=new_id(),
+        server_id=server.id,
+        tool="import_suppliers",
+        arguments={},
+        argument_digest=argument_digest({}),
+        created_at=now,
+    )
+    record = TaskRecord(
+        id=new_id(),
+        server_id=server.id,
+        tool="import_suppliers",
+        argument_digest=tool_round.argument_digest,
+        state=LocalState.CREATING,
+        created_at=now,
+        updated_at=now,
+        tool_round_id=tool_round.id,
+    )
+    await host.store.begin_operation(tool_round, record)
+    working = record.transition(
+        LocalState.WORKING,
+        at=now,
+        task_id=new_id(),
+        server_created_at=now,
+        next_poll_at=now + timedelta(hours=1),
+    )
+    await host.store.save(working, expected_updated_at=record.updated_at)
+    return working
+
+
+async def test_the_poller_adopts_tasks_started_elsewhere_once_but_not_orphans(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    live = demo_definition(tmp_path / "a.sqlite3", tmp_path / "a.log")
+    gone = dataclasses.replace(
+        demo_definition(tmp_path / "b.sqlite3", tmp_path / "b.log"), alias="old"
+    )
+    await host.store.add_server(live)
+    await host.store.add_server(gone)
+    known = await _working_record(host, live)
+    new = await _working_record(host, live)
+    orphan = await _working_record(host, gone)
+    await host.store.remove_server(gone.id)
+    adopter = Adopter(
+        ledger=host.store,
+        catalog=host.store,
+        accounts=host.store,
+        monitor=host.monitor,
+        known={known.id},
+    )
+    adopted = await adopter.adopt()
+    assert [r.id for r in adopted] == [new.id]
+    assert host.monitor.scheduled == 1
+    assert await adopter.adopt() == []  # once
+    assert orphan.id not in {r.id for r in await adopter.adopt()}

@@ -17,6 +17,7 @@ from mooring.core.events import AnswerDidSettle, Event, TaskDidChange
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+from mooring.services.follower import ADOPT_EVERY, Adopter
 
 DECLINE = {"action": "decline"}
 CANCEL = {"action": "cancel"}
@@ -354,6 +355,11 @@ async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         if notifier is not None:
             notifier.start()
     delivering = asyncio.create_task(notifier.run()) if notifier is not None else None
+    adopting = (
+        asyncio.create_task(_adopt_while_polling(ctx, {r.id for r in records}))
+        if lock is not None
+        else None
+    )
     try:
         finals = await follow(
             ctx,
@@ -363,12 +369,31 @@ async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             wait_for_answers=args.notify,
         )
     finally:
+        if adopting is not None:
+            adopting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await adopting
         if notifier is not None:
             await notifier.aclose(delivering)
         if lock is not None:
             lock.release()
     codes = [await _final_output(ctx, finals[r.id]) for r in records]
     return next((c for c in codes if c is not ExitCode.OK), ExitCode.OK)
+
+
+async def _adopt_while_polling(ctx: CliContext, known: set[str]) -> None:
+    """While this process holds the poller lock, poll tasks other processes start too."""
+    adopter = Adopter(
+        ledger=ctx.ledger,
+        catalog=ctx.catalog,
+        accounts=ctx.accounts,
+        monitor=ctx.monitor,
+        known=known,
+    )
+    while True:
+        if ctx.poller_lock is not None and ctx.poller_lock.held:
+            await adopter.adopt()
+        await asyncio.sleep(ADOPT_EVERY.total_seconds())
 
 
 async def cancel(ctx: CliContext, args: argparse.Namespace) -> ExitCode:

@@ -226,6 +226,11 @@ class PollerLock(Protocol):
         """Take the lock if it is free (never waits); ``True`` if this process holds it."""
         ...
 
+    @property
+    def held(self) -> bool:
+        """Whether this process holds the lock."""
+        ...
+
     def release(self) -> None: ...
     def holder(self) -> str | None:
         """Who holds it (host, pid), or ``None`` if nobody does."""

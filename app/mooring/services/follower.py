@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 from mooring.core.clock import Clock
 from mooring.core.events import EventBus, TaskDidChange
-from mooring.core.ports import PollerLock, TaskLedger
+from mooring.core.ports import AccountBook, PollerLock, ServerCatalog, TaskLedger
 from mooring.core.tasks.record import TaskRecord
 from mooring.services.task_monitor import TaskMonitor
 
@@ -142,3 +142,59 @@ class DatabaseFollower:
         if self.on_takeover is not None:
             self.on_takeover()
         await self._monitor.run()
+
+
+ADOPT_EVERY = timedelta(seconds=2)
+"""How often the polling process looks for tasks that other processes started."""
+
+
+class Adopter:
+    """The polling process's duty to every task of its data folder: tasks started elsewhere
+    (``mooring call --detach``, a following window) are found in the ledger and polled too, so
+    a process that follows them is never left waiting on nobody."""
+
+    def __init__(
+        self,
+        *,
+        ledger: TaskLedger,
+        catalog: ServerCatalog,
+        accounts: AccountBook,
+        monitor: TaskMonitor,
+        known: set[str] | None = None,
+        every: timedelta = ADOPT_EVERY,
+    ) -> None:
+        self._ledger = ledger
+        self._catalog = catalog
+        self._accounts = accounts
+        self._monitor = monitor
+        self._known = set(known or ())
+        self._every = every
+
+    def knows(self, record_ids: set[str]) -> None:
+        """These are polled already (by whoever started or reconciled them here)."""
+        self._known |= record_ids
+
+    async def adopt(self) -> list[TaskRecord]:
+        """Hand every monitored task not yet known to the monitor; returns them. A task whose
+        server or account was removed is left alone (reconciliation explains it instead)."""
+        found = []
+        for record in await self._ledger.unfinished():
+            if not record.is_monitored or record.id in self._known:
+                continue
+            self._known.add(record.id)
+            if await self._catalog.is_removed(record.server_id) or (
+                record.credential_profile_id is not None
+                and await self._accounts.is_profile_removed(record.credential_profile_id)
+            ):
+                continue
+            self._monitor.track(record)
+            found.append(record)
+        if found:
+            log.info("polling %d task(s) started by other processes", len(found))
+        return found
+
+    async def run(self) -> None:
+        """Adopt new tasks every ``every`` until cancelled."""
+        while True:
+            await self.adopt()
+            await asyncio.sleep(self._every.total_seconds())
