@@ -248,8 +248,7 @@ def run_gui(
         delivering.append(asyncio.ensure_future(bg.notifier.run()))
         if not bg.lock.try_acquire():
             log.info("%s polls this data folder; following it", bg.lock.holder())
-            for record in await store.unfinished():
-                bg.follower.track(record)
+            bg.follower.discover = True  # every task of the data folder, as the window shows
             adopter = Adopter(ledger=store, catalog=store, accounts=store, monitor=services.monitor)
 
             def took_over() -> None:

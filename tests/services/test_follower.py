@@ -221,3 +221,43 @@ async def test_the_poller_adopts_tasks_started_elsewhere_once_but_not_orphans(
     assert host.monitor.scheduled == 1
     assert await adopter.adopt() == []  # once
     assert orphan.id not in {r.id for r in await adopter.adopt()}
+
+
+async def test_a_window_follower_finds_new_tasks_and_takes_over_with_nothing_to_follow(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    live = demo_definition(tmp_path / "a.sqlite3", tmp_path / "a.log")
+    await host.store.add_server(live)
+    other = FilePollerLock(tmp_path / "poller.lock", "elsewhere:4242:1")
+    assert other.try_acquire()
+    lock = FilePollerLock(tmp_path / "poller.lock", "here:1:1")
+    took_over = anyio.Event()
+    follower = DatabaseFollower(
+        ledger=host.store,
+        events=host.events,
+        clock=SystemClock(),
+        lock=lock,
+        monitor=host.monitor,
+        on_takeover=took_over.set,
+        discover=True,
+    )
+    changed = anyio.Event()
+    host.events.subscribe(
+        lambda e: changed.set() if isinstance(e, TaskDidChange) and e.state_changed else None
+    )
+    record = await _working_record(host, live)  # started by another process
+    assert [r.id for r in await follower.discover_new()] == [record.id]
+    assert await follower.discover_new() == []
+    async with anyio.create_task_group() as group:
+        group.start_soon(follower.run)
+        failed = record.transition(LocalState.FAILED, at=record.updated_at + timedelta(seconds=1))
+        await host.store.save(failed, expected_updated_at=record.updated_at)
+        with anyio.fail_after(20):
+            await changed.wait()
+        other.release()
+        with anyio.fail_after(20):
+            await took_over.wait()  # nothing left to follow: the lock is still looked at
+        await follower.stop()
+        group.cancel_scope.cancel()
+    lock.release()

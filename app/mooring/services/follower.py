@@ -30,6 +30,8 @@ DEFAULT_INTERVAL = timedelta(seconds=1)
 """How often a record is re-read when its server gave no ``pollIntervalMs``."""
 SHORTEST = timedelta(milliseconds=50)
 LONGEST = timedelta(seconds=30)
+LOOK_AGAIN = timedelta(seconds=2)
+"""A follower looks at the lock (and, discovering, for new tasks) at least this often."""
 
 
 def reread_interval(record: TaskRecord) -> timedelta:
@@ -51,8 +53,11 @@ class DatabaseFollower:
         lock: PollerLock,
         monitor: TaskMonitor,
         on_takeover: Callable[[], None] | None = None,
+        discover: bool = False,
     ) -> None:
         self._ledger = ledger
+        self.discover = discover
+        """Also follow tasks that appear in the ledger later (the window: every task)."""
         self._events = events
         self._clock = clock
         self._lock = lock
@@ -65,6 +70,7 @@ class DatabaseFollower:
         self._wake = asyncio.Event()
         self._stopping = False
         self._polling = False
+        self._scanned_at: datetime | None = None
 
     @property
     def polling(self) -> bool:
@@ -85,22 +91,42 @@ class DatabaseFollower:
         self._wake.set()
 
     async def run(self) -> None:
-        """Follow until :meth:`stop`; once the lock is free, poll with the monitor instead."""
+        """Follow until :meth:`stop`; once the lock is free, poll with the monitor instead.
+
+        The lock is tried at least every :data:`LOOK_AGAIN`, tasks or not.
+        """
         self._stopping = False
         while not self._stopping:
             if self._lock.try_acquire():
                 await self._take_over()
                 return
+            if self.discover and (
+                self._scanned_at is None or self._clock.now() - self._scanned_at >= LOOK_AGAIN
+            ):
+                self._scanned_at = self._clock.now()
+                await self.discover_new()
             now = self._clock.now()
             for record_id, at in sorted(self._due.items(), key=lambda item: item[1]):
                 if at <= now and not self._stopping:
                     await self._check(record_id)
-            timeout = None
+            timeout = LOOK_AGAIN.total_seconds()
             if self._due:
-                timeout = max((min(self._due.values()) - self._clock.now()).total_seconds(), 0)
+                due = (min(self._due.values()) - self._clock.now()).total_seconds()
+                timeout = min(max(due, 0), timeout)
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
+
+    async def discover_new(self) -> list[TaskRecord]:
+        """Follow the monitored tasks of the ledger not followed yet; returns them."""
+        found = [
+            r
+            for r in await self._ledger.unfinished()
+            if r.is_monitored and r.id not in self._latest
+        ]
+        for record in found:
+            self.track(record)
+        return found
 
     async def stop(self) -> None:
         """Stop following (and polling, if it took over)."""
