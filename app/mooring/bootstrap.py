@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mooring import __version__
+from mooring.adapters.notify.chain import HookLink, NotificationChain
+from mooring.adapters.notify.desktop import DesktopLink
+from mooring.adapters.poller_lock import FilePollerLock
 from mooring.adapters.process import current_owner, owner_alive
 from mooring.adapters.secrets import KeyringSecrets
 from mooring.adapters.telemetry import TelemetryConfig, setup_tracing
@@ -25,15 +28,19 @@ from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
 from mooring.core.clock import SystemClock
 from mooring.core.errors import KnownError
+from mooring.core.notifications import Notice, NotifyPrefs, prefs_from
 from mooring.core.ports import Gateway
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.polling import PollPolicy
+from mooring.core.text import neutralize
 from mooring.mcp.lazy import LazyGateway
 from mooring.services.approvals import AskUser
 from mooring.services.diagnostics import Check, Level
+from mooring.services.follower import Adopter, DatabaseFollower
 from mooring.services.host import HEADER_SCOPE, Host, HostConfig
+from mooring.services.notifier import Notifier
 from mooring.services.sampling import InputBroker
-from mooring.settings.paths import Paths, resolve_paths
+from mooring.settings.paths import APP_NAME, Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
 from mooring.storage.db import Database
 from mooring.storage.store import SqlStore
@@ -126,6 +133,77 @@ def run_gui(
     # The window's approval dialog is not built yet: without one, calls that need approval are
     # refused ("no one to ask") rather than sent.
     host = build_host(paths, settings, db)
+    bg = build_background(paths, settings, host, headless=False)
+    delivering: list[asyncio.Future[None]] = []
+    pending: set[asyncio.Future[None]] = set()
+
+    def attach(window: MainWindow) -> None:
+        from mooring.ui.notifiers import STILL_RUNNING, TrayNotifier, tray_icon
+
+        tray = TrayNotifier(tray_icon(window), window)
+        tray.opened.connect(window.open_target)
+        tray.quit_requested.connect(window.quit)
+        window.keep_running = lambda: bool(settings.get("window.close_to_tray")) and tray.available
+        if window.keep_running():
+            tray.ensure_icon()  # Quit is one click away from the start
+
+        def hidden_to_tray() -> None:
+            if settings.get("window.close_to_tray_explained") or not tray.explain(STILL_RUNNING):
+                return
+            changes: dict[str, object] = {"window.close_to_tray_explained": True}
+            saving = asyncio.ensure_future(
+                asyncio.to_thread(remember_settings, paths, settings, changes)
+            )
+            pending.add(saving)
+            saving.add_done_callback(pending.discard)
+
+        window.hidden_to_tray.connect(hidden_to_tray)
+        bg.fallbacks[0].show = tray.show_notice  # system tray
+        bg.fallbacks[1].show = window.toast.show_notice  # in-app toast and badge
+        bg.desktop.on_open = window.open_target
+        bg.notifier.window_active = window.isActiveWindow
+        if not settings.get("notifications.asked"):
+            bg.notifier.consent = lambda: _ask_consent_once(window, paths, settings)
+
+    async def background() -> None:
+        # The window is up. One process per data folder polls: if a watcher (or another
+        # window) holds the lock, follow its results from the database until it is gone.
+        delivering.append(asyncio.ensure_future(bg.notifier.run()))
+        adopter = Adopter(
+            ledger=host.ledger, catalog=host.catalog, accounts=host.accounts, monitor=host.monitor
+        )
+        if not bg.lock.try_acquire():
+            log.info("%s polls this data folder; following it", bg.lock.holder())
+            bg.follower.discover = True  # every task of the data folder, as the window shows
+            adopting: list[asyncio.Future[None]] = []
+
+            def took_over() -> None:
+                bg.notifier.start()
+                adopting.append(asyncio.ensure_future(adopter.run()))
+
+            bg.follower.on_takeover = took_over
+            try:
+                await bg.follower.run()
+            finally:
+                for task in adopting:
+                    task.cancel()
+            return
+        # Reconcile what earlier runs started, then keep watching (tasks other processes start
+        # included: this window polls for the whole data folder).
+        bg.notifier.start()
+        host.start_monitoring()
+        try:
+            report = await host.reconcile()
+            adopter.knows({r.id for r in report.refreshed})
+        except KnownError as exc:
+            log.warning("launch reconciliation stopped: %s", exc.message)
+        await adopter.run()
+
+    async def shutdown() -> None:
+        await bg.follower.stop()
+        await bg.notifier.aclose(delivering[0] if delivering else None)
+        await bg.aclose()
+        await host.stop()
 
     async def export_traces(target: Path) -> int:
         from mooring.adapters.telemetry import export_to
@@ -143,6 +221,9 @@ def run_gui(
                 schema=f"{db.schema.current} (newest known: {db.schema.head})",
                 on_ready=on_ready,
                 export_traces=export_traces,
+                attach=attach,
+                background=background,
+                shutdown=shutdown,
             )
         )
     finally:
@@ -318,6 +399,96 @@ def _sign_in_actions(oauth: Callable[[], Any]) -> SignInActions:
     return SignInActions(sign_in=sign_in, sign_out=sign_out, signed_in=signed_in)
 
 
+# -- Notifications and the one-poller rule ------------------------------------------------------
+
+
+@dataclass
+class Background:
+    """Private notifications and the one-poller-per-data-folder rule, wired once."""
+
+    lock: FilePollerLock
+    follower: DatabaseFollower
+    notifier: Notifier
+    chain: NotificationChain
+    desktop: DesktopLink
+    fallbacks: list[HookLink]
+    """The links after the desktop one: system tray and in-app toast (the window registers
+    them), or the terminal (headless)."""
+
+    async def aclose(self) -> None:
+        """Deliver what is held, close the notification service connection, let go of the
+        lock."""
+        await self.notifier.aclose()
+        await self.desktop.aclose()
+        self.lock.release()
+
+
+def _terminal_notice(notice: Notice) -> bool:
+    sys.stderr.write(neutralize(f"[{notice.summary}] {notice.body}".replace("\n", "; ")) + "\n")
+    sys.stderr.flush()
+    return True
+
+
+def build_background(paths: Paths, settings: Settings, host: Host, *, headless: bool) -> Background:
+    """The notifier over the delivery chain (desktop → tray → in-app, or desktop → terminal),
+    the poller lock of this data folder, and the follower used while another process polls."""
+
+    def prefs() -> NotifyPrefs:
+        return prefs_from(
+            when=str(settings.get("notifications.when")),
+            show_names=bool(settings.get("notifications.show_names")),
+            muted=settings.get("notifications.muted_conversations"),
+        )
+
+    desktop = DesktopLink(app_name=APP_NAME)
+    fallbacks = (
+        [HookLink("terminal", _terminal_notice)]
+        if headless
+        else [HookLink("system tray"), HookLink("in-app toast")]
+    )
+    chain = NotificationChain([desktop, *fallbacks])
+    notifier = Notifier(
+        events=host.events, catalog=host.catalog, sink=chain, clock=host.clock, prefs=prefs
+    )
+    lock = FilePollerLock(paths.poller_lock, current_owner())
+    follower = DatabaseFollower(
+        ledger=host.ledger, events=host.events, clock=host.clock, lock=lock, monitor=host.monitor
+    )
+    return Background(lock, follower, notifier, chain, desktop, fallbacks)
+
+
+async def _ask_consent_once(window: MainWindow, paths: Paths, settings: Settings) -> bool:
+    """The window's first-time question; the answer is remembered."""
+    from mooring.ui.notifiers import ask_notification_consent
+
+    allowed = await ask_notification_consent(window)
+    try:
+        await asyncio.to_thread(remember_consent, paths, settings, allowed)
+    except OSError as exc:
+        log.warning("could not save the notification choice: %s", exc)
+    return allowed
+
+
+def remember_consent(paths: Paths, settings: Settings, allowed: bool) -> None:
+    """Remember the answer to "may Mooring notify?" (``never`` for "not now")."""
+    changes: dict[str, object] = {"notifications.asked": True}
+    if not allowed:
+        changes["notifications.when"] = "never"
+    remember_settings(paths, settings, changes)
+
+
+def remember_settings(paths: Paths, settings: Settings, changes: dict[str, object]) -> None:
+    """Apply ``changes`` to ``settings`` and the settings file (read again first, so a change
+    made meanwhile with ``mooring settings`` is kept)."""
+    from mooring.settings.store import save_settings
+
+    current = load_settings(paths.settings_file)
+    for key, value in changes.items():
+        settings.set(key, value)
+        current.set(key, value)
+    save_settings(paths.settings_file, current)
+
+
 def run_headless(args: argparse.Namespace) -> ExitCode:
     """Run one CLI command with the host's services (no Qt)."""
     from mooring.cli.approval import terminal_asker
@@ -334,6 +505,7 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
     host = wiring.host
 
     async def run() -> ExitCode:
+        background = build_background(paths, settings, host, headless=True)
         try:
             await host.prepare()
             ctx = CliContext(
@@ -341,11 +513,15 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
                 sign_in=_sign_in_actions(wiring.oauth),
                 as_json=args.json,
                 terminal=terminal,
+                poller_lock=background.lock,
+                follower=background.follower,
+                notifier=background.notifier,
             )
             if terminal.interactive:
                 install_terminal_askers(ctx, host.inputs)
             return await handler_for(args, traces_dir=paths.traces_dir)(ctx, args)
         finally:
+            await background.aclose()
             await host.stop()
 
     provider = _tracing(paths, settings, synchronous=True)
@@ -369,6 +545,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings_paths = resolve_paths(args.data_dir)
             settings_paths.check()
             return int(run_settings(args, settings_paths.settings_file))
+        if args.command == "autostart":
+            from mooring.cli.autostart_cmd import run_autostart
+
+            return int(run_autostart(args, resolve_paths(args.data_dir)))
         if args.command in HEADLESS:
             return int(run_headless(args))
         return int(run_gui(args))

@@ -49,18 +49,20 @@ class Cli:
         assert done.returncode == expect, (done.returncode, done.stdout, done.stderr)
         return json.loads(done.stdout)
 
-    def start(self, *args: str) -> subprocess.Popen[str]:
-        """Start a command without waiting (to kill it midway)."""
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """Start a command without waiting (to kill it midway); ``env`` adds variables."""
+        import os
 
-        env = {**os.environ, "MOORING_DATA_DIR": str(self.data_dir)}
-        env.update({k: v for k, v in self.env.items() if v is not None})
-        env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+        full_env = {**os.environ, "MOORING_DATA_DIR": str(self.data_dir)}
+        full_env.update({k: v for k, v in self.env.items() if v is not None})
+        full_env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+        full_env.update(env or {})
         child = subprocess.Popen(
             [sys.executable, "-m", "mooring", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=env,
+            env=full_env,
         )
         self.children.append(child)
         return child

@@ -13,6 +13,7 @@ from mooring.core.ports import (
     AccountBook,
     Gateway,
     IssueBoard,
+    PollerLock,
     ProviderBook,
     RuleBook,
     SecretStore,
@@ -21,7 +22,9 @@ from mooring.core.ports import (
 )
 from mooring.core.text import neutralize
 from mooring.services.chat import ChatService
+from mooring.services.follower import DatabaseFollower
 from mooring.services.host import Host
+from mooring.services.notifier import Notifier
 from mooring.services.task_monitor import TaskMonitor
 
 if TYPE_CHECKING:
@@ -70,6 +73,12 @@ class CliContext:
     host: Host
     sign_in: SignInActions | None = None
     as_json: bool = False
+    poller_lock: PollerLock | None = None
+    """One poller per data folder (``tasks watch``); ``None``: always poll."""
+    follower: DatabaseFollower | None = None
+    """Follows from the database while another process holds the poller lock."""
+    notifier: Notifier | None = None
+    """Private notifications (``tasks watch --notify``)."""
     terminal: Terminal = field(default_factory=Terminal)
 
     # -- the terminal --------------------------------------------------------------------------

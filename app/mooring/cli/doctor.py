@@ -54,10 +54,11 @@ def diagnose(
         "install a Secret Service keyring (e.g. gnome-keyring) to keep them.",
     )
     found = notifier()
+    link = getattr(found, "link", "")  # which link of the delivery chain is in use
     report.add(
         "notifications",
         Level.OK if found.usable else Level.WARN,
-        f"{found.backend}: {found.detail}",
+        (f"via {link}: " if link else "") + f"{found.backend}: {found.detail}",
         ""
         if found.usable
         else "Start a notification daemon to be told about finished work outside the window.",

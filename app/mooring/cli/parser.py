@@ -153,6 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     tw = tasks_cmd.add_parser("watch", parents=[common], help="follow tasks to their end")
     tw.add_argument("ids", nargs="*", metavar="ID", help="default: every active task")
     tw.add_argument("--timeout", type=float, metavar="S", help="stop following after S seconds")
+    tw.add_argument(
+        "--notify",
+        action="store_true",
+        help="notify (privately) when a task ends or needs you; keep following tasks that "
+        "wait for an answer",
+    )
     tc = tasks_cmd.add_parser("cancel", parents=[common], help="ask the server to cancel")
     tc.add_argument("id")
     tc.add_argument("--no-wait", action="store_true", help="do not wait for the outcome")
@@ -196,6 +202,14 @@ def build_parser() -> argparse.ArgumentParser:
     tex.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     _add_provider_commands(commands, common)
     _add_chat_commands(commands, common)
+    autostart = commands.add_parser(
+        "autostart",
+        parents=[common],
+        help="start `mooring tasks watch --notify` at login (XDG autostart)",
+    )
+    autostart.add_argument(
+        "switch", nargs="?", choices=["on", "off"], help="switch it on or off (default: show)"
+    )
     settings = commands.add_parser("settings", parents=[common], help="see or change settings")
     settings_cmd = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
     settings_cmd.add_parser("list", parents=[common], help="every setting and its value")

@@ -9,7 +9,7 @@ import json
 import signal
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from mooring.cli.context import CliContext
 from mooring.cli.describe import state_line
@@ -37,6 +37,7 @@ from mooring.core.issues import Issue, IssueAction, actions_for
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+from mooring.services.follower import ADOPT_EVERY, Adopter
 from mooring.services.host import CancelResult
 
 
@@ -149,17 +150,32 @@ def _ctrl_c_stops_plain_call(ctx: CliContext, started: list[str]) -> Iterator[No
 # -- following -----------------------------------------------------------------------------
 
 
+class Driver(Protocol):
+    """What makes followed records change: the monitor (polling) or a database follower."""
+
+    def track(self, record: TaskRecord, *, now: bool = False) -> None: ...
+    async def run(self) -> None: ...
+    async def stop(self) -> None: ...
+
+
 async def follow(
-    ctx: CliContext, records: list[TaskRecord], *, give_up_after: float | None = None
+    ctx: CliContext,
+    records: list[TaskRecord],
+    *,
+    give_up_after: float | None = None,
+    driver: Driver | None = None,
+    wait_for_answers: bool = False,
 ) -> dict[str, TaskRecord]:
     """Watch records until each is terminal, printing every change.
 
     Without a terminal, a task that waits for an answer is left waiting (the caller exits
-    with ``WAITING`` and says how to answer); ``give_up_after`` seconds stop following early.
+    with ``WAITING`` and says how to answer) unless ``wait_for_answers`` (someone answers
+    elsewhere); ``give_up_after`` seconds stop following early. ``driver`` defaults to the
+    monitor (this process polls).
     """
     try:
         async with asyncio.timeout(give_up_after):
-            return await _follow(ctx, records)
+            return await _follow(ctx, records, driver or ctx.monitor, wait_for_answers)
     except TimeoutError:
         return {r.id: (await ctx.ledger.get(r.id)) or r for r in records}
     except asyncio.CancelledError:  # Ctrl-C: only this command stops, never the task
@@ -180,16 +196,18 @@ def _say_the_task_goes_on(ctx: CliContext, records: list[TaskRecord]) -> None:
     )
 
 
-async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskRecord]:
+async def _follow(
+    ctx: CliContext, records: list[TaskRecord], driver: Driver, wait_for_answers: bool
+) -> dict[str, TaskRecord]:
     latest = {r.id: r for r in records}
     waiting_on_user: set[str] = set()
     told: set[tuple[str, str]] = set()  # answers already reported at the prompt
     queue: asyncio.Queue[Event] = asyncio.Queue()
     unsubscribe = ctx.events.subscribe(queue.put_nowait)
-    scheduler = asyncio.create_task(ctx.monitor.run())
+    scheduler = asyncio.create_task(driver.run())
     try:
         for record in records:
-            ctx.monitor.track(record, now=True)
+            driver.track(record, now=True)
             for item in await ctx.ledger.inputs(record.id):
                 if (
                     item.awaiting_answer
@@ -200,7 +218,9 @@ async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskR
 
         def done() -> bool:
             return all(
-                r.is_terminal or not r.is_monitored or r.id in waiting_on_user
+                r.is_terminal
+                or not r.is_monitored
+                or (r.id in waiting_on_user and not wait_for_answers)
                 for r in latest.values()
             )
 
@@ -225,7 +245,7 @@ async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskR
                     waiting_on_user.add(event.record.id)
     finally:
         unsubscribe()
-        await ctx.monitor.stop()
+        await driver.stop()
         scheduler.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await scheduler
@@ -399,7 +419,13 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 
 async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
-    """Follow tasks (default: every active one) to their ends."""
+    """Follow tasks (default: every active one) to their ends.
+
+    One process per data folder polls: if another holds the poller lock (the window, another
+    watcher), this one follows what it writes to the database, and polls itself only once the
+    other is gone. ``--notify`` tells the user privately when a task ends or needs them, from
+    the polling process only (so no notification is shown twice).
+    """
     if args.ids:
         records = [await _find(ctx, key) for key in args.ids]
     else:
@@ -410,9 +436,68 @@ async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     for r in records:
         if not ctx.as_json:
             ctx.say(f"{_short(r)}: {await state_line(ctx, r)}")
-    finals = await follow(ctx, records, give_up_after=args.timeout)
+    notifier = ctx.notifier if args.notify else None
+    lock = ctx.poller_lock
+    driver: Driver = ctx.monitor
+    if lock is not None and ctx.follower is not None and not lock.try_acquire():
+        ctx.warn(
+            f"mooring: {lock.holder() or 'another Mooring process'} is polling these tasks; "
+            "following its results from the database."
+        )
+        driver = ctx.follower
+
+        def took_over() -> None:
+            if not ctx.as_json:
+                ctx.warn("mooring: the other process stopped; polling these tasks now")
+            if notifier is not None:
+                notifier.start()
+
+        ctx.follower.on_takeover = took_over
+    else:
+        if lock is not None and not ctx.as_json:
+            ctx.warn(f"mooring: polling {len(records)} task(s) for this data folder")
+        if notifier is not None:
+            notifier.start()
+    delivering = asyncio.create_task(notifier.run()) if notifier is not None else None
+    adopting = (
+        asyncio.create_task(_adopt_while_polling(ctx, {r.id for r in records}))
+        if lock is not None
+        else None
+    )
+    try:
+        finals = await follow(
+            ctx,
+            records,
+            give_up_after=args.timeout,
+            driver=driver,
+            wait_for_answers=args.notify,
+        )
+    finally:
+        if adopting is not None:
+            adopting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await adopting
+        if notifier is not None:
+            await notifier.aclose(delivering)
+        if lock is not None:
+            lock.release()
     codes = [await _final_output(ctx, finals[r.id]) for r in records]
     return next((c for c in codes if c is not ExitCode.OK), ExitCode.OK)
+
+
+async def _adopt_while_polling(ctx: CliContext, known: set[str]) -> None:
+    """While this process holds the poller lock, poll tasks other processes start too."""
+    adopter = Adopter(
+        ledger=ctx.ledger,
+        catalog=ctx.catalog,
+        accounts=ctx.accounts,
+        monitor=ctx.monitor,
+        known=known,
+    )
+    while True:
+        if ctx.poller_lock is not None and ctx.poller_lock.held:
+            await adopter.adopt()
+        await asyncio.sleep(ADOPT_EVERY.total_seconds())
 
 
 async def cancel(ctx: CliContext, args: argparse.Namespace) -> ExitCode:

@@ -22,6 +22,7 @@ from mooring.core.conversation import (
     ToolRound,
 )
 from mooring.core.issues import Issue
+from mooring.core.notifications import Notice
 from mooring.core.results import ResourceOutcome
 from mooring.core.servers import CredentialProfile, ServerDefinition
 from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress, TaskWire
@@ -320,4 +321,35 @@ class ConversationBook(Protocol):
 
     async def conversation_rounds(self, conversation_id: str) -> list[ConversationRound]:
         """Its tool rounds, oldest first, with their operation records."""
+
+
+# -- Notifications and background monitoring ---------------------------------------------------
+
+
+class NoticeSink(Protocol):
+    """Shows notices through the first delivery link that works (desktop notification → system
+    tray → in-app toast); it always ends somewhere."""
+
+    async def show(self, notice: Notice) -> str:
+        """Deliver ``notice``, replacing an earlier one with the same key; returns the name of
+        the link that delivered it."""
+        ...
+
+
+class PollerLock(Protocol):
+    """One poller per data folder: the process holding the lock polls servers; the others
+    follow what it writes to the database."""
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free (never waits); ``True`` if this process holds it."""
+        ...
+
+    @property
+    def held(self) -> bool:
+        """Whether this process holds the lock."""
+        ...
+
+    def release(self) -> None: ...
+    def holder(self) -> str | None:
+        """Who holds it (host, pid), or ``None`` if nobody does."""
         ...

@@ -67,16 +67,22 @@ def run_app(
     schema: str,
     on_ready: Callable[[MainWindow], None] | None = None,
     export_traces: Callable[[Path], Awaitable[int]] | None = None,
+    attach: Callable[[MainWindow], None] | None = None,
+    background: Callable[[], Awaitable[None]] | None = None,
+    shutdown: Callable[[], Awaitable[None]] | None = None,
 ) -> int:
     """Run the GUI over ``host`` until its last window closes; returns the exit code.
 
     The window is painted first; then launch reconciliation runs and the task monitor starts
     in the background. Every host event schedules a refresh (at most a few a second). When the
-    last window closed, the host stops on the same loop.
+    last window closed, the host stops on the same loop. ``attach`` is given the window as
+    soon as it exists (the notification links hook into it); ``background`` and ``shutdown``
+    replace the default launch work and clean-up (the composition root adds the one-poller rule
+    and notifications).
     """
     load = overview_loader(host, data_dir=data_dir, database=database, schema=schema)
 
-    async def background() -> None:
+    async def reconcile_then_watch() -> None:
         # The window is up: reconcile what earlier runs started, then keep watching.
         host.start_monitoring()
         try:
@@ -84,9 +90,11 @@ def run_app(
         except KnownError as exc:
             log.warning("launch reconciliation stopped: %s", exc.message)
 
-    async def shutdown() -> None:
+    async def stop_host() -> None:
         await host.stop()
-        log.info("window closed: monitoring stopped, server connections closed")
+
+    launch_work = background or reconcile_then_watch
+    clean_up = shutdown or stop_host
 
     def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
         def changed(event: Event) -> None:
@@ -115,10 +123,12 @@ def run_app(
     async def main() -> None:
         await host.prepare()
         window = MainWindow(load, export_traces=export_traces)
+        if attach is not None:
+            attach(window)
         window.show()
         await window.refresh()
         unsubscribe = subscribe(window.schedule_refresh)
-        work = asyncio.ensure_future(background())
+        work = asyncio.ensure_future(launch_work())
         if on_ready is not None:
             on_ready(window)
         await closed.wait()
@@ -127,7 +137,8 @@ def run_app(
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await work
-        await shutdown()
+        await clean_up()
+        log.info("window closed: monitoring stopped, server connections closed")
 
     restore = on_sigterm(quit_like_the_menu)
     try:

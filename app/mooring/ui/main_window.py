@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -28,9 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.issues import Issue
+from mooring.core.notifications import OpenTarget
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.states import LocalState
 from mooring.core.text import neutralize
+from mooring.ui.notifiers import Toast
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +57,13 @@ class TaskRow:
     server: str
     state: str
     detail: str
+    record_id: str = ""
+    """The full local id (a notification's click selects the task by it)."""
 
 
 SERVER_COLUMNS = ("Name", "Transport", "Command or URL", "Trusted")
 TASK_COLUMNS = ("Operation", "Tool", "Server", "State", "Detail")
+TASKS_TITLE = "Recent tasks"
 
 
 class MainWindow(QMainWindow):
@@ -66,6 +71,11 @@ class MainWindow(QMainWindow):
 
     overview_shown = Signal()
     """Emitted after every overview is on screen (tests and tools wait on it)."""
+    hidden_to_tray = Signal()
+    """The window was closed but Mooring keeps running in the tray (polling, notifying)."""
+    target_opened = Signal(object, object)
+    """A notification was clicked: ``(conversation id, record id)``, either may be ``None``
+    (the conversation view opens the conversation; the tasks table selects the task)."""
 
     def __init__(
         self,
@@ -77,6 +87,11 @@ class MainWindow(QMainWindow):
         self._load = load
         self._export_traces = export_traces
         self._pending: set[asyncio.Future[None]] = set()
+        self._task_rows: list[TaskRow] = []
+        self._quitting = False
+        self.keep_running: Callable[[], bool] = lambda: False
+        """Whether closing the window keeps Mooring running in the tray (the composition root
+        sets it from the setting and the tray's availability)."""
         self.setWindowTitle("Mooring")
         self.setObjectName("mooring-main-window")
         self.resize(880, 560)
@@ -111,7 +126,14 @@ class MainWindow(QMainWindow):
         servers_layout.addWidget(self.servers_table)
         layout.addWidget(servers_box, stretch=1)
 
-        tasks_box = QGroupBox("Recent tasks", central)
+        self.toast = Toast(central)
+        self.toast.opened.connect(self.open_target)
+        self.toast.badge_changed.connect(self._show_badge)
+        layout.addWidget(self.toast)
+
+        tasks_box = QGroupBox(TASKS_TITLE, central)
+        self.tasks_box = tasks_box
+        tasks_box.setAccessibleName("Tasks")
         tasks_layout = QVBoxLayout(tasks_box)
         self.tasks_table = QTableWidget(0, len(TASK_COLUMNS), tasks_box)
         self.tasks_table.setObjectName("tasks-table")
@@ -140,12 +162,63 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.export_action)
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
+        quit_action.triggered.connect(self.quit)
         file_menu.addAction(quit_action)
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(250)
         self._refresh_timer.timeout.connect(self._on_refresh_clicked)
+
+    # -- notifications -----------------------------------------------------------------------
+
+    def open_target(self, target: OpenTarget | None) -> None:
+        """Raise the window and show what a notification was about (its task selected)."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+        self.toast.clear_badge()
+        if target is None:
+            self.target_opened.emit(None, None)
+            return
+        if target.record_id is not None:
+            self.select_task(target.record_id)
+        self.target_opened.emit(target.conversation_id, target.record_id)
+
+    def select_task(self, record_id: str) -> bool:
+        """Select the task's row in the tasks table (``False`` if it is not listed)."""
+        for row, task in enumerate(self._task_rows):
+            if task.record_id == record_id:
+                self.tasks_table.selectRow(row)
+                item = self.tasks_table.item(row, 0)
+                if item is not None:
+                    self.tasks_table.scrollToItem(item)
+                return True
+        return False
+
+    def _show_badge(self, unseen: int) -> None:
+        self.tasks_box.setTitle(f"{TASKS_TITLE} ({unseen} new)" if unseen else TASKS_TITLE)
+
+    def quit(self) -> None:
+        """Close for real (File → Quit, the tray's Quit), whatever closing usually does."""
+        self._quitting = True
+        self.close()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closing hides the window into the tray when Mooring keeps running there."""
+        if not self._quitting and self.keep_running():
+            event.ignore()
+            self.hide()
+            self.hidden_to_tray.emit()
+            return
+        super().closeEvent(event)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """Looking at the window clears the badge."""
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.toast.clear_badge()
+        super().changeEvent(event)
 
     def _on_export_clicked(self) -> None:
         dialog = QFileDialog(self, "Export traces", "mooring-traces.jsonl", "OTLP JSON (*.jsonl)")
@@ -217,6 +290,7 @@ class MainWindow(QMainWindow):
                 self.servers_table.setItem(row, column, _cell(text))
         self.servers_table.resizeColumnToContents(0)
         self.servers_table.resizeColumnToContents(1)
+        self._task_rows = list(overview.tasks)
         self.tasks_table.setRowCount(len(overview.tasks))
         for row, task in enumerate(overview.tasks):
             for column, text in enumerate(
