@@ -287,6 +287,7 @@ async def with_one_retry(
         again = classify(exc)
         if again is None:
             raise
+        again.waited = True
         raise again from None
 
 
