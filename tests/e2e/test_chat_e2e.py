@@ -9,7 +9,6 @@ requests the endpoint recorded.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,7 +72,7 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def chat(cli: Cli, tmp_path: Path, model_endpoint: ModelEndpoint, kind: str) -> Iterator[Chat]:
+def chat(cli: Cli, tmp_path: Path, model_endpoint: ModelEndpoint, kind: str) -> Chat:
     demo = add_demo(cli, tmp_path)
     add_provider(cli, model_endpoint, kind)
     return Chat(cli, model_endpoint, demo, tmp_path)
