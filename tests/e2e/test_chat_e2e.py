@@ -154,7 +154,10 @@ def test_a_tool_with_an_immediate_result_goes_back_to_the_model(chat: Chat, kind
     assert chat.demo.count("tools/call", "list_suppliers") == 1
 
 
-def test_a_task_is_reported_started_and_wait_continues_with_its_result(chat: Chat) -> None:
+@both_wires
+def test_a_task_is_reported_started_and_wait_continues_with_its_result(
+    chat: Chat, kind: str
+) -> None:
     chat.endpoint.script(
         ToolCalls([ToolCall("demo__import_suppliers", {"path": "suppliers_clean.csv"})]),
         Text("The import is running."),
