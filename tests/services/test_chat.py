@@ -126,6 +126,10 @@ async def chat(
     hosts: HostFactory, tmp_path: Path, chat_model: ScriptedModel
 ) -> AsyncIterator[Chat]:
     host = await hosts()
+    if host.host.chat is not None:
+        # The wired host has its own chat on the (empty) provider book: only the scripted one
+        # may listen for task ends, or both would store follow-ups and continue.
+        await host.host.chat.aclose()
     demo = demo_definition(tmp_path / "demo-store.sqlite3", tmp_path / "demo-requests.log")
     await host.store.add_server(demo)
     model = chat_model
