@@ -1,9 +1,17 @@
-"""Time to the first streamed token: through Mooring's chat service versus the provider alone.
+"""``first_token``: time to the first streamed token through the chat engine vs the SDK alone.
 
-The same provider answers both: consumed directly, and through ``ChatService.send`` (which
-first stores the user's message, lists the tools and reads the conversation back). Prints both
-medians and their ratio. ``make_provider`` is the seam for the provider SDKs: once the
-adapters exist, pass one built on a scripted OpenAI/Anthropic endpoint on 127.0.0.1.
+Both sides ask the same scripted OpenAI-compatible endpoint on 127.0.0.1
+(``tests/helpers/model_endpoints``) for the same streamed reply:
+
+- **through Mooring**: ``ChatService.send`` on a host built by the composition root, whose
+  provider book names the endpoint, so the real provider factory and the ``openai`` SDK run
+  (the user's message is stored, the tools listed, the conversation read back, a client built);
+  timed from the call to the first ``ReplyDidStream`` event;
+- **baseline**: the ``openai`` SDK alone (one ``AsyncOpenAI`` client, as a script would keep),
+  timed from the request to the first content delta.
+
+The sides alternate so drift hits both alike. Prints both medians and the ratio (issue 16's
+target: at most 1.2x); ``main`` returns the figure in the suite's result shape.
 """
 
 from __future__ import annotations
@@ -12,108 +20,115 @@ import asyncio
 import statistics
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
+
+import openai
+from tests.helpers.model_endpoints import ModelEndpoint, Text
 
 from mooring.bootstrap import build_host
-from mooring.core.chat import (
-    ChatProvider,
-    ChatRequest,
-    ChatTurnMessage,
-    ProviderConfig,
-    ProviderFactory,
-    ProviderKind,
-    ReplyDone,
-    ReplyEvent,
-    TextDelta,
-)
-from mooring.core.conversation import Role
+from mooring.core.chat import ProviderConfig, ProviderKind
 from mooring.core.events import Event, ReplyDidStream
+from mooring.core.ids import new_id
+from mooring.services.host import Host
 from mooring.settings.paths import Paths
 from mooring.settings.store import Settings
 from mooring.storage.db import Database
 
-TURNS = 200
-CONFIG = ProviderConfig(
-    id="bench", name="bench", kind=ProviderKind.OPENAI, base_url="http://127.0.0.1:9", model="m"
-)
+ROUNDS = 60
+TARGET = 1.2
+MESSAGE = "How did the import go?"
+REPLY = "The import finished: 40 suppliers added, 2 skipped (duplicate VAT ids). " * 4
 
 
-class _InstantProvider:
-    """Streams a short reply with no network at all (the floor of any real provider)."""
-
-    async def stream(self, request: ChatRequest) -> AsyncIterator[ReplyEvent]:
-        for word in ("Hello", " there", "."):
-            yield TextDelta(word)
-        yield ReplyDone(text="Hello there.")
-
-    async def list_models(self) -> list[str]:
-        return [CONFIG.model]
-
-    async def aclose(self) -> None:
-        return None
-
-
-async def _direct(make_provider: ProviderFactory) -> list[float]:
-    times = []
-    request = ChatRequest(
-        model=CONFIG.model, messages=(ChatTurnMessage(role=Role.USER, content="hi"),)
+async def _sdk_alone(client: openai.AsyncOpenAI) -> float:
+    start = time.perf_counter()
+    first: float | None = None
+    stream = await client.chat.completions.create(
+        model="model-small",
+        messages=[{"role": "user", "content": MESSAGE}],
+        max_tokens=4096,
+        stream=True,
     )
-    for _ in range(TURNS):
-        provider = make_provider(CONFIG)
-        start = time.perf_counter()
-        async for event in provider.stream(request):
-            if isinstance(event, TextDelta):
-                times.append(time.perf_counter() - start)
-                break
-        await provider.aclose()
-    return times
+    async for chunk in stream:
+        if first is None and chunk.choices and chunk.choices[0].delta.content:
+            first = time.perf_counter() - start
+    assert first is not None, "the reply had no text"
+    return first
 
 
-async def _through_mooring(root: Path, make_provider: ProviderFactory) -> list[float]:
-    paths = Paths(data_dir=root, config_dir=root / "config", log_dir=root / "logs")
-    db = Database.open(root / "mooring.sqlite3")
-
-    async def resolve(_key: str | None) -> ProviderConfig:
-        return CONFIG
-
-    host = build_host(paths, Settings({}), db, models=(resolve, make_provider))
+async def _through_mooring(host: Host) -> float:
     chat = host.chat
     assert chat is not None
-    conversation = await chat.create()
-    times: list[float] = []
+    conversation = await chat.create()  # a fresh one: the same one-message request as the SDK's
     first: list[float] = []
 
     def on_event(event: Event) -> None:
         if isinstance(event, ReplyDidStream) and not first:
             first.append(time.perf_counter())
 
-    host.events.subscribe(on_event)
+    unsubscribe = host.events.subscribe(on_event)
     try:
-        for _ in range(TURNS):
-            first.clear()
-            start = time.perf_counter()
-            await chat.send(conversation.id, "hi")
-            times.append(first[0] - start)
+        start = time.perf_counter()
+        result = await chat.send(conversation.id, MESSAGE)
     finally:
+        unsubscribe()
+    assert result.error is None, result.error
+    return first[0] - start
+
+
+async def _measure(root: Path, endpoint: ModelEndpoint) -> dict[str, list[float]]:
+    paths = Paths(data_dir=root, config_dir=root / "config", log_dir=root / "logs")
+    db = Database.open(root / "mooring.sqlite3")
+    host = build_host(paths, Settings({"demo_server.enabled": False}), db)
+    assert host.providers is not None
+    await host.providers.add_provider(
+        ProviderConfig(
+            id=new_id(),
+            name="bench",
+            kind=ProviderKind.OPENAI,
+            base_url=endpoint.openai_url,
+            model="model-small",
+        )
+    )
+    client = openai.AsyncOpenAI(api_key="sk-bench", base_url=endpoint.openai_url, max_retries=0)
+    times: dict[str, list[float]] = {"sdk": [], "mooring": []}
+    try:
+        await _sdk_alone(client)  # warm-up, both sides
+        await _through_mooring(host)
+        for _ in range(ROUNDS):
+            times["sdk"].append(await _sdk_alone(client))
+            times["mooring"].append(await _through_mooring(host))
+    finally:
+        await client.close()
         await host.stop()
         db.close()
     return times
 
 
-def main(make_provider: ProviderFactory | None = None) -> None:
-    """Measure both paths and print the ratio of their medians."""
-
-    def instant(config: ProviderConfig) -> ChatProvider:
-        return _InstantProvider()
-
-    factory = make_provider or instant
-    with tempfile.TemporaryDirectory() as tmp:
-        direct = asyncio.run(_direct(factory))
-        through = asyncio.run(_through_mooring(Path(tmp), factory))
-    d, m = statistics.median(direct), statistics.median(through)
-    print(f"first token: provider alone {d * 1e3:.3f} ms, through Mooring {m * 1e3:.3f} ms")
-    print(f"ratio Mooring/alone: {m / d:.1f}x over {TURNS} turns (median)")
+def main() -> dict[str, Any]:
+    """Measure both sides, print the medians and their ratio; the ``first_token`` result."""
+    with tempfile.TemporaryDirectory() as tmp, ModelEndpoint.running() as endpoint:
+        endpoint.script(*(Text(REPLY, chunk=8) for _ in range(2 * ROUNDS + 2)))
+        times = asyncio.run(_measure(Path(tmp), endpoint))
+    sdk, ours = statistics.median(times["sdk"]), statistics.median(times["mooring"])
+    ratio = ours / sdk
+    print(f"first_token: openai SDK alone: median {sdk * 1e3:.2f} ms")
+    print(f"first_token: through ChatService.send: median {ours * 1e3:.2f} ms")
+    print(
+        f"first_token: ratio Mooring/SDK {ratio:.2f}x over {ROUNDS} turns "
+        f"(target <= {TARGET}x: {'met' if ratio <= TARGET else 'NOT met'})"
+    )
+    return {
+        "id": "first_token",
+        "what": "first streamed token through the chat engine (ChatService.send, openai SDK)",
+        "value": round(ours * 1e3, 3),
+        "baseline": round(sdk * 1e3, 3),
+        "ratio": round(ratio, 3),
+        "unit": "ms",
+        "target": f"<= {TARGET}x",
+        "met": ratio <= TARGET,
+    }
 
 
 if __name__ == "__main__":

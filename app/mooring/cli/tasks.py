@@ -234,9 +234,9 @@ async def _follow(
                 continue
             before = latest[event.record.id]
             latest[event.record.id] = event.record
-            if ctx.as_json:
-                continue
-            if _worth_a_line(ctx, before, event.record, state_changed=event.state_changed):
+            if not ctx.as_json and _worth_a_line(
+                ctx, before, event.record, state_changed=event.state_changed
+            ):
                 ctx.say(f"{_short(event.record)}: {await state_line(ctx, event.record)}")
             if event.record.state is not LocalState.INPUT_REQUIRED:
                 waiting_on_user.discard(event.record.id)

@@ -150,6 +150,7 @@ class ProviderError(Exception):
         retry_after: float | None = None,
         partial_text: str = "",
         status: int | None = None,
+        waited: bool = False,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -157,6 +158,8 @@ class ProviderError(Exception):
         self.retry_after = retry_after
         self.partial_text = partial_text
         self.status = status
+        self.waited = waited
+        """The provider already waited out one rate limit: nobody waits again."""
 
 
 class ChatProvider(Protocol):

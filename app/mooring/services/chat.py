@@ -588,6 +588,7 @@ class ChatService:
                 and failure.kind is ProviderFailure.RATE_LIMITED
                 and failure.retry_after is not None
                 and failure.retry_after <= RATE_LIMIT_WAIT_LIMIT
+                and not failure.waited
                 and not streamed.text
             ):
                 log.info("rate limited; waiting %.1f s once", failure.retry_after)

@@ -27,6 +27,7 @@ from mooring.adapters.providers.common import (
     parse_arguments,
     redact,
     stop_reason,
+    tls_context,
     with_one_retry,
 )
 from mooring.core.chat import (
@@ -188,6 +189,9 @@ class AnthropicChatProvider:
             max_retries=0,
             timeout=self.options.timeout(),
             default_headers=dict(headers),
+            http_client=anthropic.DefaultAsyncHttpxClient(
+                verify=tls_context(), timeout=self.options.timeout()
+            ),
             # Mooring traces its own work; the SDK neither records spans nor propagates context
             # to a third-party endpoint.
             open_telemetry={"traces": False, "propagation": False},

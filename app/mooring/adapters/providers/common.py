@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import json
 import logging
 import re
@@ -21,6 +22,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from mooring.core.chat import ProviderConfig, ProviderError, ProviderFailure, StopReason
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx2
 
 log = logging.getLogger("mooring.providers")
@@ -55,6 +58,16 @@ class ProviderOptions:
             write=self.write_timeout,
             pool=self.connect_timeout,
         )
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The verifying TLS context every provider client shares (the environment's CA settings
+    honoured, as the SDKs' own default). Building one loads the CA bundle, ~25 ms: once per
+    process, not on every model call (each call builds its client)."""
+    import httpx2
+
+    return httpx2.create_ssl_context()
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]+")
@@ -287,6 +300,7 @@ async def with_one_retry(
         again = classify(exc)
         if again is None:
             raise
+        again.waited = True
         raise again from None
 
 

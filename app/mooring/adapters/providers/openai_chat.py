@@ -27,6 +27,7 @@ from mooring.adapters.providers.common import (
     parse_arguments,
     redact,
     stop_reason,
+    tls_context,
     with_one_retry,
 )
 from mooring.core.chat import (
@@ -179,6 +180,9 @@ class OpenAIChatProvider:
             max_retries=0,
             timeout=self.options.timeout(),
             default_headers=dict(headers),
+            http_client=openai.DefaultAsyncHttpxClient(
+                verify=tls_context(), timeout=self.options.timeout()
+            ),
         )
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[ReplyEvent]:
