@@ -1,0 +1,106 @@
+"""Repositories: functions of a :class:`Session` that speak in core objects, one module per
+aggregate (servers and accounts, tool rounds, the task ledger, approvals, issues).
+
+Each takes the session of the caller's transaction, so several changes (a state transition, the
+final result into its tool round, new input requests) commit together or not at all — "write,
+then tell" starts here. Callers use the package (``from mooring.storage import repositories as
+repo``); the modules are how it is kept.
+"""
+
+from __future__ import annotations
+
+from mooring.storage.repositories.approvals import (
+    add_audit,
+    add_rule,
+    list_audit,
+    list_rules,
+    remove_rule,
+    set_round_approval,
+)
+from mooring.storage.repositories.issues import (
+    list_open_issues,
+    raise_issue,
+    resolve_issue,
+)
+from mooring.storage.repositories.rounds import (
+    add_conversation,
+    add_message,
+    add_tool_round,
+    finish_tool_round,
+    get_tool_round,
+    list_conversations,
+    list_messages,
+)
+from mooring.storage.repositories.servers import (
+    add_profile,
+    add_server,
+    builtin_server_ever_configured,
+    find_server,
+    get_server,
+    list_profiles,
+    list_servers,
+    profile_removed_at,
+    remove_profile,
+    remove_server,
+    server_removed_at,
+)
+from mooring.storage.repositories.tasks import (
+    add_task_inputs,
+    add_task_record,
+    apply_reconciliation,
+    count_task_records,
+    find_task_record,
+    get_task_record,
+    list_task_inputs,
+    list_task_records,
+    list_unfinished_task_records,
+    mark_answer_delivered,
+    save_answer,
+    save_task_record,
+    task_record_by_task_id,
+    task_records_matching,
+)
+
+__all__ = [
+    "add_audit",
+    "add_conversation",
+    "add_message",
+    "add_profile",
+    "add_rule",
+    "add_server",
+    "add_task_inputs",
+    "add_task_record",
+    "add_tool_round",
+    "apply_reconciliation",
+    "builtin_server_ever_configured",
+    "count_task_records",
+    "find_server",
+    "find_task_record",
+    "finish_tool_round",
+    "get_server",
+    "get_task_record",
+    "get_tool_round",
+    "list_audit",
+    "list_conversations",
+    "list_messages",
+    "list_open_issues",
+    "list_profiles",
+    "list_rules",
+    "list_servers",
+    "list_task_inputs",
+    "list_task_records",
+    "list_unfinished_task_records",
+    "mark_answer_delivered",
+    "profile_removed_at",
+    "raise_issue",
+    "remove_profile",
+    "remove_rule",
+    "remove_server",
+    "resolve_issue",
+    "save_answer",
+    "save_task_record",
+    "server_removed_at",
+    "set_round_approval",
+    "task_record_by_task_id",
+    "task_records_matching",
+]

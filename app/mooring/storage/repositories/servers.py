@@ -1,0 +1,148 @@
+"""Servers and their credential profiles (soft-removed, so their tasks stay explainable)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, and_, insert, select, update
+from sqlalchemy.orm import Session
+
+from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
+from mooring.storage import tables as t
+
+# -- servers -------------------------------------------------------------------------------
+
+
+def _server(row: Row[Any]) -> ServerDefinition:
+    return ServerDefinition(
+        id=row.id,
+        alias=row.alias,
+        transport=Transport(row.transport),
+        command=row.command,
+        args=tuple(row.args),
+        env=dict(row.env),
+        cwd=row.cwd,
+        url=row.url,
+        headers=dict(row.headers),
+        trusted=row.trusted,
+        enabled=row.enabled,
+        builtin=row.builtin,
+        allowed_tools=None if row.allowed_tools is None else tuple(row.allowed_tools),
+        hidden_tools=tuple(row.hidden_tools),
+        created_at=row.created_at,
+    )
+
+
+def add_server(session: Session, server: ServerDefinition) -> None:
+    """Store a new server definition."""
+    session.execute(
+        insert(t.servers).values(
+            id=server.id,
+            alias=server.alias,
+            transport=server.transport.value,
+            command=server.command,
+            args=list(server.args),
+            env=server.env,
+            cwd=server.cwd,
+            url=server.url,
+            headers=server.headers,
+            trusted=server.trusted,
+            enabled=server.enabled,
+            builtin=server.builtin,
+            allowed_tools=None if server.allowed_tools is None else list(server.allowed_tools),
+            hidden_tools=list(server.hidden_tools),
+            created_at=server.created_at,
+        )
+    )
+
+
+def list_servers(session: Session) -> list[ServerDefinition]:
+    """Every server that has not been removed, by alias."""
+    rows = session.execute(
+        select(t.servers).where(t.servers.c.removed_at.is_(None)).order_by(t.servers.c.alias)
+    )
+    return [_server(r) for r in rows]
+
+
+def get_server(session: Session, server_id: str) -> ServerDefinition | None:
+    """A server by id, even a removed one (its tasks still name it)."""
+    row = session.execute(select(t.servers).where(t.servers.c.id == server_id)).first()
+    return _server(row) if row else None
+
+
+def find_server(session: Session, alias: str) -> ServerDefinition | None:
+    """A live server by alias."""
+    row = session.execute(
+        select(t.servers).where(and_(t.servers.c.alias == alias, t.servers.c.removed_at.is_(None)))
+    ).first()
+    return _server(row) if row else None
+
+
+def server_removed_at(session: Session, server_id: str) -> datetime | None:
+    """When a server was removed, or ``None`` while it exists."""
+    removed: datetime | None = session.execute(
+        select(t.servers.c.removed_at).where(t.servers.c.id == server_id)
+    ).scalar_one_or_none()
+    return removed
+
+
+def builtin_server_ever_configured(session: Session) -> bool:
+    """Whether a built-in server exists or ever existed."""
+    found = session.execute(
+        select(t.servers.c.id).where(t.servers.c.builtin.is_(True)).limit(1)
+    ).first()
+    return found is not None
+
+
+def remove_server(session: Session, server_id: str, *, at: datetime) -> None:
+    """Remove a server; the row stays so its tasks can still be explained."""
+    session.execute(update(t.servers).where(t.servers.c.id == server_id).values(removed_at=at))
+
+
+# -- credential profiles ---------------------------------------------------------------------
+
+
+def add_profile(session: Session, profile: CredentialProfile) -> None:
+    """Store a new account for a server (its secrets go to the keyring, not here)."""
+    session.execute(
+        insert(t.credential_profiles).values(
+            id=profile.id,
+            server_id=profile.server_id,
+            label=profile.label,
+            created_at=profile.created_at,
+        )
+    )
+
+
+def list_profiles(session: Session, server_id: str) -> list[CredentialProfile]:
+    """The live accounts of one server."""
+    rows = session.execute(
+        select(t.credential_profiles).where(
+            and_(
+                t.credential_profiles.c.server_id == server_id,
+                t.credential_profiles.c.removed_at.is_(None),
+            )
+        )
+    )
+    return [
+        CredentialProfile(id=r.id, server_id=r.server_id, label=r.label, created_at=r.created_at)
+        for r in rows
+    ]
+
+
+def remove_profile(session: Session, profile_id: str, *, at: datetime) -> None:
+    """Remove an account; the row stays so its tasks can still be explained."""
+    session.execute(
+        update(t.credential_profiles)
+        .where(t.credential_profiles.c.id == profile_id)
+        .values(removed_at=at)
+    )
+
+
+def profile_removed_at(session: Session, profile_id: str) -> datetime | None:
+    """When an account was removed (``None`` while it exists or is unknown)."""
+    removed: datetime | None = session.execute(
+        select(t.credential_profiles.c.removed_at).where(t.credential_profiles.c.id == profile_id)
+    ).scalar_one_or_none()
+    return removed

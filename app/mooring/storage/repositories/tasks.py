@@ -1,0 +1,305 @@
+"""The task ledger: operation records, their input requests, and applying a reconciliation in
+one transaction."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, and_, func, insert, literal, or_, select, update
+from sqlalchemy.orm import Session
+
+from mooring.core.conversation import RoundOutcome
+from mooring.core.errors import RecordChanged
+from mooring.core.tasks.calls import TaskWire
+from mooring.core.tasks.inputs import TaskInput
+from mooring.core.tasks.reconcile import Reconciliation
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import TERMINAL_STATES, LocalState, TaskFlag
+from mooring.storage import tables as t
+from mooring.storage.repositories.rounds import finish_tool_round
+
+# -- the task ledger -------------------------------------------------------------------------
+
+
+# A task record's fields map to the columns of the same names, in one place: a new field needs
+# the dataclass field, the column and a migration, and nothing here unless it needs converting.
+_RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(TaskRecord))
+_TO_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "state": lambda state: state.value,
+    "flags": lambda flags: sorted(f.value for f in flags),
+    "wire": lambda wire: wire.value if wire is not None else None,
+}
+_FROM_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "state": LocalState,
+    "flags": lambda values: frozenset(TaskFlag(f) for f in values),
+    "wire": lambda value: TaskWire(value) if value is not None else None,
+}
+
+
+def _record_values(record: TaskRecord) -> dict[str, Any]:
+    values = {name: getattr(record, name) for name in _RECORD_FIELDS}
+    for name, convert in _TO_COLUMN.items():
+        values[name] = convert(values[name])
+    return values
+
+
+def _record(row: Row[Any]) -> TaskRecord:
+    mapping = row._mapping
+    values = {name: mapping[name] for name in _RECORD_FIELDS}
+    for name, convert in _FROM_COLUMN.items():
+        values[name] = convert(values[name])
+    return TaskRecord(**values)
+
+
+def add_task_record(session: Session, record: TaskRecord) -> None:
+    """Persist a new operation (normally in ``creating``, before anything is sent)."""
+    session.execute(insert(t.task_records).values(**_record_values(record)))
+
+
+def save_task_record(
+    session: Session, record: TaskRecord, *, expected_updated_at: datetime | None = None
+) -> None:
+    """Persist a changed record.
+
+    A stored terminal record is never overwritten. With ``expected_updated_at`` the write only
+    applies to that stored version (compare-and-swap): another process may have moved the
+    record on meanwhile, and its write must not be lost. A cancel request, once stored, stays.
+    """
+    values = _record_values(record)
+    del values["id"]
+    values["cancel_requested"] = or_(
+        t.task_records.c.cancel_requested, literal(bool(record.cancel_requested))
+    )
+    terminal = [s.value for s in TERMINAL_STATES]
+    conditions = [t.task_records.c.id == record.id, t.task_records.c.state.not_in(terminal)]
+    if expected_updated_at is not None:
+        conditions.append(t.task_records.c.updated_at == expected_updated_at)
+    done = session.execute(update(t.task_records).where(and_(*conditions)).values(**values))
+    if done.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult has rowcount
+        stored = get_task_record(session, record.id)
+        if stored is None:
+            raise LookupError(f"no task record {record.id}")
+        if stored.is_terminal:
+            raise RecordChanged(record.id, f"it is {stored.state}: terminal, not overwritten")
+        raise RecordChanged(record.id, f"it is {stored.state} now")
+
+
+def get_task_record(session: Session, record_id: str) -> TaskRecord | None:
+    """A record by local operation id."""
+    row = session.execute(select(t.task_records).where(t.task_records.c.id == record_id)).first()
+    return _record(row) if row else None
+
+
+def task_record_by_task_id(session: Session, server_id: str, task_id: str) -> TaskRecord | None:
+    """The record of the server's task ``task_id``: an exact, indexed lookup (never a prefix)."""
+    row = session.execute(
+        select(t.task_records).where(
+            (t.task_records.c.server_id == server_id) & (t.task_records.c.task_id == task_id)
+        )
+    ).one_or_none()
+    return _record(row) if row is not None else None
+
+
+def find_task_record(session: Session, key: str) -> TaskRecord | None:
+    """A record by local operation id, server task id, or a unique prefix of either."""
+    exact = session.execute(
+        select(t.task_records).where(
+            (t.task_records.c.id == key) | (t.task_records.c.task_id == key)
+        )
+    ).all()
+    if len(exact) == 1:
+        return _record(exact[0])
+    if exact:
+        return None
+    pattern = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    prefixed = session.execute(
+        select(t.task_records)
+        .where(
+            t.task_records.c.id.like(pattern, escape="\\")
+            | t.task_records.c.task_id.like(pattern, escape="\\")
+        )
+        .limit(2)
+    ).all()
+    return _record(prefixed[0]) if len(prefixed) == 1 else None
+
+
+def task_records_matching(session: Session, key: str, *, limit: int = 20) -> list[TaskRecord]:
+    """Every record whose operation id or task id is ``key`` or starts with it, newest first
+    (what an ambiguous ``find`` could have meant)."""
+    pattern = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = session.execute(
+        select(t.task_records)
+        .where(
+            t.task_records.c.id.like(pattern, escape="\\")
+            | t.task_records.c.task_id.like(pattern, escape="\\")
+        )
+        .order_by(t.task_records.c.created_at.desc(), t.task_records.c.id)
+        .limit(limit)
+    ).all()
+    return [_record(row) for row in rows]
+
+
+def list_task_records(
+    session: Session, *, states: Iterable[LocalState] | None = None, limit: int | None = None
+) -> list[TaskRecord]:
+    """Records, newest first, optionally only those in ``states``."""
+    query = select(t.task_records).order_by(t.task_records.c.created_at.desc(), t.task_records.c.id)
+    if states is not None:
+        query = query.where(t.task_records.c.state.in_([s.value for s in states]))
+    if limit is not None:
+        query = query.limit(limit)
+    return [_record(r) for r in session.execute(query)]
+
+
+def list_unfinished_task_records(session: Session) -> list[TaskRecord]:
+    """Every record that is not terminal (what launch reconciliation looks at)."""
+    terminal = [s.value for s in TERMINAL_STATES]
+    rows = session.execute(
+        select(t.task_records)
+        .where(t.task_records.c.state.not_in(terminal))
+        .order_by(t.task_records.c.created_at)
+    )
+    return [_record(r) for r in rows]
+
+
+def count_task_records(session: Session) -> dict[LocalState, int]:
+    """How many records are in each state."""
+    rows = session.execute(
+        select(t.task_records.c.state, func.count()).group_by(t.task_records.c.state)
+    )
+    return {LocalState(row[0]): int(row[1]) for row in rows}
+
+
+# -- task inputs -----------------------------------------------------------------------------
+
+
+def _input(row: Row[Any]) -> TaskInput:
+    return TaskInput(
+        record_id=row.record_id,
+        key=row.key,
+        method=row.method,
+        params=dict(row.params),
+        created_at=row.created_at,
+        answer=row.answer,
+        answered_at=row.answered_at,
+        acknowledged_at=row.acknowledged_at,
+        outcome=row.outcome,
+    )
+
+
+def add_task_inputs(
+    session: Session, record_id: str, requests: dict[str, dict[str, Any]], *, at: datetime
+) -> list[TaskInput]:
+    """Store input requests not seen before (keys repeat across polls); return the new ones."""
+    known = set(
+        session.execute(
+            select(t.task_inputs.c.key).where(t.task_inputs.c.record_id == record_id)
+        ).scalars()
+    )
+    added: list[TaskInput] = []
+    for key, request in requests.items():
+        if key in known:
+            continue
+        item = TaskInput(
+            record_id=record_id,
+            key=key,
+            method=str(request.get("method", "")),
+            params=dict(request.get("params") or {}),
+            created_at=at,
+        )
+        session.execute(
+            insert(t.task_inputs).values(
+                record_id=record_id,
+                key=key,
+                method=item.method,
+                params=item.params,
+                created_at=at,
+            )
+        )
+        added.append(item)
+    return added
+
+
+def list_task_inputs(session: Session, record_id: str) -> list[TaskInput]:
+    """A task's input requests in the order they arrived."""
+    rows = session.execute(
+        select(t.task_inputs)
+        .where(t.task_inputs.c.record_id == record_id)
+        .order_by(t.task_inputs.c.created_at, t.task_inputs.c.key)
+    )
+    return [_input(r) for r in rows]
+
+
+def save_answer(
+    session: Session, record_id: str, key: str, answer: dict[str, Any], *, at: datetime
+) -> None:
+    """Save the user's answer (before it is sent); an answer once saved is not replaced."""
+    done = session.execute(
+        update(t.task_inputs)
+        .where(
+            and_(
+                t.task_inputs.c.record_id == record_id,
+                t.task_inputs.c.key == key,
+                t.task_inputs.c.answer.is_(None),
+            )
+        )
+        .values(answer=answer, answered_at=at)
+    )
+    if done.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult has rowcount
+        raise ValueError(f"input {key!r} of {record_id} is unknown or already answered")
+
+
+def mark_answer_delivered(
+    session: Session,
+    record_id: str,
+    keys: Sequence[str],
+    *,
+    at: datetime,
+    outcome: str | None = None,
+) -> None:
+    """The server acknowledged these answers (or, with ``outcome``, they could not be)."""
+    values: dict[str, Any] = {"acknowledged_at": at} if outcome is None else {"outcome": outcome}
+    session.execute(
+        update(t.task_inputs)
+        .where(and_(t.task_inputs.c.record_id == record_id, t.task_inputs.c.key.in_(list(keys))))
+        .values(**values)
+    )
+
+
+# -- applying a reconciliation ---------------------------------------------------------------
+
+_ROUND_OUTCOME = {
+    LocalState.COMPLETED: RoundOutcome.RESULT,
+    LocalState.FAILED: RoundOutcome.ERROR,
+    LocalState.CANCELLED: RoundOutcome.CANCELLED,
+    LocalState.EXPIRED: RoundOutcome.LOST,
+    LocalState.ABANDONED: RoundOutcome.LOST,
+    LocalState.DENIED: RoundOutcome.DENIED,
+}
+
+
+def apply_reconciliation(session: Session, rec: Reconciliation) -> list[TaskInput]:
+    """Persist everything one reconciliation decided, in the caller's transaction.
+
+    The record, the final result or error in its tool round, and new input requests commit
+    together; returns the input requests that were new.
+    """
+    if not rec.changed:
+        return []
+    record = rec.record
+    save_task_record(session, record, expected_updated_at=rec.base_updated_at)
+    if rec.state_changed and record.is_terminal and record.tool_round_id is not None:
+        finish_tool_round(
+            session,
+            record.tool_round_id,
+            outcome=_ROUND_OUTCOME[record.state],
+            at=record.updated_at,
+            result=rec.result,
+            error=rec.error,
+        )
+    if rec.input_requests:
+        return add_task_inputs(session, record.id, rec.input_requests, at=record.updated_at)
+    return []
