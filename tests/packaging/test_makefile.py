@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,9 +14,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 def planned(target: str, venv: Path) -> list[str]:
     """The commands ``make TARGET`` would run on a machine without ``venv``."""
+    # Run from inside `make test` too: no "Entering directory" lines from an outer make.
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     done = subprocess.run(
-        ["make", "-n", target, f"VENV={venv}"],
+        ["make", "--no-print-directory", "-n", target, f"VENV={venv}"],
         cwd=REPO,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
