@@ -4,6 +4,7 @@ demo server as a subprocess, and a bounded wait on Qt signals (never a sleep).""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +42,7 @@ def anyio_backend() -> tuple[str, dict[str, Any]]:
     return ("asyncio", {"loop_factory": _qasync_loop})
 
 
-async def until(
-    check: Callable[[], bool], *signals: SignalInstance, timeout: float = 60
-) -> None:
+async def until(check: Callable[[], bool], *signals: SignalInstance, limit: float = 60) -> None:
     """Wait until ``check()`` holds, re-checking whenever one of ``signals`` fires."""
     reached = asyncio.Event()
 
@@ -55,14 +54,15 @@ async def until(
         signal.connect(test)
     try:
         test()
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(limit):
             await reached.wait()
     finally:
         for signal in signals:
-            signal.disconnect(test)
+            with contextlib.suppress(RuntimeError):  # its source may be gone (a closed dialog)
+                signal.disconnect(test)
 
 
-async def next_dialog(asker: DialogAsker, timeout: float = 60) -> ApprovalDialog:
+async def next_dialog(asker: DialogAsker, limit: float = 60) -> ApprovalDialog:
     """The next approval dialog the asker opens."""
     if asker.open_dialogs:
         return asker.open_dialogs[0]
@@ -74,7 +74,7 @@ async def next_dialog(asker: DialogAsker, timeout: float = 60) -> ApprovalDialog
 
     asker.on_open.append(opened)
     try:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(limit):
             return await future
     finally:
         asker.on_open.remove(opened)
@@ -92,8 +92,14 @@ class UiHost:
     data_dir: Path
 
 
-@pytest.fixture
-async def ui_host(tmp_path: Path, qapp: QApplication) -> AsyncIterator[UiHost]:
+@contextlib.asynccontextmanager
+async def open_ui_host(tmp_path: Path) -> AsyncIterator[UiHost]:
+    """A running host for one test, stopped before the test returns.
+
+    Not a fixture on purpose: pytest-qt processes Qt events between a test and its fixtures'
+    teardown, which would run qasync's timers outside the loop; everything async must end
+    inside the test.
+    """
     data = tmp_path / "data"
     data.mkdir()
     paths = Paths(data_dir=data, config_dir=data / "config", log_dir=data / "logs", overridden=True)

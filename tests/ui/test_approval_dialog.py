@@ -7,6 +7,7 @@ import asyncio
 import pytest
 import shiboken6
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
@@ -37,7 +38,7 @@ def texts(dialog: ApprovalDialog) -> list[str]:
 
 def answer_of(qtbot: QtBot, dialog: ApprovalDialog, button: str) -> ApprovalAnswer:
     with qtbot.waitSignal(dialog.decided, timeout=5000) as caught:
-        qtbot.mouseClick(dialog.buttons[button], Qt.MouseButton.LeftButton)
+        dialog.buttons[button].click()
     answer = caught.args[0] if caught.args else None
     assert isinstance(answer, ApprovalAnswer)
     return answer
@@ -113,10 +114,10 @@ def test_escape_dismisses_the_question_and_enter_allows_nothing(qtbot: QtBot) ->
     dialog.show()
     answers: list[object] = []
     dialog.decided.connect(answers.append)
-    qtbot.keyClick(dialog, Qt.Key.Key_Return)  # focus is on Deny: Enter never approves
+    QTest.keyClick(dialog, Qt.Key.Key_Return)  # focus is on Deny: Enter never approves
     assert answers in ([], [ApprovalAnswer(ApprovalOutcome.DENIED)])
     if not answers:
-        qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+        QTest.keyClick(dialog, Qt.Key.Key_Escape)
         assert answers == [ApprovalAnswer(ApprovalOutcome.CANCELLED)]
 
 
@@ -125,7 +126,8 @@ async def test_the_asker_opens_the_dialog_without_blocking_and_returns_the_press
     asker = DialogAsker()
     pending = asyncio.ensure_future(asker(request()))
     dialog = await next_dialog(asker)
-    assert dialog.isVisible() and dialog.isModal()
+    assert dialog.isVisible()
+    assert dialog.isModal()
     assert not pending.done()  # the loop runs on while the question is open
     dialog.buttons["Allow once"].click()
     async with asyncio.timeout(10):

@@ -114,6 +114,11 @@ def builtin_server_ever_configured(session: Session) -> bool:
     return found is not None
 
 
+def set_server_trusted(session: Session, server_id: str, trusted: bool) -> None:
+    """Trust (or stop trusting) a server's tool annotations."""
+    session.execute(update(t.servers).where(t.servers.c.id == server_id).values(trusted=trusted))
+
+
 def remove_server(session: Session, server_id: str, *, at: datetime) -> None:
     """Remove a server; the row stays so its tasks can still be explained."""
     session.execute(update(t.servers).where(t.servers.c.id == server_id).values(removed_at=at))

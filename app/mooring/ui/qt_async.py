@@ -53,10 +53,18 @@ class Jobs:
             return
         if not isinstance(exc, KnownError):
             log.error("background work failed", exc_info=exc)
-        self._report(error_text(exc))
+        try:
+            self._report(error_text(exc))
+        except RuntimeError:  # the widget that would show it is gone (the window closed)
+            log.info("not shown (window closed): %s", error_text(exc))
 
     def __len__(self) -> int:
         return len(self._running)
+
+    def cancel_soon(self) -> None:
+        """Cancel everything still running, without waiting (a dialog closed)."""
+        for task in list(self._running):
+            task.cancel()
 
     async def cancel_all(self) -> None:
         """Stop everything still running (the window is closing)."""
@@ -68,8 +76,9 @@ class Jobs:
                 await task
 
 
-async def wait_dialog(dialog: QDialog) -> int:
-    """Open ``dialog`` window-modally (``open()``, never ``exec()``) and await its result."""
+async def wait_dialog(dialog: QDialog, on_open: Callable[[QDialog], None] | None = None) -> int:
+    """Open ``dialog`` window-modally (``open()``, never ``exec()``) and await its result;
+    ``on_open`` is told once it is shown."""
     future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
     def finished(result: int) -> None:
@@ -78,6 +87,8 @@ async def wait_dialog(dialog: QDialog) -> int:
 
     dialog.finished.connect(finished)
     dialog.open()
+    if on_open is not None:
+        on_open(dialog)
     try:
         return await future
     finally:
@@ -86,7 +97,13 @@ async def wait_dialog(dialog: QDialog) -> int:
             dialog.reject()
 
 
-async def confirm(parent: QWidget | None, title: str, text: str, yes: str) -> bool:
+async def confirm(
+    parent: QWidget | None,
+    title: str,
+    text: str,
+    yes: str,
+    on_open: Callable[[QDialog], None] | None = None,
+) -> bool:
     """Ask a yes/no question in a titled dialog; ``True`` only when ``yes`` was pressed."""
     box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.NoButton)
     box.setParent(parent, box.windowFlags())
@@ -94,7 +111,7 @@ async def confirm(parent: QWidget | None, title: str, text: str, yes: str) -> bo
     accept = box.addButton(yes, QMessageBox.ButtonRole.AcceptRole)
     box.addButton(QMessageBox.StandardButton.Cancel)
     box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-    await wait_dialog(box)
+    await wait_dialog(box, on_open)
     clicked = box.clickedButton()
     box.deleteLater()
     return clicked is accept
