@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtWidgets import QComboBox, QMessageBox
 from pytestqt.qtbot import QtBot
 
+from mooring.core.issues import IssueAction, IssueKind
 from mooring.core.tasks.states import LocalState
 from mooring.ui.dialogs.add_server import AddServerDialog
 from mooring.ui.dialogs.input_form import InputFormDialog
@@ -223,3 +224,25 @@ async def add_trust_remove(window: MainWindow, ui_host: UiHost) -> None:
     await removing
     assert [v.server.alias for v in panel.model.views()] == ["demo"]
     assert await ui_host.host.catalog.find_server("web") is None
+
+
+async def test_an_issue_appears_when_raised_and_its_fix_is_a_button(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    async with open_window(tmp_path, qtbot) as (window, ui_host):
+        panel = window.issues
+        await ui_host.host.issues.raise_issue(
+            IssueKind.SERVER_UNAVAILABLE,
+            ui_host.demo.id,
+            "demo could not be reached",
+            "connection refused",
+        )
+        await until(lambda: panel.model.rowCount() == 1, panel.count_changed)
+        assert window.tabs.tabText(window.tabs.indexOf(panel)) == "&Issues (1)"
+        offered = [b.text() for b in panel.buttons.values() if not b.isHidden()]
+        assert offered == ["Show server", "Dismiss"]
+        panel.buttons[IssueAction.CHECK_SERVER].click()
+        await until(lambda: window.tabs.currentWidget() is window.servers, panel.count_changed)
+        panel.buttons[IssueAction.DISMISS].click()
+        await until(lambda: panel.model.rowCount() == 0, panel.count_changed)
+        assert await ui_host.host.open_issues() == []
