@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-stamp
 # Tests and `make run` never touch the real user profile unless asked: see README.
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test check lint typecheck contracts pytest system-deps venv conformance samples bench clean
+.PHONY: run test check lint typecheck contracts pytest system-deps venv conformance samples bench clean screenshots
 
 $(BIN)/python:
 	bash packaging/system-deps.sh venv
@@ -52,6 +52,11 @@ samples: venv
 
 conformance: venv
 	bash packaging/conformance.sh
+
+## PNGs of the window's main states (Xvfb) in build/screenshots/.
+screenshots: venv
+	bash packaging/system-deps.sh all
+	PYTHON=$(abspath $(BIN)/python) bash packaging/screenshots.sh
 
 bench: venv
 	$(BIN)/python -m bench

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QTimer
 from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 
 from mooring.bootstrap import run_gui
@@ -33,6 +33,8 @@ TERMINAL = {"completed", "failed", "cancelled", "expired", "not run — denied",
 def save(widget: QWidget, shots: Path | None, name: str) -> None:
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
+        # Lay out what just changed (posted layout requests only; no nested event loop).
+        QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         widget.grab().save(str(shots / f"{name}.png"))
 
 
@@ -122,12 +124,16 @@ def main() -> int:
             sys.stdout.write(json.dumps({"ready": True}) + "\n")
             sys.stdout.flush()
             return
+        # Later, from the event loop: not inside the task that starts the window.
         if mode == "shot":
-            QApplication.processEvents()
-            window.grab().save(target)
-            finish(window, {"title": window.windowTitle()})
+
+            def shoot() -> None:
+                window.grab().save(target)
+                finish(window, {"title": window.windowTitle()})
+
+            QTimer.singleShot(500, shoot)
         else:
-            drive(window, target, shots, press=mode == "flow")
+            QTimer.singleShot(0, lambda: drive(window, target, shots, press=mode == "flow"))
 
     return int(run_gui(build_parser().parse_args(["gui"]), on_ready=on_ready))
 

@@ -78,10 +78,9 @@ class InputFormDialog(QDialog):
         self.message_label.setObjectName("question-message")
         self.message_label.setTextFormat(Qt.TextFormat.PlainText)
         self.message_label.setWordWrap(True)
-        self.message_label.setText(neutralise(message or "(no question text)", limit=2000))
-        font = self.message_label.font()
-        font.setBold(True)
-        self.message_label.setFont(font)
+        self.message_label.setText(
+            neutralise(message or "(no question text)", limit=4000, multiline=True)
+        )
         layout.addWidget(self.message_label)
 
         schema = question.params.get("requestedSchema")
@@ -99,6 +98,7 @@ class InputFormDialog(QDialog):
         if self.form is not None:
             scroll = QScrollArea(self)
             scroll.setWidgetResizable(True)
+            scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
             scroll.setWidget(self.form)
             layout.addWidget(scroll, stretch=1)
 

@@ -197,7 +197,9 @@ class ToolPalette(QDialog):
             self.description_label.setText("")
             self.form_area.setWidget(QWidget())
             return
-        self.description_label.setText(neutralise(info.description or info.name, limit=2000))
+        text = (info.description or info.name).strip()
+        self.description_label.setText(neutralise(text.split("\n\n")[0], limit=400, multiline=True))
+        self.description_label.setToolTip(neutralise(text, limit=4000, multiline=True))
         try:
             self.form = SchemaForm(fields_of(info.input_schema or None), self)
             self.form_area.setWidget(self.form)

@@ -181,9 +181,9 @@ class ServersPanel(QWidget):
             QListWidgetItem("This server offers no tools.", self.tools_list)
         for info in tools or []:
             name = neutralise(info.title or info.name, limit=120)
-            description = neutralise(info.description, limit=300)
+            description = neutralise(info.description.strip().split("\n")[0], limit=200)
             item = QListWidgetItem(f"{name} — {description}" if description else name)
-            item.setToolTip(neutralise(info.description, limit=2000))
+            item.setToolTip(neutralise(info.description, limit=2000, multiline=True))
             self.tools_list.addItem(item)
         self.tools_shown.emit(view.server.alias)
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QListView,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QStyle,
     QStyledItemDelegate,
@@ -50,6 +51,21 @@ TONE_COLOURS = {
     Tone.PROBLEM.value: "#c0392b",
     Tone.QUIET.value: "#7f8c8d",
 }
+
+
+TONE_COLOURS_DARK = {
+    Tone.BUSY.value: "#7fb3e0",
+    Tone.ATTENTION.value: "#f0b45a",
+    Tone.DONE.value: "#6fcf8f",
+    Tone.PROBLEM.value: "#ff8a80",
+    Tone.QUIET.value: "#a9b0b6",
+}
+
+
+def tone_colour(tone: str, palette: QPalette) -> str:
+    """The colour of a state's words, readable on the palette's background."""
+    dark = palette.color(QPalette.ColorRole.Window).lightness() < 128
+    return (TONE_COLOURS_DARK if dark else TONE_COLOURS)[tone]
 
 
 class TaskFeed:
@@ -150,7 +166,7 @@ class TaskDelegate(QStyledItemDelegate):
         )
         painter.setFont(option.font)
         body = QFontMetrics(option.font)
-        colour = text_colour if selected else QColor(TONE_COLOURS[view.words.tone.value])
+        colour = text_colour if selected else QColor(tone_colour(view.words.tone.value, palette))
         painter.setPen(colour)
         line = body.elidedText(state_line(view), Qt.TextElideMode.ElideRight, rect.width())
         painter.drawText(
@@ -235,14 +251,16 @@ class TaskCard(QWidget):
         layout.addWidget(self.title_label)
         layout.addWidget(self.state_label)
         layout.addWidget(self.detail_label)
-        form = QFormLayout()
+        self.details = QWidget(self)
+        form = QFormLayout(self.details)
+        form.setContentsMargins(0, 0, 0, 0)
         form.addRow("Server says:", self.message_label)
         form.addRow("Elapsed:", self.elapsed_label)
         form.addRow("Last checked:", self.checked_label)
         form.addRow("Time to live left:", self.ttl_label)
         form.addRow("Operation:", self.id_label)
         form.addRow("Result:", self.result_label)
-        layout.addLayout(form)
+        layout.addWidget(self.details)
         row = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for text, signal in (
@@ -263,7 +281,10 @@ class TaskCard(QWidget):
         layout.addLayout(row)
         layout.addStretch(1)
         self.empty_label = self._label()
-        self.empty_label.setText("Choose a task to see it here.")
+        self.empty_label.setText(
+            "No task chosen. Run a tool with Ctrl+K (File → Run a tool…); "
+            "every call you start shows up on the left."
+        )
         layout.insertWidget(0, self.empty_label)
         self._timer = QTimer(self)
         self._timer.setInterval(1000)
@@ -274,6 +295,9 @@ class TaskCard(QWidget):
         label = QLabel(self)
         label.setTextFormat(Qt.TextFormat.PlainText)
         label.setWordWrap(True)
+        # Long server text wraps within the pane instead of widening the card past it.
+        label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        label.setMinimumWidth(120)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return label
 
@@ -285,7 +309,7 @@ class TaskCard(QWidget):
         """Show ``view`` (or the empty card)."""
         self.view = view
         self.empty_label.setVisible(view is None)
-        for widget in (self.title_label, self.state_label, self.detail_label):
+        for widget in (self.title_label, self.state_label, self.detail_label, self.details):
             widget.setVisible(view is not None)
         if view is None:
             for button in self.buttons.values():
@@ -305,10 +329,14 @@ class TaskCard(QWidget):
         record = view.record
         self.title_label.setText(title_of(view))
         self.state_label.setText(view.words.label)
-        self.state_label.setStyleSheet(f"color: {TONE_COLOURS[view.words.tone.value]};")
+        self.state_label.setStyleSheet(
+            f"color: {tone_colour(view.words.tone.value, self.palette())};"
+        )
         detail = neutralise(view.words.detail, limit=1000)
+        said = neutralise(record.status_message or "", limit=1000)
         self.detail_label.setText(detail)
-        self.detail_label.setVisible(bool(detail))
+        # The server's message has its own row; the detail line is for what it adds.
+        self.detail_label.setVisible(bool(detail) and detail != said)
         self.message_label.setText(neutralise(record.status_message or "—", limit=1000))
         self.id_label.setText(view.short_id)
         self.result_label.setText(self._result_text(view))
@@ -347,7 +375,7 @@ class TaskCard(QWidget):
             if isinstance(block, dict) and block.get("type") == "text"
         ]
         return neutralise(
-            " ".join(texts) or result.get("structuredContent") or "—", limit=1000, multiline=True
+            " ".join(texts) or result.get("structuredContent") or "—", limit=2000, multiline=True
         )
 
     def _tick(self) -> None:
@@ -394,7 +422,7 @@ class TasksPanel(QWidget):
         self.splitter.setStretchFactor(1, 3)
         layout.addWidget(self.splitter)
         self.list_view.selectionModel().selectionChanged.connect(self._on_selection)
-        self.model.modelReset.connect(self._on_selection)
+        self.model.modelReset.connect(self._on_reset)
         self.model.dataChanged.connect(self._on_data_changed)
         self.model.rowsInserted.connect(self._on_rows_inserted)
         self.card.cancel_pressed.connect(lambda i: self.jobs.start(self.cancel(i)))
@@ -413,6 +441,12 @@ class TasksPanel(QWidget):
         self.list_view.setCurrentIndex(self.model.index(row, 0))
         self._on_selection()
         return True
+
+    def _on_reset(self) -> None:
+        # The last known state: the newest task's card at once, before anything is asked.
+        if self.model.rowCount() and not self.list_view.selectionModel().hasSelection():
+            self.list_view.setCurrentIndex(self.model.index(0, 0))
+        self._on_selection()
 
     def _on_selection(self, *_args: object) -> None:
         indexes = self.list_view.selectionModel().selectedIndexes()

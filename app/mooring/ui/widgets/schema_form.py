@@ -60,7 +60,7 @@ class SchemaForm(QWidget):
             column.setContentsMargins(0, 0, 0, 0)
             column.addWidget(editor)
             if item.description:
-                hint = _plain(neutralise(item.description, limit=500), box)
+                hint = _plain(neutralise(item.description, limit=500, multiline=True), box)
                 hint.setEnabled(False)
                 column.addWidget(hint)
             error = _plain("", box)
