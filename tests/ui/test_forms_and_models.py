@@ -48,7 +48,7 @@ def test_defaults_are_filled_in_and_each_kind_gets_its_input(qtbot: QtBot) -> No
     assert isinstance(built.inputs["dry_run"], QCheckBox)
     assert isinstance(built.inputs["tags"], QListWidget)
     assert built.inputs["count"].text() == "3"  # type: ignore[attr-defined]
-    assert built.inputs["dry_run"].isChecked()  # type: ignore[attr-defined]
+    assert built.inputs["dry_run"].isChecked()
     assert built.inputs["mode"].currentData() is None  # nothing chosen for the user
 
 
