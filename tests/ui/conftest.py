@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+import gc
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 import qasync
-from PySide6.QtCore import SignalInstance
+from PySide6.QtCore import QEvent, SignalInstance
 from PySide6.QtWidgets import QApplication
 
 from mooring.bootstrap import build_host
@@ -34,6 +35,16 @@ def _qasync_loop() -> asyncio.AbstractEventLoop:
     app.setQuitOnLastWindowClosed(False)
     loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app)
     return loop
+
+
+@pytest.fixture(autouse=True)
+def collect_between_tests(qapp: QApplication) -> Iterator[None]:
+    """Delete what a test left behind before the next test's loop starts (a Qt object freed
+    by the garbage collector in the middle of another test's event loop can crash Qt)."""
+    yield
+    gc.collect()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
 
 
 @pytest.fixture
