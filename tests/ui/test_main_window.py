@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QAbstractButton, QLineEdit, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QAbstractButton, QLineEdit, QMenu, QPlainTextEdit, QWidget
 from pytestqt.qtbot import QtBot
 
 from mooring.ui.dialogs.palette import ToolPalette
@@ -64,6 +64,24 @@ async def test_the_window_shows_its_views_and_where_the_data_lives(
         for index in range(window.tabs.count()):
             window.tabs.setCurrentIndex(index)
             assert unnamed(window) == [], window.tabs.tabText(index)
+        keys = {
+            action.text(): action.shortcut().toString()
+            for menu in window.menuBar().findChildren(QMenu)
+            for action in menu.actions()
+        }
+        assert keys["Tasks"] == "Ctrl+1"
+        assert keys["Servers"] == "Ctrl+2"
+        assert keys["Issues"] == "Ctrl+3"
+        assert keys["Settings"] == "Ctrl+,"
+        assert keys["&Run a tool…"] == "Ctrl+K"
+        for text in ("Servers", "Tasks"):
+            next(
+                a
+                for m in window.menuBar().findChildren(QMenu)
+                for a in m.actions()
+                if a.text() == text
+            ).trigger()
+            assert window.tabs.currentWidget().accessibleName() == text
         window.close()
         await window.stop_jobs()
 
