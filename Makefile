@@ -4,10 +4,11 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+RUN_STAMP := $(VENV)/.runtime-stamp
 # Tests and `make run` never touch the real user profile unless asked: see README.
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test check lint typecheck contracts pytest system-deps venv conformance samples bench clean screenshots
+.PHONY: run test check lint typecheck contracts pytest system-deps venv runtime conformance samples bench clean screenshots
 
 $(BIN)/python:
 	bash packaging/system-deps.sh venv
@@ -15,17 +16,27 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# What running needs: Mooring and its runtime dependencies, no test tools.
+$(RUN_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+# What the checks need on top: the `test` extra (pytest, mypy, ruff, peers for interop tests).
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
+
+runtime: $(RUN_STAMP)
 
 venv: $(STAMP)
 
 system-deps:
 	bash packaging/system-deps.sh all
 
-## Set up and launch the app on its embedded defaults (bundled demo server, local SQLite).
-run: venv
+## Set up a runtime-only environment and launch the app on its embedded defaults (bundled demo
+## server, local SQLite). Installs Qt's system libraries with apt-get when they are missing.
+run: runtime
+	@echo "make run: checking Qt's system libraries (missing ones are installed with apt-get)"
 	bash packaging/system-deps.sh gui
 	$(BIN)/mooring
 
@@ -47,7 +58,7 @@ contracts:
 pytest:
 	$(BIN)/python -m pytest -n 3
 
-samples: venv
+samples: runtime
 	$(BIN)/python -m mooring.demo_server.samples
 
 conformance: venv

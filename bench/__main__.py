@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from bench import bench_ledger, bench_scheduler, bench_tracing
+from bench import (
+    bench_chat,
+    bench_ledger,
+    bench_notify,
+    bench_providers,
+    bench_scheduler,
+    bench_tracing,
+)
 
 
 def main() -> None:
@@ -10,6 +17,9 @@ def main() -> None:
     bench_ledger.main()
     bench_tracing.main()
     bench_scheduler.main()
+    bench_providers.main()
+    bench_chat.main()
+    bench_notify.main()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# Scripted model endpoints (OpenAI / Anthropic wires) for any test: the ``model_endpoint`` fixture.
+from tests.helpers.model_endpoints import model_endpoint  # noqa: F401
+from tests.helpers.scripted_model import ScriptedModel
+
 # Timing belongs in bench/: no per-example deadline (a slow CI core is not a failure).
 settings.register_profile("mooring", deadline=None, print_blob=True)
 settings.load_profile("mooring")
@@ -35,3 +39,12 @@ def isolated_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "home" / ".local" / "state"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home" / ".cache"))
     return data
+
+
+@pytest.fixture
+def chat_model() -> ScriptedModel:
+    """The model, scripted: the one thing the chat tests fake. Tests script it (``reply``,
+    ``call``, ``fail``, ``hang``) and read ``requests``; the service gets its ``resolve`` and
+    ``factory``. The end-to-end tests through the openai/anthropic SDKs swap this fixture for
+    scripted HTTP endpoints with the same script API."""
+    return ScriptedModel()

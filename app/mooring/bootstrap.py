@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mooring import __version__
+from mooring.adapters.notify.chain import HookLink, NotificationChain
+from mooring.adapters.notify.desktop import DesktopLink
+from mooring.adapters.poller_lock import FilePollerLock
 from mooring.adapters.process import current_owner, owner_alive
 from mooring.adapters.secrets import KeyringSecrets
 from mooring.adapters.telemetry import TelemetryConfig, setup_tracing
@@ -25,14 +28,19 @@ from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
 from mooring.core.clock import SystemClock
 from mooring.core.errors import KnownError
+from mooring.core.notifications import Notice, NotifyPrefs, prefs_from
 from mooring.core.ports import Gateway
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.polling import PollPolicy
+from mooring.core.text import neutralize
 from mooring.mcp.lazy import LazyGateway
 from mooring.services.approvals import AskUser
 from mooring.services.diagnostics import Check, Level
+from mooring.services.follower import Adopter, DatabaseFollower
 from mooring.services.host import HEADER_SCOPE, Host, HostConfig
-from mooring.settings.paths import Paths, resolve_paths
+from mooring.services.notifier import Notifier
+from mooring.services.sampling import InputBroker
+from mooring.settings.paths import APP_NAME, Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
 from mooring.storage.db import Database
 from mooring.storage.store import SqlStore
@@ -41,12 +49,11 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
     from mooring.cli.accounts import SignInActions
+    from mooring.core.chat import ProviderFactory
+    from mooring.services.chat import ProviderResolver
     from mooring.ui.main_window import MainWindow, WindowInfo
 
 log = logging.getLogger("mooring.bootstrap")
-
-USAGE_CODES = frozenset({"usage", "invalid_answer"})
-"""Known errors that mean the command line was wrong (exit 2, as argparse's own)."""
 
 
 def demo_server_command(paths: Paths) -> tuple[str, tuple[str, ...]]:
@@ -58,6 +65,7 @@ def _start(args: argparse.Namespace) -> tuple[Paths, Settings]:
     from mooring.adapters.logging import setup_logging
 
     paths = resolve_paths(args.data_dir)
+    paths.check()
     setup_logging(paths.log_file, json_lines=args.log_json)
     log.info("mooring %s starting; data folder %s", __version__, paths.data_dir)
     settings = load_settings(paths.settings_file)
@@ -137,6 +145,77 @@ def run_gui(
     # The approval dialog is the broker's `ask`: calls that need approval can run.
     asker = DialogAsker()
     host = build_host(paths, settings, db, ask=asker)
+    bg = build_background(paths, settings, host, headless=False)
+    delivering: list[asyncio.Future[None]] = []
+    pending: set[asyncio.Future[None]] = set()
+
+    def attach(window: MainWindow) -> None:
+        from mooring.ui.notifiers import STILL_RUNNING, TrayNotifier, tray_icon
+
+        tray = TrayNotifier(tray_icon(window), window)
+        tray.opened.connect(window.open_target)
+        tray.quit_requested.connect(window.quit)
+        window.keep_running = lambda: bool(settings.get("window.close_to_tray")) and tray.available
+        if window.keep_running():
+            tray.ensure_icon()  # Quit is one click away from the start
+
+        def hidden_to_tray() -> None:
+            if settings.get("window.close_to_tray_explained") or not tray.explain(STILL_RUNNING):
+                return
+            changes: dict[str, object] = {"window.close_to_tray_explained": True}
+            saving = asyncio.ensure_future(
+                asyncio.to_thread(remember_settings, paths, settings, changes)
+            )
+            pending.add(saving)
+            saving.add_done_callback(pending.discard)
+
+        window.hidden_to_tray.connect(hidden_to_tray)
+        bg.fallbacks[0].show = tray.show_notice  # system tray
+        bg.fallbacks[1].show = window.toast.show_notice  # in-app toast and badge
+        bg.desktop.on_open = window.open_target
+        bg.notifier.window_active = window.isActiveWindow
+        if not settings.get("notifications.asked"):
+            bg.notifier.consent = lambda: _ask_consent_once(window, paths, settings)
+
+    async def background() -> None:
+        # The window is up. One process per data folder polls: if a watcher (or another
+        # window) holds the lock, follow its results from the database until it is gone.
+        delivering.append(asyncio.ensure_future(bg.notifier.run()))
+        adopter = Adopter(
+            ledger=host.ledger, catalog=host.catalog, accounts=host.accounts, monitor=host.monitor
+        )
+        if not bg.lock.try_acquire():
+            log.info("%s polls this data folder; following it", bg.lock.holder())
+            bg.follower.discover = True  # every task of the data folder, as the window shows
+            adopting: list[asyncio.Future[None]] = []
+
+            def took_over() -> None:
+                bg.notifier.start()
+                adopting.append(asyncio.ensure_future(adopter.run()))
+
+            bg.follower.on_takeover = took_over
+            try:
+                await bg.follower.run()
+            finally:
+                for task in adopting:
+                    task.cancel()
+            return
+        # Reconcile what earlier runs started, then keep watching (tasks other processes start
+        # included: this window polls for the whole data folder).
+        bg.notifier.start()
+        host.start_monitoring()
+        try:
+            report = await host.reconcile()
+            adopter.knows({r.id for r in report.refreshed})
+        except KnownError as exc:
+            log.warning("launch reconciliation stopped: %s", exc.message)
+        await adopter.run()
+
+    async def shutdown() -> None:
+        await bg.follower.stop()
+        await bg.notifier.aclose(delivering[0] if delivering else None)
+        await bg.aclose()
+        await host.stop()
 
     async def export_traces(target: Path) -> int:
         from mooring.adapters.telemetry import export_to
@@ -155,6 +234,9 @@ def run_gui(
                 layout_file=paths.config_dir / "window.ini",
                 on_ready=on_ready,
                 export_traces=export_traces,
+                attach=attach,
+                background=background,
+                shutdown=shutdown,
             )
         )
     finally:
@@ -188,18 +270,33 @@ class Wiring:
 
 
 def build_host(
-    paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None = None
+    paths: Paths,
+    settings: Settings,
+    db: Database,
+    *,
+    ask: AskUser | None = None,
+    models: tuple[ProviderResolver, ProviderFactory] | None = None,
 ) -> Host:
     """Wire one host over one database (the GUI, the CLI and the service tests share this).
 
     ``ask`` is the face's approval prompt (a terminal question, a dialog); without one, a call
     that needs approval is refused, never sent.
     """
-    return wire(paths, settings, db, ask=ask).host
+    return wire(paths, settings, db, ask=ask, models=models).host
 
 
-def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None = None) -> Wiring:
-    """:func:`build_host`, also handing out the OAuth providers."""
+def wire(
+    paths: Paths,
+    settings: Settings,
+    db: Database,
+    *,
+    ask: AskUser | None = None,
+    models: tuple[ProviderResolver, ProviderFactory] | None = None,
+) -> Wiring:
+    """:func:`build_host`, also handing out the OAuth providers.
+
+    ``models`` replaces how the chat finds and builds its model provider (tests and benchmarks
+    give a scripted model here; the product reads the provider book and the keyring)."""
     from mooring.adapters.preview import preview_arguments
 
     clock = SystemClock()
@@ -207,13 +304,21 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
     secrets = KeyringSecrets()
 
     def headers_for(server: ServerDefinition, _profile_id: str | None) -> dict[str, str]:
-        return {
-            name: secrets.get(HEADER_SCOPE, f"{server.id}:{name}") or value
-            for name, value in server.headers.items()
-        }
+        found: dict[str, str] = {}
+        for name, value in server.headers.items():
+            secret = secrets.get(HEADER_SCOPE, f"{server.id}:{name}") or value
+            if secret:
+                found[name] = secret
+            else:  # never send an empty secret: the server's own refusal says the rest
+                log.warning(
+                    "%s: header %s has no value in the keyring; not sent", server.alias, name
+                )
+        return found
+
+    inputs = InputBroker(rules=store, clock=clock)
 
     def make_gateway() -> Gateway:
-        from mooring.mcp.connection import ConnectionSettings
+        from mooring.mcp.connection import ConnectionSettings, parse_call_limits
         from mooring.mcp.gateway import McpGateway
         from mooring.mcp.oauth import OAuthProviders
 
@@ -226,9 +331,16 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
             settings=ConnectionSettings(
                 request_timeout=int(settings.get("mcp.request_timeout_ms")) / 1000,
                 call_timeout=int(settings.get("mcp.call_timeout_ms")) / 1000,
+                call_idle_timeout=int(settings.get("mcp.call_idle_timeout_ms")) / 1000,
+                server_call_limits=parse_call_limits(
+                    str(settings.get("mcp.server_call_limits")),
+                    idle_default=int(settings.get("mcp.call_idle_timeout_ms")) / 1000,
+                    max_default=int(settings.get("mcp.call_timeout_ms")) / 1000,
+                ),
                 stderr_dir=paths.log_dir / "servers",
             ),
             headers_for=headers_for,
+            input_handler=inputs.handle,
         )
 
     oauth_holder: list[Any] = []
@@ -240,6 +352,20 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
         max_argument_bytes=int(settings.get("approval.max_argument_bytes")),
         capture_content=bool(settings.get("telemetry.capture_content")),
         demo_server=demo_server_command(paths) if settings.get("demo_server.enabled") else None,
+    )
+    # Model providers: configurations in SQLite, secrets only in the keyring; the SDKs load
+    # only when a provider is first built.
+    from mooring.adapters.providers.common import ProviderOptions
+    from mooring.adapters.providers.factory import SdkProviderFactory
+    from mooring.storage.conversations import SqlConversations
+    from mooring.storage.providers import SqlProviderBook
+
+    provider_factory = SdkProviderFactory(
+        secrets,
+        ProviderOptions(
+            connect_timeout=int(settings.get("providers.connect_timeout_ms")) / 1000,
+            read_timeout=int(settings.get("providers.read_timeout_ms")) / 1000,
+        ),
     )
     host = Host(
         catalog=store,
@@ -255,6 +381,12 @@ def wire(paths: Paths, settings: Settings, db: Database, *, ask: AskUser | None 
         preview=preview_arguments,
         owner=current_owner(),
         owner_alive=owner_alive,
+        providers=SqlProviderBook(db, clock),
+        provider_factory=models[1] if models else provider_factory,
+        resolve_provider=models[0] if models else None,
+        conversations=SqlConversations(db, clock),
+        auto_continue=bool(settings.get("chat.continue_automatically")),
+        inputs=inputs,
     )
 
     def oauth() -> Any:
@@ -296,11 +428,102 @@ def _sign_in_actions(oauth: Callable[[], Any]) -> SignInActions:
     return SignInActions(sign_in=sign_in, sign_out=sign_out, signed_in=signed_in)
 
 
+# -- Notifications and the one-poller rule ------------------------------------------------------
+
+
+@dataclass
+class Background:
+    """Private notifications and the one-poller-per-data-folder rule, wired once."""
+
+    lock: FilePollerLock
+    follower: DatabaseFollower
+    notifier: Notifier
+    chain: NotificationChain
+    desktop: DesktopLink
+    fallbacks: list[HookLink]
+    """The links after the desktop one: system tray and in-app toast (the window registers
+    them), or the terminal (headless)."""
+
+    async def aclose(self) -> None:
+        """Deliver what is held, close the notification service connection, let go of the
+        lock."""
+        await self.notifier.aclose()
+        await self.desktop.aclose()
+        self.lock.release()
+
+
+def _terminal_notice(notice: Notice) -> bool:
+    sys.stderr.write(neutralize(f"[{notice.summary}] {notice.body}".replace("\n", "; ")) + "\n")
+    sys.stderr.flush()
+    return True
+
+
+def build_background(paths: Paths, settings: Settings, host: Host, *, headless: bool) -> Background:
+    """The notifier over the delivery chain (desktop → tray → in-app, or desktop → terminal),
+    the poller lock of this data folder, and the follower used while another process polls."""
+
+    def prefs() -> NotifyPrefs:
+        return prefs_from(
+            when=str(settings.get("notifications.when")),
+            show_names=bool(settings.get("notifications.show_names")),
+            muted=settings.get("notifications.muted_conversations"),
+        )
+
+    desktop = DesktopLink(app_name=APP_NAME)
+    fallbacks = (
+        [HookLink("terminal", _terminal_notice)]
+        if headless
+        else [HookLink("system tray"), HookLink("in-app toast")]
+    )
+    chain = NotificationChain([desktop, *fallbacks])
+    notifier = Notifier(
+        events=host.events, catalog=host.catalog, sink=chain, clock=host.clock, prefs=prefs
+    )
+    lock = FilePollerLock(paths.poller_lock, current_owner())
+    follower = DatabaseFollower(
+        ledger=host.ledger, events=host.events, clock=host.clock, lock=lock, monitor=host.monitor
+    )
+    return Background(lock, follower, notifier, chain, desktop, fallbacks)
+
+
+async def _ask_consent_once(window: MainWindow, paths: Paths, settings: Settings) -> bool:
+    """The window's first-time question; the answer is remembered."""
+    from mooring.ui.notifiers import ask_notification_consent
+
+    allowed = await ask_notification_consent(window)
+    try:
+        await asyncio.to_thread(remember_consent, paths, settings, allowed)
+    except OSError as exc:
+        log.warning("could not save the notification choice: %s", exc)
+    return allowed
+
+
+def remember_consent(paths: Paths, settings: Settings, allowed: bool) -> None:
+    """Remember the answer to "may Mooring notify?" (``never`` for "not now")."""
+    changes: dict[str, object] = {"notifications.asked": True}
+    if not allowed:
+        changes["notifications.when"] = "never"
+    remember_settings(paths, settings, changes)
+
+
+def remember_settings(paths: Paths, settings: Settings, changes: dict[str, object]) -> None:
+    """Apply ``changes`` to ``settings`` and the settings file (read again first, so a change
+    made meanwhile with ``mooring settings`` is kept)."""
+    from mooring.settings.store import save_settings
+
+    current = load_settings(paths.settings_file)
+    for key, value in changes.items():
+        settings.set(key, value)
+        current.set(key, value)
+    save_settings(paths.settings_file, current)
+
+
 def run_headless(args: argparse.Namespace) -> ExitCode:
     """Run one CLI command with the host's services (no Qt)."""
     from mooring.cli.approval import terminal_asker
     from mooring.cli.commands import handler_for
     from mooring.cli.context import CliContext, Terminal
+    from mooring.cli.sampling import install_terminal_askers
 
     paths, settings = _start(args)
     db = Database.open(paths.database)
@@ -311,6 +534,7 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
     host = wiring.host
 
     async def run() -> ExitCode:
+        background = build_background(paths, settings, host, headless=True)
         try:
             await host.prepare()
             ctx = CliContext(
@@ -318,9 +542,15 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
                 sign_in=_sign_in_actions(wiring.oauth),
                 as_json=args.json,
                 terminal=terminal,
+                poller_lock=background.lock,
+                follower=background.follower,
+                notifier=background.notifier,
             )
+            if terminal.interactive:
+                install_terminal_askers(ctx, host.inputs)
             return await handler_for(args, traces_dir=paths.traces_dir)(ctx, args)
         finally:
+            await background.aclose()
             await host.stop()
 
     provider = _tracing(paths, settings, synchronous=True)
@@ -341,15 +571,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "settings":
             from mooring.cli.settings_cmd import run_settings
 
-            return int(run_settings(args, resolve_paths(args.data_dir).settings_file))
+            settings_paths = resolve_paths(args.data_dir)
+            settings_paths.check()
+            return int(run_settings(args, settings_paths.settings_file))
+        if args.command == "autostart":
+            from mooring.cli.autostart_cmd import run_autostart
+
+            return int(run_autostart(args, resolve_paths(args.data_dir)))
         if args.command in HEADLESS:
             return int(run_headless(args))
         return int(run_gui(args))
     except KnownError as exc:
-        sys.stderr.write(f"mooring: {exc.message}\n")
-        if exc.hint:
-            sys.stderr.write(f"  {exc.hint}\n")
-        return int(ExitCode.USAGE if exc.code in USAGE_CODES else ExitCode.PROBLEM)
+        from mooring.cli.errors import report_known_error
+
+        return int(report_known_error(exc, sys.stderr))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `mooring ... | head`: the reader left, nothing to report

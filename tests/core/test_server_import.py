@@ -54,7 +54,7 @@ def test_claude_desktop_servers_are_imported_and_the_rest_skipped_with_reasons()
     remote = by_alias["remote"]
     assert remote.transport is Transport.HTTP
     assert remote.url == "https://mcp.example.com/mcp"
-    assert remote.headers == {}  # credentials are not kept on the definition...
+    assert remote.headers == {"Authorization": ""}  # the name is kept, not the value...
     assert result.header_secrets == {remote.id: {"Authorization": "Bearer t0k"}}  # ...but here
     assert by_alias["typed"].transport is Transport.HTTP
     assert dict(result.skipped) == {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import select
 import subprocess
 import sys
@@ -48,19 +49,20 @@ class Cli:
         assert done.returncode == expect, (done.returncode, done.stdout, done.stderr)
         return json.loads(done.stdout)
 
-    def start(self, *args: str) -> subprocess.Popen[str]:
-        """Start a command without waiting (to kill it midway)."""
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """Start a command without waiting (to kill it midway); ``env`` adds variables."""
         import os
 
-        env = {**os.environ, "MOORING_DATA_DIR": str(self.data_dir)}
-        env.update({k: v for k, v in self.env.items() if v is not None})
-        env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+        full_env = {**os.environ, "MOORING_DATA_DIR": str(self.data_dir)}
+        full_env.update({k: v for k, v in self.env.items() if v is not None})
+        full_env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+        full_env.update(env or {})
         child = subprocess.Popen(
             [sys.executable, "-m", "mooring", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=env,
+            env=full_env,
         )
         self.children.append(child)
         return child
@@ -128,6 +130,8 @@ def add_demo(
         args.append(f"--arg={arg}")
     for key, value in env.items():
         args.append(f"--env=MOORING_DEMO_{key}={value}")
+    if os.environ.get("PYTHONPATH"):  # the server runs the same sources as the CLI under test
+        args.append(f"--env=PYTHONPATH={os.environ['PYTHONPATH']}")
     done = cli.run(*args)
     assert done.returncode == 0, done.stderr
     if allow:
@@ -145,7 +149,6 @@ class HttpDemo(DemoServer):
 
 def start_http_demo(tmp_path: Path, settings: dict[str, str | int], name: str = "web") -> HttpDemo:
     """Start the demo server over HTTP on a free loopback port; stop it with ``stop_http``."""
-    import os
 
     demo = HttpDemo(name, tmp_path / f"{name}-store.sqlite3", tmp_path / f"{name}-requests.log")
     env = {**os.environ}

@@ -92,7 +92,7 @@ def test_cancel_is_a_request_and_the_server_decides(cli: Cli, tmp_path: Path) ->
     shown = cli.json(
         "call", "demo", "import_suppliers", "--detach", "--args", f'{{"path": "{big}"}}'
     )
-    cancelled = cli.json("tasks", "cancel", shown["id"], expect=6)
+    cancelled = cli.json("tasks", "cancel", shown["id"])  # delivered: exit 0
     assert cancelled["state"] == "cancelled"
     assert cancelled["cancel_requested"] is True
     assert demo.count("tasks/cancel") >= 1

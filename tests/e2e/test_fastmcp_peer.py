@@ -38,7 +38,7 @@ def test_a_peer_task_completes(cli: Cli, peer: str) -> None:
 def test_a_peer_task_is_cancelled(cli: Cli, peer: str) -> None:
     shown = cli.json("call", "peer", "linger", "--detach", "--args", '{"seconds": 60}')
     assert shown["state"] == "working"
-    cancelled = cli.json("tasks", "cancel", shown["id"], expect=6)
+    cancelled = cli.json("tasks", "cancel", shown["id"])  # delivered: exit 0
     assert cancelled["state"] == "cancelled"
 
 

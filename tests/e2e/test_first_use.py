@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from tests.e2e.conftest import SAMPLES, Cli
@@ -32,10 +33,10 @@ def test_the_readme_call_works_on_a_cli_only_machine(tmp_path: Path) -> None:
 def test_a_users_own_demo_server_gets_no_bundled_twin(tmp_path: Path) -> None:
     cli = fresh(tmp_path)
     assert cli.run("settings", "set", "demo_server.enabled", "false").returncode == 0
-    added = cli.run("servers", "add", "demo", "--command", "my-demo")
+    added = cli.run("servers", "add", "demo", "--command", sys.executable)
     assert added.returncode == 0, added.stderr
     assert cli.run("settings", "set", "demo_server.enabled", "true").returncode == 0
     servers = cli.json("servers", "list")
     assert [(s["name"], s["command"], s["builtin"]) for s in servers] == [
-        ("demo", "my-demo", False)
+        ("demo", sys.executable, False)
     ]

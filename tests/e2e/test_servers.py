@@ -57,9 +57,11 @@ def test_tools_are_listed_with_annotations_and_a_dead_server_is_explained(
         ).returncode
         == 0
     )
-    assert (
-        cli.run("servers", "add", "ghost", "--command", "/nonexistent/mcp-server").returncode == 0
-    )
+    ghost = tmp_path / "ghost-server"
+    ghost.write_text("#!/bin/sh\nexit 3\n")
+    ghost.chmod(0o755)
+    assert cli.run("servers", "add", "ghost", "--command", str(ghost)).returncode == 0
+    ghost.unlink()  # uninstalled after it was added: the server is now unusable
     done = cli.run("tools", "list", "--json")
     assert done.returncode == 1  # one server is unusable
     tools = {t["name"]: t for t in json.loads(done.stdout)}

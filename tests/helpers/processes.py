@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import selectors
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 
 def run_mooring(
@@ -28,3 +32,64 @@ def run_mooring(
         timeout=timeout,
         check=False,
     )
+
+
+class Lines:
+    """A child process's pipe read line by line, every wait bounded by a deadline."""
+
+    def __init__(self, stream: IO[str] | None) -> None:
+        assert stream is not None
+        self._fd = stream.fileno()
+        self._buffer = b""
+        self._eof = False
+        self.seen: list[str] = []
+
+    def _more(self, deadline: float) -> bool:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError(f"no such line in time; seen: {self.seen!r}")
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._fd, selectors.EVENT_READ)
+            if not selector.select(remaining):
+                raise TimeoutError(f"no such line in time; seen: {self.seen!r}")
+        chunk = os.read(self._fd, 65536)
+        if not chunk:
+            self._eof = True
+            return False
+        self._buffer += chunk
+        return True
+
+    def _take(self) -> str | None:
+        if b"\n" not in self._buffer:
+            return None
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        text = line.decode(errors="replace")
+        self.seen.append(text)
+        return text
+
+    def until(self, predicate: Callable[[str], bool], timeout: float = 60) -> str:
+        """The first (next) line for which ``predicate`` holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self._take()
+            if line is not None:
+                if predicate(line):
+                    return line
+                continue
+            if self._eof or not self._more(deadline):
+                raise EOFError(f"the stream ended; seen: {self.seen!r}")
+
+    def rest(self, timeout: float = 60) -> list[str]:
+        """Every remaining line, until the child closes the pipe."""
+        deadline = time.monotonic() + timeout
+        start = len(self.seen)
+        while not self._eof:
+            while self._take() is not None:
+                pass
+            self._more(deadline)
+        while self._take() is not None:
+            pass
+        if self._buffer:
+            self.seen.append(self._buffer.decode(errors="replace"))
+            self._buffer = b""
+        return self.seen[start:]

@@ -15,13 +15,16 @@ import pytest
 
 from mooring.bootstrap import build_host as wire_host
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
+from mooring.core.chat import ProviderFactory
 from mooring.core.events import Event, EventBus
 from mooring.core.ids import new_id
 from mooring.core.ports import Gateway
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.services.approvals import ApprovalBroker
+from mooring.services.chat import ProviderResolver
 from mooring.services.host import Host as RealHost
 from mooring.services.reconciler import Reconciler
+from mooring.services.sampling import InputBroker
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
 from mooring.settings.paths import Paths
@@ -30,6 +33,9 @@ from mooring.storage.db import Database
 from mooring.storage.store import SqlStore
 
 REPO = Path(__file__).resolve().parents[2]
+
+Models = tuple[ProviderResolver, ProviderFactory]
+"""How a host's chat finds and builds its model (a scripted one in tests)."""
 SAMPLES = REPO / "resources" / "samples"
 
 
@@ -50,9 +56,10 @@ class Host:
     closed: bool = False
     asked: list[ApprovalRequest] = field(default_factory=list)
     answers: list[ApprovalAnswer] = field(default_factory=list)
+    inputs: InputBroker | None = None
 
 
-async def build_host(db_path: Path, logs: Path) -> Host:
+async def build_host(db_path: Path, logs: Path, models: Models | None = None) -> Host:
     """The services exactly as bootstrap wires them, with short deadlines and a scripted
     asker that approves unless the test queued other answers."""
     root = db_path.parent
@@ -68,7 +75,7 @@ async def build_host(db_path: Path, logs: Path) -> Host:
             return host.answers.pop(0)
         return ApprovalAnswer(ApprovalOutcome.APPROVED)
 
-    real = wire_host(paths, settings, db, ask=ask)
+    real = wire_host(paths, settings, db, ask=ask, models=models)
     assert isinstance(real.ledger, SqlStore)
     host = Host(
         db,
@@ -81,6 +88,7 @@ async def build_host(db_path: Path, logs: Path) -> Host:
         real.reconciler,
         real,
     )
+    host.inputs = real.inputs
     host_ref.append(host)
     real.events.subscribe(host.seen.append)
     return host
@@ -117,7 +125,9 @@ def demo_definition(store: Path, request_log: Path, **settings: Any) -> ServerDe
     )
 
 
-HostFactory = Callable[[], Awaitable[Host]]
+HostFactory = Callable[..., Awaitable[Host]]
+"""``await hosts()`` (or ``hosts(models=(resolve, factory))`` for a host whose chat talks to a
+scripted model)."""
 
 
 @pytest.fixture
@@ -125,8 +135,8 @@ async def hosts(tmp_path: Path) -> AsyncIterator[HostFactory]:
     """Make hosts on one database (a second one stands for the app after a restart)."""
     made: list[Host] = []
 
-    async def make() -> Host:
-        host = await build_host(tmp_path / "mooring.sqlite3", tmp_path / "server-logs")
+    async def make(models: Models | None = None) -> Host:
+        host = await build_host(tmp_path / "mooring.sqlite3", tmp_path / "server-logs", models)
         made.append(host)
         return host
 

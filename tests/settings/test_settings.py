@@ -49,7 +49,7 @@ def test_settings_survive_a_save_and_load(tmp_path: Path) -> None:
     save_settings(tmp_path / "settings.json", settings)
     loaded = load_settings(tmp_path / "settings.json")
     assert loaded.get("telemetry.otlp_endpoint") == "http://127.0.0.1:4318"
-    assert loaded.get("notifications.show_details") is False
+    assert loaded.get("notifications.show_names") is False
     assert json.loads((tmp_path / "settings.json").read_text())["values"] == {
         "telemetry.otlp_endpoint": "http://127.0.0.1:4318"
     }

@@ -350,3 +350,13 @@ def test_a_cancel_request_once_stored_is_never_cleared(db: Database) -> None:
     stored = db.call_sync(lambda s: repo.get_task_record(s, record.id))
     assert stored is not None
     assert stored.cancel_requested is True
+
+
+def test_every_task_record_field_has_its_column() -> None:
+    import dataclasses
+
+    from mooring.core.tasks.record import TaskRecord
+    from mooring.storage import tables
+
+    fields = {f.name for f in dataclasses.fields(TaskRecord)}
+    assert fields == set(tables.task_records.c.keys())

@@ -126,7 +126,9 @@ def test_server_text_in_a_row_is_neutralised() -> None:
     shown = model.index(0, 0).data(Qt.ItemDataRole.AccessibleTextRole)
     assert "\u202e" not in shown
     assert "\x1b" not in shown
-    assert "\\u202e<b>txt.exe</b>\\u001b[31m" in shown
+    assert "<U+202E><b>txt.exe</b>\\x1b[31m" in shown
+    tip = model.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+    assert "&lt;b&gt;txt.exe&lt;/b&gt;" in tip  # a tooltip never renders server text as HTML
     assert model.index(-1, 0).data() is None
     assert model.data(QModelIndex()) is None
 

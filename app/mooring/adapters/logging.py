@@ -10,7 +10,32 @@ import logging
 import logging.handlers
 from pathlib import Path
 
+from mooring.core.text import neutralize
+
 ROOT = "mooring"
+_LIBRARIES_MARK = "_mooring_libraries"
+
+
+class _ConsoleFormatter(logging.Formatter):
+    """One neutralised line per record: no traceback, no terminal control from quoted text."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return neutralize(f"mooring: {record.levelname}: {record.getMessage()}", multiline=False)
+
+
+class _OncePerProcess(logging.Filter):
+    """Lets each distinct console message through once (a retried connection says it once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen: set[tuple[str, str]] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, record.getMessage())
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
 
 
 class JsonFormatter(logging.Formatter):
@@ -31,7 +56,11 @@ class JsonFormatter(logging.Formatter):
 def setup_logging(
     log_file: Path | None, *, level: int = logging.INFO, json_lines: bool = False
 ) -> logging.Logger:
-    """Configure the ``mooring`` logger: a rotating file (5 x 2 MiB), warnings to stderr."""
+    """Configure the ``mooring`` logger: a rotating file (5 x 2 MiB), warnings to stderr.
+
+    Libraries' own warnings and errors (the MCP SDK's tracebacks, httpx) go to the log file
+    only, never to the terminal: what the user must know, Mooring says itself, in one line.
+    """
     root = logging.getLogger(ROOT)
     for handler in list(root.handlers):
         root.removeHandler(handler)
@@ -43,6 +72,7 @@ def setup_logging(
         if json_lines
         else logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s")
     )
+    file_handler: logging.Handler | None = None
     if log_file is not None:
         try:
             log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -56,6 +86,19 @@ def setup_logging(
             root.addHandler(file_handler)
     console = logging.StreamHandler()
     console.setLevel(logging.WARNING)
-    console.setFormatter(logging.Formatter("mooring: %(levelname)s: %(message)s"))
+    console.setFormatter(_ConsoleFormatter())
+    console.addFilter(_OncePerProcess())
     root.addHandler(console)
+    _route_libraries(file_handler)
     return root
+
+
+def _route_libraries(file_handler: logging.Handler | None) -> None:
+    """Send other packages' warnings to the log file (or nowhere), not to Python's stderr."""
+    top = logging.getLogger()
+    for handler in list(top.handlers):
+        if getattr(handler, _LIBRARIES_MARK, False):
+            top.removeHandler(handler)
+    target: logging.Handler = file_handler if file_handler is not None else logging.NullHandler()
+    setattr(target, _LIBRARIES_MARK, True)
+    top.addHandler(target)

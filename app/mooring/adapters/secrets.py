@@ -55,6 +55,11 @@ class KeyringSecrets:
                 "keyring unusable (%s): secrets kept for this session only", self.status.detail
             )
 
+    @property
+    def durable(self) -> bool:
+        """Whether secrets reach the OS keyring (else they last for this session only)."""
+        return self.status.usable
+
     def _service(self, scope: str) -> str:
         return f"{SERVICE_PREFIX}/{scope}"
 

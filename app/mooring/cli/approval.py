@@ -33,11 +33,10 @@ def terminal_asker(ctx: Terminal) -> AskUser:
         pretty = json.dumps(request.arguments, indent=2, ensure_ascii=False)
         ctx.say("  arguments:\n" + "\n".join("    " + ln for ln in pretty.splitlines()))
         while True:
-            ctx.out.write(
+            ctx.write(
                 "Approve? [y] once, [a] always for this tool, [n] deny, "
                 "[never] deny always, [q] cancel: "
             )
-            ctx.out.flush()
             line = ctx.stdin.readline()
             if not line:
                 return ApprovalAnswer(ApprovalOutcome.CANCELLED)

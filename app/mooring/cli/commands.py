@@ -7,7 +7,7 @@ import functools
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from mooring.cli import accounts, rules, servers, tasks, traces
+from mooring.cli import accounts, chat, conversations, providers, rules, servers, tasks, traces
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 
@@ -39,6 +39,21 @@ HANDLERS: dict[tuple[str, str | None], Handler] = {
     ("issues", None): tasks.list_issues,
     ("issues", "list"): tasks.list_issues,
     ("issues", "dismiss"): tasks.dismiss_issue,
+    # model providers (issue 12)
+    ("providers", "add"): providers.add,
+    ("providers", "list"): providers.list_providers,
+    ("providers", "remove"): providers.remove,
+    ("providers", "default"): providers.set_default,
+    ("providers", "test"): providers.test,
+    ("providers", "models"): providers.models,
+    ("chat", None): chat.chat,
+    ("conversations", "list"): conversations.list_conversations,
+    ("conversations", "show"): conversations.show,
+    ("conversations", "search"): conversations.search,
+    ("conversations", "rename"): conversations.rename,
+    ("conversations", "delete"): conversations.delete,
+    ("conversations", "export"): conversations.export,
+    ("conversations", "set"): conversations.configure,
 }
 
 HEADLESS = {
@@ -51,6 +66,9 @@ HEADLESS = {
     "issues",
     "traces",
     "accounts",
+    "providers",
+    "chat",
+    "conversations",
 }
 """Commands that run without the GUI and need the host's services."""
 

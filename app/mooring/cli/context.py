@@ -6,22 +6,30 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from mooring.core.chat import ProviderFactory
 from mooring.core.clock import Clock
 from mooring.core.events import EventBus
 from mooring.core.ports import (
     AccountBook,
     Gateway,
     IssueBoard,
+    PollerLock,
+    ProviderBook,
     RuleBook,
     SecretStore,
     ServerCatalog,
     TaskLedger,
 )
+from mooring.core.text import neutralize
+from mooring.services.chat import ChatService
+from mooring.services.follower import DatabaseFollower
 from mooring.services.host import Host
+from mooring.services.notifier import Notifier
 from mooring.services.task_monitor import TaskMonitor
 
 if TYPE_CHECKING:
     from mooring.cli.accounts import SignInActions
+    from mooring.services.chat import ChatService
 
 
 @dataclass(slots=True)
@@ -32,20 +40,25 @@ class Terminal:
     err: TextIO = field(default_factory=lambda: sys.stderr)
     stdin: TextIO = field(default_factory=lambda: sys.stdin)
 
-    def say(self, text: str) -> None:
-        """Write a line for the user (stdout)."""
-        self.out.write(text + "\n")
+    def say(self, text: str, *, exact: bool = False) -> None:
+        """Write a line for the user (stdout).
+
+        Every human line is neutralised (control and bidi characters made visible), since it
+        may quote a server; ``exact`` lines (``--json`` output) are printed as they are (JSON
+        escapes them).
+        """
+        self.out.write((text if exact else neutralize(text)) + "\n")
+        self.out.flush()
+
+    def write(self, text: str) -> None:
+        """Write ``text`` for the user without a newline (a prompt), neutralised."""
+        self.out.write(neutralize(text))
         self.out.flush()
 
     def warn(self, text: str) -> None:
-        """Write a line to stderr."""
-        self.err.write(text + "\n")
+        """Write a neutralised line to stderr (always for people, even with ``--json``)."""
+        self.err.write(neutralize(text) + "\n")
         self.err.flush()
-
-    def write(self, text: str) -> None:
-        """Write text without a newline (a prompt)."""
-        self.out.write(text)
-        self.out.flush()
 
     @property
     def interactive(self) -> bool:
@@ -60,6 +73,12 @@ class CliContext:
     host: Host
     sign_in: SignInActions | None = None
     as_json: bool = False
+    poller_lock: PollerLock | None = None
+    """One poller per data folder (``tasks watch``); ``None``: always poll."""
+    follower: DatabaseFollower | None = None
+    """Follows from the database while another process holds the poller lock."""
+    notifier: Notifier | None = None
+    """Private notifications (``tasks watch --notify``)."""
     terminal: Terminal = field(default_factory=Terminal)
 
     # -- the terminal --------------------------------------------------------------------------
@@ -77,8 +96,12 @@ class CliContext:
         return self.terminal.stdin
 
     def say(self, text: str) -> None:
-        """Write a line for the user (stdout)."""
-        self.terminal.say(text)
+        """Write a line for the user (stdout): neutralised, or exact with ``--json``."""
+        self.terminal.say(text, exact=self.as_json)
+
+    def write(self, text: str) -> None:
+        """Write a prompt (no newline), neutralised."""
+        self.terminal.write(text)
 
     def warn(self, text: str) -> None:
         """Write a line to stderr."""
@@ -130,3 +153,16 @@ class CliContext:
     @property
     def clock(self) -> Clock:
         return self.host.clock
+
+    @property
+    def chat(self) -> ChatService | None:
+        """Conversations with a model (``mooring chat``, ``mooring conversations``)."""
+        return self.host.chat
+
+    @property
+    def providers(self) -> ProviderBook | None:
+        return self.host.providers
+
+    @property
+    def provider_factory(self) -> ProviderFactory | None:
+        return self.host.provider_factory

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from mooring.cli.exit_codes import ExitCode
+from mooring.core.text import neutralize
 from mooring.services.diagnostics import Check, Level, ProbeResult, Report
 from mooring.settings.paths import Paths
 from mooring.settings.store import Settings
@@ -53,10 +54,11 @@ def diagnose(
         "install a Secret Service keyring (e.g. gnome-keyring) to keep them.",
     )
     found = notifier()
+    link = getattr(found, "link", "")  # which link of the delivery chain is in use
     report.add(
         "notifications",
         Level.OK if found.usable else Level.WARN,
-        f"{found.backend}: {found.detail}",
+        (f"via {link}: " if link else "") + f"{found.backend}: {found.detail}",
         ""
         if found.usable
         else "Start a notification daemon to be told about finished work outside the window.",
@@ -87,7 +89,7 @@ def print_report(report: Report, *, as_json: bool, out: TextIO = sys.stdout) -> 
         json.dump(report.as_json(), out, indent=2)
         out.write("\n")
     else:
-        out.write(report.as_text() + "\n")
+        out.write(neutralize(report.as_text()) + "\n")
         if not report.ok:
             out.write("\nSomething Mooring needs is unusable; see the hints above.\n")
     return ExitCode.OK if report.ok else ExitCode.PROBLEM

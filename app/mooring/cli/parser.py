@@ -3,26 +3,47 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from mooring import __version__
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every ``mooring`` command."""
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
+def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
+    """``--data-dir``, ``--json`` and ``--log-json`` (``default`` None: the top-level copy)."""
+    flag_default = False if default is None else default
+    parser.add_argument(
         "--data-dir",
         metavar="DIR",
+        default=default,
         help="keep all of Mooring's files under DIR (default: $MOORING_DATA_DIR, else the "
         "platform's user data folder)",
     )
-    common.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    common.add_argument("--log-json", action="store_true", help="write the log file as JSON lines")
+    parser.add_argument(
+        "--json", action="store_true", default=flag_default, help="print machine-readable JSON"
+    )
+    parser.add_argument(
+        "--log-json",
+        action="store_true",
+        default=flag_default,
+        help="write the log file as JSON lines",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every ``mooring`` command."""
+    # The same options before and after the command: `mooring --json tasks show ID` and
+    # `mooring tasks show ID --json` mean the same. The copies on every command default to
+    # SUPPRESS, so a command's parser sets them only when given there and never overwrites a
+    # value given before the command with its own default.
+    common = argparse.ArgumentParser(add_help=False)
+    _add_global_options(common, default=argparse.SUPPRESS)
+    top = argparse.ArgumentParser(add_help=False)
+    _add_global_options(top, default=None)
 
     parser = argparse.ArgumentParser(
         prog="mooring",
         description="Mooring: a desktop MCP host for long-running, durable work.",
-        parents=[common],
+        parents=[top],
     )
     parser.add_argument("--version", action="version", version=f"mooring {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -122,9 +143,22 @@ def build_parser() -> argparse.ArgumentParser:
     tl.add_argument("--limit", type=int, default=50)
     ts = tasks_cmd.add_parser("show", parents=[common], help="show one task")
     ts.add_argument("id", help="local operation id, task id, or a unique prefix")
+    ts.add_argument(
+        "--resource",
+        nargs="?",
+        const="*",
+        metavar="URI",
+        help="also read what the result links to (every link, or only URI) from the server",
+    )
     tw = tasks_cmd.add_parser("watch", parents=[common], help="follow tasks to their end")
     tw.add_argument("ids", nargs="*", metavar="ID", help="default: every active task")
     tw.add_argument("--timeout", type=float, metavar="S", help="stop following after S seconds")
+    tw.add_argument(
+        "--notify",
+        action="store_true",
+        help="notify (privately) when a task ends or needs you; keep following tasks that "
+        "wait for an answer",
+    )
     tc = tasks_cmd.add_parser("cancel", parents=[common], help="ask the server to cancel")
     tc.add_argument("id")
     tc.add_argument("--no-wait", action="store_true", help="do not wait for the outcome")
@@ -166,6 +200,16 @@ def build_parser() -> argparse.ArgumentParser:
     tex.add_argument("--task", metavar="ID", help="only this task's trace")
     tex.add_argument("--since", metavar="DATE", help="only spans that started since DATE")
     tex.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    _add_provider_commands(commands, common)
+    _add_chat_commands(commands, common)
+    autostart = commands.add_parser(
+        "autostart",
+        parents=[common],
+        help="start `mooring tasks watch --notify` at login (XDG autostart)",
+    )
+    autostart.add_argument(
+        "switch", nargs="?", choices=["on", "off"], help="switch it on or off (default: show)"
+    )
     settings = commands.add_parser("settings", parents=[common], help="see or change settings")
     settings_cmd = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
     settings_cmd.add_parser("list", parents=[common], help="every setting and its value")
@@ -173,3 +217,91 @@ def build_parser() -> argparse.ArgumentParser:
     sset.add_argument("key")
     sset.add_argument("value")
     return parser
+
+
+def _add_provider_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    """``mooring providers …`` (issue 12)."""
+    providers = commands.add_parser("providers", parents=[common], help="model providers")
+    cmd = providers.add_subparsers(dest="providers_command", metavar="ACTION", required=True)
+    add = cmd.add_parser(
+        "add", parents=[common], help="add an OpenAI-compatible or Anthropic endpoint"
+    )
+    add.add_argument("name")
+    add.add_argument("--kind", choices=["openai", "anthropic"], required=True)
+    add.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="the endpoint (default: OpenAI's or Anthropic's own; Ollama: "
+        "http://127.0.0.1:11434/v1)",
+    )
+    add.add_argument("--model", required=True, help="the model id to chat with")
+    key = add.add_mutually_exclusive_group()
+    key.add_argument(
+        "--api-key-env", metavar="VAR", help="read the API key from this environment variable"
+    )
+    key.add_argument(
+        "--api-key-stdin", action="store_true", help="read the API key from standard input"
+    )
+    add.add_argument(
+        "--header", action="append", metavar="K=V", help="HTTP header; kept in the keyring"
+    )
+    cmd.add_parser("list", parents=[common], help="list providers")
+    for action, text in (
+        ("remove", "remove a provider and its secrets"),
+        ("default", "use this provider for new conversations"),
+    ):
+        sub = cmd.add_parser(action, parents=[common], help=text)
+        sub.add_argument("name")
+    for action, text in (
+        ("test", "make one tiny request and say what works"),
+        ("models", "list the models the endpoint offers"),
+    ):
+        sub = cmd.add_parser(action, parents=[common], help=text)
+        sub.add_argument("name", nargs="?", help="default: the default provider")
+
+
+def _add_chat_commands(commands: Any, common: argparse.ArgumentParser) -> None:
+    """``mooring chat`` and ``mooring conversations …``."""
+    chat = commands.add_parser(
+        "chat", parents=[common], help="send a message to a model; stream its reply"
+    )
+    chat.add_argument("message", nargs="+", help="what to say (words are joined by spaces)")
+    chat.add_argument("--conversation", metavar="ID", help="continue this conversation")
+    chat.add_argument("--provider", metavar="NAME", help="the model provider to use")
+    chat.add_argument(
+        "--wait",
+        action="store_true",
+        help="follow any task the reply started to its end, then continue with its result",
+    )
+    chat.add_argument("--timeout", type=float, metavar="S", help="with --wait: stop after S s")
+
+    conv = commands.add_parser("conversations", parents=[common], help="conversations")
+    conv_cmd = conv.add_subparsers(dest="conversations_command", metavar="ACTION", required=True)
+    cl = conv_cmd.add_parser("list", parents=[common], help="most recently active first")
+    cl.add_argument("--limit", type=int, default=50)
+    cs = conv_cmd.add_parser("show", parents=[common], help="messages and tool rounds")
+    cs.add_argument("id", help="conversation id or a unique prefix")
+    cf = conv_cmd.add_parser("search", parents=[common], help="full-text search")
+    cf.add_argument("text", nargs="+")
+    cf.add_argument("--limit", type=int, default=20)
+    cr = conv_cmd.add_parser("rename", parents=[common], help="give a new title")
+    cr.add_argument("id")
+    cr.add_argument("title", nargs="+")
+    cd = conv_cmd.add_parser("delete", parents=[common], help="delete (the task ledger stays)")
+    cd.add_argument("id")
+    ce = conv_cmd.add_parser(
+        "export", parents=[common], help="what was said, what ran and why, as Markdown or JSON"
+    )
+    ce.add_argument("id")
+    ce.add_argument("--format", choices=["md", "json"], default="md")
+    ce.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    cset = conv_cmd.add_parser("set", parents=[common], help="change a conversation's options")
+    cset.add_argument("id")
+    cset.add_argument(
+        "--auto-continue",
+        choices=["on", "off"],
+        help="start a model turn when one of its tasks ends",
+    )
+    cset.add_argument("--mute", choices=["on", "off"], help="no notifications about it")
+    cset.add_argument("--model", help="the model to ask")
+    cset.add_argument("--provider", metavar="NAME", help="the model provider to use")

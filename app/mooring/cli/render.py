@@ -67,7 +67,34 @@ def view_json(view: TaskView) -> dict[str, Any]:
         "result": tool_round.result if tool_round else None,
         "error": tool_round.error if tool_round else None,
         "inputs": [input_json(i) for i in view.inputs],
+        "wire": record.wire.value if record.wire is not None else None,
+        "progress": _progress_json(record),
     }
+
+
+def _progress_json(record: TaskRecord) -> dict[str, Any] | None:
+    """A plain call's last progress notification (``None`` when none was seen)."""
+    if record.last_sign_of_life_at is None:
+        return None
+    return {
+        "progress": record.progress,
+        "total": record.progress_total,
+        "message": record.progress_message,
+        "last_sign_of_life_at": _iso(record.last_sign_of_life_at),
+    }
+
+
+def progress_line(record: TaskRecord) -> str:
+    """A plain call's last progress, for people: "working: 3 of 10 - copying" (server text is
+    shown printable only and shortened: it is the server's, not ours)."""
+    done = f"{record.progress:g}" if record.progress is not None else "?"
+    text = f"working: {done}" + (
+        f" of {record.progress_total:g}" if record.progress_total is not None else ""
+    )
+    if record.progress_message:
+        message = "".join(c if c.isprintable() else " " for c in record.progress_message)
+        text += f" - {message[:200]}"
+    return text
 
 
 async def record_json(ctx: CliContext, record: TaskRecord) -> dict[str, Any]:
@@ -107,6 +134,9 @@ def result_text(result: dict[str, Any] | None) -> str:
     for block in result.get("content") or []:
         if isinstance(block, dict) and block.get("type") == "text":
             parts.append(str(block.get("text", "")))
+        elif isinstance(block, dict) and block.get("type") == "resource_link":
+            name = block.get("name")
+            parts.append(f"[resource_link] {block.get('uri')}" + (f" ({name})" if name else ""))
         elif isinstance(block, dict):
             parts.append(f"[{block.get('type', 'content')}]")
     return "\n".join(parts)

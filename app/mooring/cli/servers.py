@@ -10,6 +10,7 @@ from typing import Any
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
+from mooring.cli.server_checks import check_target
 from mooring.core.errors import KnownError
 from mooring.core.ids import new_id
 from mooring.core.servers import ServerDefinition
@@ -45,6 +46,7 @@ def server_json(server: ServerDefinition) -> dict[str, Any]:
 
 async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Add a stdio or Streamable HTTP server."""
+    check_target(args.url, args.program, args.cwd)
     server = await ctx.host.add_server(
         ServerSpec(
             alias=args.name,
@@ -148,14 +150,22 @@ async def import_file(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     except OSError as exc:
         raise KnownError(f"Cannot read {args.file}: {exc.strerror}.", code="not_found") from exc
     except ValueError as exc:
-        raise KnownError(f"{args.file} is not valid JSON: {exc}", code="usage") from exc
+        raise KnownError(f"{args.file} is not valid JSON: {exc}", code="bad_file") from exc
     result = import_servers(
         data, now=ctx.clock.now, new_id=new_id, existing=await ctx.catalog.list_servers()
     )
     added: list[ServerDefinition] = []
     skipped = list(result.skipped)
     for server in result.servers:
-        await ctx.host.add_server_definition(server, result.header_secrets.get(server.id, {}))
+        try:
+            await ctx.host.add_server_definition(server, result.header_secrets.get(server.id, {}))
+        except KnownError as exc:
+            if exc.code != "no_keyring":
+                raise
+            skipped.append(
+                (server.alias, "its headers are secrets and no usable keyring can keep them")
+            )
+            continue
         added.append(server)
     if ctx.as_json:
         ctx.say(

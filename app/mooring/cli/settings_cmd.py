@@ -31,10 +31,19 @@ def run_settings(args: argparse.Namespace, settings_file: Path) -> ExitCode:
             if raw.lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
                 raise ValueError(raw)
             value: object = raw.lower() in ("true", "yes", "on", "1")
+        elif declared.type is list:
+            value = [part.strip() for part in raw.split(",") if part.strip()]
+        elif declared.choices is not None and raw not in declared.choices:
+            raise ValueError(raw)
         else:
             value = declared.type(raw)
     except ValueError as exc:
-        raise KnownError(f"{args.key} takes a {declared.type.__name__}, not {raw!r}.") from exc
+        kind = (
+            " or ".join(declared.choices)
+            if declared.choices is not None
+            else f"a {declared.type.__name__}"
+        )
+        raise KnownError(f"{args.key} takes {kind}, not {raw!r}.") from exc
     settings.set(args.key, value)
     save_settings(settings_file, settings)
     print(f"{args.key} = {value!r}")  # noqa: T201  # CLI output

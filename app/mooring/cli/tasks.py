@@ -6,11 +6,17 @@ import argparse
 import asyncio
 import contextlib
 import json
-from typing import Any
+import signal
+import threading
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 from mooring.cli.context import CliContext
+from mooring.cli.describe import state_line
 from mooring.cli.exit_codes import ExitCode
-from mooring.cli.render import exit_code_for, record_json, result_text, summary
+from mooring.cli.lookup import find_task
+from mooring.cli.render import exit_code_for, progress_line, record_json, result_text, summary
+from mooring.cli.resources import read_linked, resource_text
 from mooring.cli.terminal import in_daemon_thread
 from mooring.core.elicitation import (
     ELICITATION_METHOD,
@@ -31,6 +37,7 @@ from mooring.core.issues import Issue, IssueAction, actions_for
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+from mooring.services.follower import ADOPT_EVERY, Adopter
 from mooring.services.host import CancelResult
 
 
@@ -39,7 +46,7 @@ def _short(record: TaskRecord) -> str:
 
 
 async def _find(ctx: CliContext, key: str) -> TaskRecord:
-    return await ctx.host.find_task(key)
+    return await find_task(ctx, key)
 
 
 async def _final_output(ctx: CliContext, record: TaskRecord) -> ExitCode:
@@ -77,20 +84,33 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     if not isinstance(arguments, dict):
         raise KnownError("--args must be a JSON object.", code="usage")
 
+    started: list[str] = []
+
     def persisted(record: TaskRecord) -> None:
+        started.append(record.id)
         if not ctx.as_json:
             ctx.say(f"operation {record.id}")
 
     from mooring.cli.accounts import profile_id_for
 
     profile_id = await profile_id_for(ctx, server, args.account)
-    record = await ctx.host.call(
-        server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted
-    )
+
+    def live(event: Event) -> None:  # a plain call's progress, as it arrives (stored first)
+        if isinstance(event, TaskDidChange) and event.note == "progress" and not ctx.as_json:
+            ctx.say(f"{_short(event.record)}: {progress_line(event.record)}")
+
+    unsubscribe = ctx.events.subscribe(live)
+    try:
+        with _ctrl_c_stops_plain_call(ctx, started):
+            record = await ctx.host.call(
+                server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted
+            )
+    finally:
+        unsubscribe()
     if not ctx.as_json:
         if record.task_id:
             ctx.say(f"task {record.task_id}")
-        ctx.say(f"{_short(record)}: {summary(record)}")
+        ctx.say(f"{_short(record)}: {await state_line(ctx, record)}")
     if args.detach or record.is_terminal or record.state is LocalState.UNKNOWN_OUTCOME:
         if args.detach and not record.is_terminal:
             if ctx.as_json:
@@ -101,80 +121,152 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     return await _final_output(ctx, finals[record.id])
 
 
+@contextlib.contextmanager
+def _ctrl_c_stops_plain_call(ctx: CliContext, started: list[str]) -> Iterator[None]:
+    """While a plain call runs, Ctrl-C stops it: the server is told (``notifications/cancelled``)
+    and the round ends "stopped by you". Otherwise Ctrl-C does what it did before."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_ctrl_c() -> None:
+        if started and ctx.host.stop_call(started[-1]):
+            ctx.warn("Stopping the call; the server is told to stop.")
+        elif callable(previous):
+            previous(signal.SIGINT, None)
+        else:
+            raise KeyboardInterrupt
+
+    loop.add_signal_handler(signal.SIGINT, on_ctrl_c)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.signal(signal.SIGINT, previous)
+
+
 # -- following -----------------------------------------------------------------------------
 
 
+class Driver(Protocol):
+    """What makes followed records change: the monitor (polling) or a database follower."""
+
+    def track(self, record: TaskRecord, *, now: bool = False) -> None: ...
+    async def run(self) -> None: ...
+    async def stop(self) -> None: ...
+
+
 async def follow(
-    ctx: CliContext, records: list[TaskRecord], *, give_up_after: float | None = None
+    ctx: CliContext,
+    records: list[TaskRecord],
+    *,
+    give_up_after: float | None = None,
+    driver: Driver | None = None,
+    wait_for_answers: bool = False,
 ) -> dict[str, TaskRecord]:
     """Watch records until each is terminal, printing every change.
 
     Without a terminal, a task that waits for an answer is left waiting (the caller exits
-    with ``WAITING`` and says how to answer); ``give_up_after`` seconds stop following early.
+    with ``WAITING`` and says how to answer) unless ``wait_for_answers`` (someone answers
+    elsewhere); ``give_up_after`` seconds stop following early. ``driver`` defaults to the
+    monitor (this process polls).
     """
     try:
         async with asyncio.timeout(give_up_after):
-            return await _follow(ctx, records)
+            return await _follow(ctx, records, driver or ctx.monitor, wait_for_answers)
     except TimeoutError:
         return {r.id: (await ctx.ledger.get(r.id)) or r for r in records}
+    except asyncio.CancelledError:  # Ctrl-C: only this command stops, never the task
+        _say_the_task_goes_on(ctx, records)
+        raise
 
 
-async def _follow(ctx: CliContext, records: list[TaskRecord]) -> dict[str, TaskRecord]:
+def _say_the_task_goes_on(ctx: CliContext, records: list[TaskRecord]) -> None:
+    going_on = [r for r in records if not r.is_terminal]
+    if not going_on:
+        return
+    ids = " ".join(r.id for r in going_on)
+    ctx.warn(
+        f"\nmooring: stopped following; the task{'s go' if len(going_on) > 1 else ' goes'} on "
+        f"(on the server, and in Mooring's ledger).\n"
+        f"  Follow again with: mooring tasks watch {ids}\n"
+        f"  Or cancel with:    mooring tasks cancel {going_on[0].id}"
+    )
+
+
+async def _follow(
+    ctx: CliContext, records: list[TaskRecord], driver: Driver, wait_for_answers: bool
+) -> dict[str, TaskRecord]:
     latest = {r.id: r for r in records}
     waiting_on_user: set[str] = set()
+    told: set[tuple[str, str]] = set()  # answers already reported at the prompt
     queue: asyncio.Queue[Event] = asyncio.Queue()
     unsubscribe = ctx.events.subscribe(queue.put_nowait)
-    scheduler = asyncio.create_task(ctx.monitor.run())
+    scheduler = asyncio.create_task(driver.run())
     try:
         for record in records:
-            ctx.monitor.track(record, now=True)
+            driver.track(record, now=True)
             for item in await ctx.ledger.inputs(record.id):
                 if (
                     item.awaiting_answer
                     and record.state is LocalState.INPUT_REQUIRED
-                    and not await _ask(ctx, record, item)
+                    and not await _ask(ctx, record, item, told)
                 ):
                     waiting_on_user.add(record.id)
 
         def done() -> bool:
             return all(
-                r.is_terminal or not r.is_monitored or r.id in waiting_on_user
+                r.is_terminal
+                or not r.is_monitored
+                or (r.id in waiting_on_user and not wait_for_answers)
                 for r in latest.values()
             )
 
         while not done():
             event = await queue.get()
             if isinstance(event, AnswerDidSettle) and event.record_id in latest:
-                if not ctx.as_json:
+                if not ctx.as_json and (event.record_id, event.key) not in told:
                     ctx.say(f"{short_id(event.record_id)}: answer {event.key!r}: {event.detail}")
                 continue
             if not isinstance(event, TaskDidChange) or event.record.id not in latest:
                 continue
             before = latest[event.record.id]
             latest[event.record.id] = event.record
-            if ctx.as_json:
-                continue
-            if (
-                event.state_changed
-                or before.status_message != event.record.status_message
-                or before.flags != event.record.flags
+            if not ctx.as_json and _worth_a_line(
+                ctx, before, event.record, state_changed=event.state_changed
             ):
-                ctx.say(f"{_short(event.record)}: {summary(event.record)}")
+                ctx.say(f"{_short(event.record)}: {await state_line(ctx, event.record)}")
             if event.record.state is not LocalState.INPUT_REQUIRED:
                 waiting_on_user.discard(event.record.id)
             for item in event.new_inputs:
-                if not await _ask(ctx, event.record, item):
+                if not await _ask(ctx, event.record, item, told):
                     waiting_on_user.add(event.record.id)
     finally:
         unsubscribe()
-        await ctx.monitor.stop()
+        await driver.stop()
         scheduler.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await scheduler
     return latest
 
 
-async def _ask(ctx: CliContext, record: TaskRecord, item: TaskInput) -> bool:
+def _worth_a_line(
+    ctx: CliContext, before: TaskRecord, after: TaskRecord, *, state_changed: bool
+) -> bool:
+    """A new state or flag always; a new status message only for a person at a terminal
+    (a log or a pipe gets the changes, not a progress line per poll)."""
+    if state_changed or before.state is not after.state or before.flags != after.flags:
+        return True
+    if before.cancel_requested != after.cancel_requested:
+        return True
+    return ctx.out.isatty() and before.status_message != after.status_message
+
+
+async def _ask(
+    ctx: CliContext, record: TaskRecord, item: TaskInput, told: set[tuple[str, str]] | None = None
+) -> bool:
     """Ask the person at the terminal (True), or say how to answer from elsewhere (False)."""
     message = item.params.get("message") or f"{item.method} request"
     server = await ctx.catalog.get_server(record.server_id)
@@ -186,9 +278,17 @@ async def _ask(ctx: CliContext, record: TaskRecord, item: TaskInput) -> bool:
                 f"  answer with: mooring tasks answer {record.id} {item.key} --value '{{...}}'"
             )
         return False
-    answer = await in_daemon_thread(_prompt, ctx, item, asker)
+    if item.method == SAMPLING_METHOD and server is not None:
+        # The same approval as a plain call's sampling: shown whole, sent to a model only if
+        # approved, the reply reviewed; declined, the task hears "decline".
+        sampled = await ctx.host.inputs.sample(server, item.params, task_tool=record.tool)
+        answer = sampled if sampled is not None else decline()
+    else:
+        answer = await in_daemon_thread(_prompt, ctx, item, asker)
     settled = await ctx.host.answer(record.id, item.key, answer)
-    ctx.say(f"{_short(record)}: {settled.detail}")
+    if told is not None:
+        told.add((record.id, item.key))  # said here; the settle event need not say it again
+    ctx.say(f"{_short(record)}: answer {item.key!r}: {settled.detail}")
     return True
 
 
@@ -248,13 +348,13 @@ def _prompt(ctx: CliContext, item: TaskInput, asker: str = "the server") -> dict
     return accept(content)
 
 
-def _json_object(text: str, *, option: str = "the answer") -> dict[str, Any]:
+def _json_object(text: str, option: str = "the answer") -> dict[str, Any]:
     try:
         value = json.loads(text)
     except ValueError as exc:
         raise KnownError(f"{option} is not valid JSON: {exc}", code="usage") from exc
     if not isinstance(value, dict):
-        raise KnownError(f"{option} must be a JSON object", code="usage")
+        raise KnownError(f"{option} must be a JSON object.", code="usage")
     return value
 
 
@@ -275,7 +375,7 @@ async def list_tasks(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     for r in records:
         server = await ctx.catalog.get_server(r.server_id)
         alias = server.alias if server else "?"
-        ctx.say(f"{_short(r)}  {alias}/{r.tool}  {summary(r)}")
+        ctx.say(f"{_short(r)}  {alias}/{r.tool}  {await state_line(ctx, r)}")
     return ExitCode.OK
 
 
@@ -283,13 +383,21 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Show one task (by local id, task id, or a unique prefix)."""
     record = await _find(ctx, args.id)
     shown = await record_json(ctx, record)
+    which = getattr(args, "resource", None)
+    read = await read_linked(ctx, record, shown["result"], which) if which else []
     if ctx.as_json:
+        if which:
+            shown["resources"] = read
         ctx.say(json.dumps(shown, indent=2))
         return ExitCode.OK
     ctx.say(f"operation  {shown['id']}")
     ctx.say(f"task       {shown['task_id'] or '-'}")
     ctx.say(f"tool       {shown['server']}/{shown['tool']}")
-    ctx.say(f"state      {summary(record)}")
+    ctx.say(f"state      {await state_line(ctx, record)}")
+    if record.last_sign_of_life_at is not None:
+        ago = (ctx.clock.now() - record.last_sign_of_life_at).total_seconds()
+        life = "last sign of life" if record.state is LocalState.CREATING else "last progress"
+        ctx.say(f"progress   {progress_line(record)} ({life} {ago:.0f} s ago)")
     ctx.say(f"polls      {shown['poll_count']}")
     for item in shown["inputs"]:
         state = (
@@ -303,11 +411,21 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         ctx.say(f"result     {text}")
     if shown["error"]:
         ctx.say(f"error      {shown['error'].get('code')}: {shown['error'].get('message')}")
+    for item in read:
+        ctx.say(f"resource   {item['uri']}\n{resource_text(item)}")
+    if read and any(item["error"] for item in read):
+        return ExitCode.PROBLEM
     return ExitCode.OK
 
 
 async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
-    """Follow tasks (default: every active one) to their ends."""
+    """Follow tasks (default: every active one) to their ends.
+
+    One process per data folder polls: if another holds the poller lock (the window, another
+    watcher), this one follows what it writes to the database, and polls itself only once the
+    other is gone. ``--notify`` tells the user privately when a task ends or needs them, from
+    the polling process only (so no notification is shown twice).
+    """
     if args.ids:
         records = [await _find(ctx, key) for key in args.ids]
     else:
@@ -317,29 +435,117 @@ async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         return ExitCode.OK
     for r in records:
         if not ctx.as_json:
-            ctx.say(f"{_short(r)}: {summary(r)}")
-    finals = await follow(ctx, records, give_up_after=args.timeout)
+            ctx.say(f"{_short(r)}: {await state_line(ctx, r)}")
+    notifier = ctx.notifier if args.notify else None
+    lock = ctx.poller_lock
+    driver: Driver = ctx.monitor
+    if lock is not None and ctx.follower is not None and not lock.try_acquire():
+        ctx.warn(
+            f"mooring: {lock.holder() or 'another Mooring process'} is polling these tasks; "
+            "following its results from the database."
+        )
+        driver = ctx.follower
+
+        def took_over() -> None:
+            if not ctx.as_json:
+                ctx.warn("mooring: the other process stopped; polling these tasks now")
+            if notifier is not None:
+                notifier.start()
+
+        ctx.follower.on_takeover = took_over
+    else:
+        if lock is not None and not ctx.as_json:
+            ctx.warn(f"mooring: polling {len(records)} task(s) for this data folder")
+        if notifier is not None:
+            notifier.start()
+    delivering = asyncio.create_task(notifier.run()) if notifier is not None else None
+    adopting = (
+        asyncio.create_task(_adopt_while_polling(ctx, {r.id for r in records}))
+        if lock is not None
+        else None
+    )
+    try:
+        finals = await follow(
+            ctx,
+            records,
+            give_up_after=args.timeout,
+            driver=driver,
+            wait_for_answers=args.notify,
+        )
+    finally:
+        if adopting is not None:
+            adopting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await adopting
+        if notifier is not None:
+            await notifier.aclose(delivering)
+        if lock is not None:
+            lock.release()
     codes = [await _final_output(ctx, finals[r.id]) for r in records]
     return next((c for c in codes if c is not ExitCode.OK), ExitCode.OK)
 
 
+async def _adopt_while_polling(ctx: CliContext, known: set[str]) -> None:
+    """While this process holds the poller lock, poll tasks other processes start too."""
+    adopter = Adopter(
+        ledger=ctx.ledger,
+        catalog=ctx.catalog,
+        accounts=ctx.accounts,
+        monitor=ctx.monitor,
+        known=known,
+    )
+    while True:
+        if ctx.poller_lock is not None and ctx.poller_lock.held:
+            await adopter.adopt()
+        await asyncio.sleep(ADOPT_EVERY.total_seconds())
+
+
 async def cancel(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
-    """Ask the server to cancel a task; the server's answer decides the outcome."""
+    """Ask the server to cancel a task; the server's answer decides the outcome.
+
+    Exits 0 once the request is delivered (or nothing is left to cancel) and says in words how
+    the task ended; exits 9 if the request could not be delivered yet (it is resent later).
+    """
     record = await _find(ctx, args.id)
+    if record.is_terminal:
+        if ctx.as_json:
+            ctx.say(
+                json.dumps({**await record_json(ctx, record), "cancel_delivered": False}, indent=2)
+            )
+        else:
+            ctx.say(f"{_short(record)} has already ended ({summary(record)}); nothing to cancel.")
+        return ExitCode.OK
     cancelled = await ctx.host.cancel(record.id)
     record = cancelled.record
-    if cancelled.result is CancelResult.ALREADY_OVER:
-        if ctx.as_json:
-            ctx.say(json.dumps(await record_json(ctx, record), indent=2))
-        else:
-            ctx.say(f"{_short(record)} had already ended ({summary(record)}); nothing to cancel.")
-        return ExitCode.OK
-    if not ctx.as_json:
+    if cancelled.result is CancelResult.REQUESTED and not ctx.as_json:
         ctx.say(f"{_short(record)}: cancel requested; waiting for the server's answer")
-    if args.no_wait:
-        return ExitCode.OK
-    finals = await follow(ctx, [record], give_up_after=args.timeout)
-    return await _final_output(ctx, finals[record.id])
+    if not args.no_wait and not record.is_terminal:
+        record = (await follow(ctx, [record], give_up_after=args.timeout))[record.id]
+    delivered = ctx.monitor.cancel_delivered(record.id) or record.is_terminal
+    if ctx.as_json:
+        ctx.say(
+            json.dumps({**await record_json(ctx, record), "cancel_delivered": delivered}, indent=2)
+        )
+    else:
+        ctx.say(f"{_short(record)}: {cancel_outcome(record, delivered=delivered)}")
+    return ExitCode.OK if delivered else ExitCode.WAITING
+
+
+def cancel_outcome(record: TaskRecord, *, delivered: bool) -> str:
+    """What became of a cancel request, in words."""
+    if record.state is LocalState.CANCELLED:
+        return "cancelled."
+    if record.is_terminal:
+        return f"the cancel arrived too late: {summary(record)}"
+    if not delivered:
+        return (
+            "the cancel request is saved but could not be delivered yet; Mooring sends it "
+            f"again when it next follows the task (mooring tasks watch {record.id})."
+        )
+    return (
+        "the server has the cancel request and has not ended the task yet; "
+        f"follow it with: mooring tasks watch {record.id}"
+    )
 
 
 async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
@@ -408,7 +614,7 @@ async def reconcile(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     else:
         ctx.say(f"Checked {report.checked} unfinished task(s).")
         for r in report.refreshed:
-            ctx.say(f"{_short(r)}  {r.tool}: {summary(r)}")
+            ctx.say(f"{_short(r)}  {r.tool}: {await state_line(ctx, r)}")
         for r in report.unknown:
             ctx.say(f"{_short(r)}  {r.tool}: may or may not have run — retry or abandon it")
         for r in report.never_sent:

@@ -11,7 +11,8 @@ from pathlib import Path
 from mooring.adapters.telemetry import filter_requests, read_requests
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
-from mooring.core.errors import KnownError, NotFound
+from mooring.cli.lookup import find_task
+from mooring.core.errors import KnownError
 from mooring.core.ids import short_id
 
 
@@ -25,13 +26,31 @@ def _since(text: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def _write(target: Path, text: str) -> None:
+    """Write the export, turning a wrong ``-o`` into a clear error (nothing half-written)."""
+    if target.is_dir():
+        raise KnownError(
+            f"-o {target} is a folder.",
+            hint=f"Name a file in it, e.g. -o {target / 'traces.jsonl'}",
+            code="usage",
+        )
+    if not target.parent.is_dir():
+        raise KnownError(
+            f"-o {target}: the folder {target.parent} does not exist.",
+            hint="Create it first, or name a file in an existing folder.",
+            code="usage",
+        )
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise KnownError(f"Cannot write {target}: {exc.strerror or exc}.") from exc
+
+
 async def export(ctx: CliContext, args: argparse.Namespace, traces_dir: Path) -> ExitCode:
     """Write matching spans (one OTLP/JSON request per line) to ``-o FILE`` or stdout."""
     trace_ids: set[str] | None = None
     if args.task:
-        record = await ctx.ledger.find(args.task)
-        if record is None:
-            raise NotFound("task", args.task)
+        record = await find_task(ctx, args.task)
         if not record.trace_context:
             raise KnownError(f"Task {short_id(record.id)} has no trace (tracing was off).")
         trace_ids = {record.trace_context.split("-")[1]}
@@ -51,6 +70,6 @@ async def export(ctx: CliContext, args: argparse.Namespace, traces_dir: Path) ->
     if args.output in (None, "-"):
         ctx.out.write(text)
     else:
-        await asyncio.to_thread(Path(args.output).write_text, text, encoding="utf-8")
+        await asyncio.to_thread(_write, Path(args.output), text)
         ctx.warn(f"Wrote {spans} span(s) to {args.output}.")
     return ExitCode.OK

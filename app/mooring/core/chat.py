@@ -62,6 +62,9 @@ class ToolCallRequest:
     arguments: dict[str, Any]
     raw_arguments: str = ""
     """The arguments text as streamed (kept to explain a malformed one)."""
+    arguments_error: str = ""
+    """Why ``raw_arguments`` is not a JSON object (then ``arguments`` is empty); "" when it is.
+    Such a call is not runnable: answer it with an error tool result saying this."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,6 +150,7 @@ class ProviderError(Exception):
         retry_after: float | None = None,
         partial_text: str = "",
         status: int | None = None,
+        waited: bool = False,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -154,6 +158,8 @@ class ProviderError(Exception):
         self.retry_after = retry_after
         self.partial_text = partial_text
         self.status = status
+        self.waited = waited
+        """The provider already waited out one rate limit: nobody waits again."""
 
 
 class ChatProvider(Protocol):

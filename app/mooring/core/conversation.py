@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mooring.core.chat import ToolCallRequest
+    from mooring.core.tasks.record import TaskRecord
 
 
 class Role(StrEnum):
@@ -25,17 +29,57 @@ class Conversation:
     title: str
     created_at: datetime
     updated_at: datetime
+    provider_id: str | None = None
+    """The model provider this conversation talks to (``None``: the default one)."""
+    model: str | None = None
+    """The model to ask (``None``: the provider's own default)."""
+    auto_continue: bool = False
+    """When a task this conversation started ends, start a model turn with its result."""
+    muted: bool = False
+    """No notifications about this conversation's background work."""
+
+
+class MessageStatus(StrEnum):
+    """Whether a message is whole."""
+
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"
+    """The user stopped the reply: ``content`` is the part that arrived."""
+    ERROR = "error"
+    """The model call failed: ``error`` says why in words; ``content`` keeps any partial reply."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
-    """One message in a conversation."""
+    """One message in a conversation.
+
+    An assistant message may carry the tool calls the model asked for; a ``tool`` message is
+    the result Mooring gave for one of them (``tool_call_id``), tied to its ``tool_round_id``.
+    A *follow-up* is the final result of a background task, stored when the task ended (after
+    the model was told it started).
+    """
 
     id: str
     conversation_id: str
     role: Role
     content: str
     created_at: datetime
+    status: MessageStatus = MessageStatus.COMPLETE
+    error_kind: str | None = None
+    """For ``status`` error: what failed (a ``ProviderFailure`` value, or ``tool_rounds``)."""
+    error: str | None = None
+    """For ``status`` error: what failed, in words for the user."""
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    tool_call_id: str | None = None
+    tool_round_id: str | None = None
+    is_error: bool = False
+    """For a tool result: a failure or a refusal the model should explain."""
+    awaits_task: bool = False
+    """For a tool result: it told the model a background task started; the task's final
+    result follows later as a follow-up."""
+    followup: bool = False
+    model: str | None = None
+    """For an assistant message: the model that wrote it."""
 
 
 class RoundOutcome(StrEnum):
@@ -68,3 +112,22 @@ class ToolRound:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     finished_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConversationRound:
+    """A tool round of a conversation with its operation record (the "what ran and why")."""
+
+    round: ToolRound
+    record: TaskRecord | None
+    server_alias: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SearchHit:
+    """A conversation found by full-text search, with the best matching excerpt."""
+
+    conversation: Conversation
+    message_id: str | None
+    """The matching message (``None``: the title matched)."""
+    snippet: str

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from mooring.core.approval.request import ApprovalOutcome, ApprovalRequest
+from mooring.core.conversation import Message
 from mooring.core.issues import Issue
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
@@ -93,6 +94,36 @@ class CatalogueDidChange:
     server_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class MessageDidAppend:
+    """A message was stored in a conversation (a user's, a reply, a tool result, a follow-up)."""
+
+    conversation_id: str
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDidStream:
+    """A piece of the model's reply arrived (not stored yet: the whole reply is stored when it
+    ends, and announced by :class:`MessageDidAppend` with the same ``message_id``)."""
+
+    conversation_id: str
+    message_id: str
+    delta: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDidEnd:
+    """A model turn is over: its messages are stored. ``error`` says in words why it ended
+    early (``None`` when it ended normally); ``started_tasks`` are operation ids of background
+    tasks the turn started."""
+
+    conversation_id: str
+    reply_message_id: str | None
+    error: str | None = None
+    started_tasks: tuple[str, ...] = ()
+
+
 Event = (
     TaskDidChange
     | AnswerDidSettle
@@ -102,6 +133,9 @@ Event = (
     | IssueDidChange
     | ConnectionDidChange
     | CatalogueDidChange
+    | MessageDidAppend
+    | ReplyDidStream
+    | TurnDidEnd
 )
 Listener = Callable[[Event], None]
 E = TypeVar("E", bound=Event)

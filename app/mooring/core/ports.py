@@ -13,10 +13,19 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
-from mooring.core.conversation import ToolRound
+from mooring.core.chat import ProviderConfig
+from mooring.core.conversation import (
+    Conversation,
+    ConversationRound,
+    Message,
+    SearchHit,
+    ToolRound,
+)
 from mooring.core.issues import Issue
+from mooring.core.notifications import Notice
+from mooring.core.results import ResourceOutcome
 from mooring.core.servers import CredentialProfile, ServerDefinition
-from mooring.core.tasks.calls import AckOutcome, CallOutcome
+from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress, TaskWire
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Observation, Reconciliation
 from mooring.core.tasks.record import TaskRecord
@@ -66,12 +75,13 @@ class TaskLedger(Protocol):
         """A record by id, task id or a unique prefix of either: for what people type."""
         ...
 
-    async def matching(self, prefix: str) -> list[TaskRecord]:
-        """Records whose id or task id starts with ``prefix`` (a few, newest first)."""
-        ...
-
     async def by_task_id(self, server_id: str, task_id: str) -> TaskRecord | None:
         """The record of one server's task, exactly: for what arrives on the wire."""
+        ...
+
+    async def matching(self, key: str, *, limit: int = 20) -> list[TaskRecord]:
+        """Records whose operation or task id starts with ``key`` (to explain an ambiguous
+        ``find``), newest first."""
         ...
 
     async def save(
@@ -132,6 +142,11 @@ class SecretStore(Protocol):
     def set(self, scope: str, name: str, value: str) -> None: ...
     def delete(self, scope: str, name: str) -> None: ...
 
+    @property
+    def durable(self) -> bool:
+        """Whether a secret set now outlives this process (False: session memory only)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ProbeResult:
@@ -162,6 +177,8 @@ class ConnectionStatus:
     reason: str = ""
     supports_tasks: bool = False
     protocol_version: str | None = None
+    task_wire: TaskWire | None = None
+    """Which Tasks protocol the server speaks on this connection (``None``: no tasks)."""
 
 
 class ServerConnection(Protocol):
@@ -187,19 +204,36 @@ class ServerConnection(Protocol):
         arguments: dict[str, Any],
         *,
         on_sending: Callable[[], Awaitable[None]] | None = None,
+        on_progress: Callable[[Progress], Awaitable[None]] | None = None,
+        call_key: str | None = None,
     ) -> CallOutcome:
-        """Send ``tools/call`` declaring the Tasks extension.
+        """Send ``tools/call`` declaring the Tasks extension (or the 2025-11-25 ``task`` param).
 
         ``on_sending`` is awaited immediately before the request is written to the wire (after
-        the connection is known to be up), so callers can persist "sent" first.
+        the connection is known to be up), so callers can persist "sent" first. A plain call's
+        ``notifications/progress`` reach ``on_progress`` and keep it alive past the idle
+        timeout; ``call_key`` names it for :meth:`stop_call`.
         """
         ...
 
-    async def get_task(self, task_id: str) -> Observation: ...
+    def stop_call(self, call_key: str) -> bool:
+        """Stop a plain call in flight (``notifications/cancelled``); whether one was running."""
+        ...
+
+    # ``wire``: the protocol that created the task (the record remembers it); the connection
+    # speaks it, so services never need to know the wires apart. ``None``: the 2026 extension.
+    async def get_task(self, task_id: str, *, wire: TaskWire | None = None) -> Observation: ...
     async def update_task(
-        self, task_id: str, responses: dict[str, dict[str, Any]]
+        self,
+        task_id: str,
+        responses: dict[str, dict[str, Any]],
+        *,
+        wire: TaskWire | None = None,
     ) -> AckOutcome: ...
-    async def cancel_task(self, task_id: str) -> AckOutcome: ...
+    async def cancel_task(self, task_id: str, *, wire: TaskWire | None = None) -> AckOutcome: ...
+    async def read_resource(self, uri: str) -> ResourceOutcome:
+        """``resources/read`` (a resource a result linked to); never raises."""
+        ...
 
 
 class Gateway(Protocol):
@@ -225,3 +259,101 @@ class Gateway(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+# -- model providers (issue 12) ------------------------------------------------------------
+
+
+class ProviderBook(Protocol):
+    """The user's configured model endpoints (their secrets are in the keyring).
+
+    The first provider added becomes the default; removing the default makes the oldest
+    remaining one the default.
+    """
+
+    async def list_providers(self) -> list[ProviderConfig]: ...
+    async def get_provider(self, provider_id: str) -> ProviderConfig | None: ...
+    async def find_provider(self, name: str) -> ProviderConfig | None: ...
+    async def add_provider(self, config: ProviderConfig) -> bool:
+        """Store a new provider; whether it became the default. A taken name raises
+        :class:`~mooring.core.errors.KnownError` (code ``exists``)."""
+        ...
+
+    async def remove_provider(self, provider_id: str) -> None: ...
+    async def default_provider(self) -> ProviderConfig | None: ...
+    async def set_default_provider(self, provider_id: str) -> None: ...
+
+
+class ConversationBook(Protocol):
+    """Conversations and their messages, with full-text search (kept in step with every write)."""
+
+    async def create_conversation(self, conversation: Conversation) -> None: ...
+    async def get_conversation(self, conversation_id: str) -> Conversation | None: ...
+    async def find_conversation(self, key: str) -> Conversation | None:
+        """By id or a unique prefix of it."""
+        ...
+
+    async def list_conversations(self, *, limit: int | None = None) -> list[Conversation]:
+        """Most recently active first."""
+        ...
+
+    async def update_conversation(self, conversation: Conversation) -> bool:
+        """Store title and settings; whether the conversation exists."""
+        ...
+
+    async def delete_conversation(self, conversation_id: str) -> bool:
+        """Delete it and its messages (its tool rounds stay in the ledger, unlinked)."""
+        ...
+
+    async def append_messages(self, messages: Sequence[Message]) -> None:
+        """Append in order, in one transaction."""
+        ...
+
+    async def append_followup(self, message: Message) -> bool:
+        """Append a background task's final result unless its round already has one (another
+        window or command may have stored it first); whether it was appended."""
+        ...
+
+    async def messages(self, conversation_id: str) -> list[Message]: ...
+    async def awaiting_results(self, conversation_id: str) -> list[Message]:
+        """Tool results that said a background task started, with no follow-up stored yet."""
+        ...
+
+    async def search(self, words: str, *, limit: int = 50) -> list[SearchHit]:
+        """Conversations with a title or a message that contains every word, best first."""
+        ...
+
+    async def conversation_rounds(self, conversation_id: str) -> list[ConversationRound]:
+        """Its tool rounds, oldest first, with their operation records."""
+
+
+# -- Notifications and background monitoring ---------------------------------------------------
+
+
+class NoticeSink(Protocol):
+    """Shows notices through the first delivery link that works (desktop notification → system
+    tray → in-app toast); it always ends somewhere."""
+
+    async def show(self, notice: Notice) -> str:
+        """Deliver ``notice``, replacing an earlier one with the same key; returns the name of
+        the link that delivered it."""
+        ...
+
+
+class PollerLock(Protocol):
+    """One poller per data folder: the process holding the lock polls servers; the others
+    follow what it writes to the database."""
+
+    def try_acquire(self) -> bool:
+        """Take the lock if it is free (never waits); ``True`` if this process holds it."""
+        ...
+
+    @property
+    def held(self) -> bool:
+        """Whether this process holds the lock."""
+        ...
+
+    def release(self) -> None: ...
+    def holder(self) -> str | None:
+        """Who holds it (host, pid), or ``None`` if nobody does."""
+        ...

@@ -124,15 +124,18 @@ def _definition(
             raise _Skip("no url")
         if not url.strip().lower().startswith(("http://", "https://")):
             raise _Skip(f"the url is not http(s): {url!r}")
+        headers = _strings(entry.get("headers"), "headers")
         server = ServerDefinition(
             id=new_id(),
             alias=name.strip(),
             transport=Transport.HTTP,
             created_at=now(),
             url=url.strip(),
+            # The names are kept (they say what to send); the values go to the keyring.
+            headers=dict.fromkeys(headers, ""),
             enabled=enabled,
         )
-        return server, _strings(entry.get("headers"), "headers")
+        return server, headers
     if not isinstance(command, str) or not command.strip():
         raise _Skip("no command or url")
     args = entry.get("args", [])

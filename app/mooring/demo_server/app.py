@@ -325,6 +325,12 @@ def _add_fixture_tools(
         """Asks two questions at once (task required)."""
         return await required("multi_input")
 
+    @server.tool(name="hostile_text", meta=meta("hostile_text"), structured_output=False)
+    async def hostile_text() -> CallToolResult:
+        """Sends control and bidi characters in its status, question and result (task
+        required): for testing that hosts show server text inert."""
+        return await required("hostile_text")
+
     @server.tool(
         name="test_tool_with_task", meta=meta("test_tool_with_task"), structured_output=False
     )

@@ -80,9 +80,13 @@ def default_store_path(env: Mapping[str, str]) -> Path:
 
 
 def default_samples_dir() -> Path | None:
-    """``resources/samples`` of the source checkout this package runs from, if there is one."""
-    candidate = Path(__file__).resolve().parents[3] / "resources" / "samples"
-    return candidate if candidate.is_dir() else None
+    """The bundled sample CSVs: ``sample_data`` inside this package (shipped in the wheel; in a
+    source checkout a link to ``resources/samples``), else the checkout's ``resources/samples``."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "sample_data", here.parents[2] / "resources" / "samples"):
+        if candidate.is_dir():
+            return candidate.resolve()
+    return None
 
 
 def _env_default(env: Mapping[str, str], name: str) -> str | None:

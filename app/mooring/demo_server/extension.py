@@ -88,6 +88,24 @@ def request_headers(ctx: ServerRequestContext[Any, Any]) -> Mapping[str, str] | 
     return headers if isinstance(headers, Mapping) else None
 
 
+def _problem(err: Any) -> str:
+    if err["type"] == "missing":
+        return "missing"
+    message = str(err["msg"])
+    return message[:1].lower() + message[1:]
+
+
+def argument_errors(tool: str, exc: ValidationError) -> str:
+    """``Invalid arguments for TOOL: path (missing), limit (should be an integer)``."""
+    problems = sorted(
+        {
+            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'} ({_problem(err)})"
+            for err in exc.errors()
+        }
+    )
+    return f"Invalid arguments for {tool}: {', '.join(problems) or 'input'}"
+
+
 def caller_scope(headers: Mapping[str, str] | None) -> str:
     """The identity tasks are bound to: the OAuth principal when the request's token was
     verified, else a hash of the bearer token, else ``anonymous``."""
@@ -180,17 +198,11 @@ class TasksExtension(Extension):
         try:
             validated = spec.args_model.model_validate(arguments)
         except ValidationError as exc:
-            # Same shape the SDK gives a synchronous call with bad arguments: a tool error.
-            fields = ", ".join(
-                sorted({".".join(str(p) for p in err["loc"]) for err in exc.errors()})
-            )
+            # Same shape the SDK gives a synchronous call with bad arguments: a tool error
+            # (a complete result, so a client reads it as the tool's answer, not a failure).
             return {
-                "content": [
-                    {
-                        "type": "text",
-                        "text": f"Invalid arguments for {params.name}: {fields or 'input'}",
-                    }
-                ],
+                "resultType": "complete",
+                "content": [{"type": "text", "text": argument_errors(params.name, exc)}],
                 "isError": True,
             }
         created = now_ms()

@@ -115,6 +115,21 @@ async def greet_task(jc: JobContext, arguments: dict[str, Any]) -> dict[str, Any
     return text_result(f"Hello, {args.user_name}! (name gathered before the task was created)")
 
 
+HOSTILE = "\x1b[2J\x1b]0;pwned\x07bad\x00\x08\x08 \u202etxt.exe\u202c \u2067isolated\u2069"
+"""Text that would rewrite a terminal or disguise itself if a host printed it raw."""
+
+
+async def hostile_text(jc: JobContext, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Hostile text in the status message, the question and the result (a host's display
+    must show it inert)."""
+    await jc.status(f"status {HOSTILE}")
+    answers = await jc.ask(
+        {"hostile": _elicit(f"question {HOSTILE}", {"ok": {"type": "boolean"}})},
+        message=f"waiting {HOSTILE}",
+    )
+    return text_result(f"result {HOSTILE} ok={_accepted(answers['hostile']).get('ok')}")
+
+
 def gather_user_name(params: CallToolRequestParams) -> dict[str, Any] | NeedInput:
     """MRTR round 1 asks for ``user_name``; round 2 turns the answer into task arguments."""
     responses = params.input_responses or {}
@@ -135,4 +150,5 @@ FIXTURE_JOBS = [
     JobSpec("confirm_delete", confirm_delete, ConfirmDeleteArgs, "required"),
     JobSpec("multi_input", multi_input, NoArgs, "required"),
     JobSpec("test_tool_with_task", greet_task, GreetTaskArgs, "required"),
+    JobSpec("hostile_text", hostile_text, NoArgs, "required"),
 ]

@@ -12,6 +12,11 @@ The SDK's ``Client`` must be entered and exited in the same task (anyio cancel s
 * exits the ``Client`` in the task that entered it when the connection stops, which also ends a
   stdio server's process tree.
 
+The connection speaks whichever Tasks wire the server negotiated (the 2026 extension through
+:mod:`~mooring.mcp.tasks_ext`, the 2025-11-25 Tasks through :mod:`~mooring.mcp.tasks_legacy`),
+holds plain calls to their idle and total limits (:class:`CallLimits`), and routes a server's
+sampling and elicitation requests to the user (``input_handler``, or a task's ledger entry).
+
 Callers get outcome values, never exceptions, for anything the server or the network did:
 :class:`~mooring.core.tasks.calls.NotSent` when nothing reached the server and
 :class:`~mooring.core.tasks.calls.NoAnswer` when the request may have reached it.
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import math
 import os
@@ -39,6 +45,7 @@ import httpx2
 import mcp.types as types
 from mcp.client import Client
 from mcp.client._transport import TransportStreams
+from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._stream_protocols import ReadStream
@@ -46,15 +53,34 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
+from pydantic import BaseModel, ValidationError
 
 from mooring import __version__
 from mooring.core.ids import short_id
 from mooring.core.ports import ConnectionState, ConnectionStatus
+from mooring.core.results import ResourceOutcome, ResourceRead, ResourceText, ResourceUnavailable
 from mooring.core.servers import ServerDefinition, Transport
-from mooring.core.tasks.calls import AckOutcome, CallOutcome, TaskCreated
-from mooring.core.tasks.reconcile import Observation, ServerTask, TaskGone
+from mooring.core.tasks.calls import (
+    Acknowledged,
+    AckOutcome,
+    CallOutcome,
+    ImmediateResult,
+    NoAnswer,
+    Progress,
+    RequestFailed,
+    StoppedByUser,
+    TaskCreated,
+    TaskWire,
+)
+from mooring.core.tasks.reconcile import (
+    MalformedReply,
+    Observation,
+    ServerTask,
+    StatusUnavailable,
+    TaskGone,
+)
 from mooring.core.tools import ToolInfo
-from mooring.mcp import tasks_ext, translate
+from mooring.mcp import tasks_ext, tasks_legacy, translate
 from mooring.mcp.translate import Failure, FailureKind
 
 logger = logging.getLogger("mooring.mcp.connection")
@@ -69,9 +95,57 @@ AuthFor = Callable[[ServerDefinition, str | None], httpx2.Auth | None]
 
 TaskNotified = Callable[[str], Awaitable[None]]
 
+InputHandler = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+"""Answers a server's ``elicitation/create`` / ``sampling/createMessage`` outside any task:
+``(server, method, params) -> result``, or ``None`` to decline."""
+
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+_MAX_INPUT_ROUNDS: Final = 10
+"""Multi-round-trip retries of one call at most (the SDK's and TypeScript SDK's default)."""
 _STDERR_ROTATE_BYTES: Final = 1_000_000
 _STDERR_TAIL_BYTES: Final = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class CallLimits:
+    """How long a plain ``tools/call`` may run (seconds): the server's silence and in total."""
+
+    idle_timeout: float = 120.0
+    """Stop waiting after this long without an answer or a ``notifications/progress``."""
+    max_time: float = 3600.0
+    """Stop waiting after this long in all, however lively the server is."""
+
+
+def parse_call_limits(
+    text: str, *, idle_default: float, max_default: float
+) -> dict[str, CallLimits]:
+    """Per-server limits from the ``mcp.server_call_limits`` setting (JSON by alias or id).
+
+    Entries that make no sense are skipped with a warning: a typo must not stop the app.
+    """
+    if not text.strip():
+        return {}
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        logger.warning("mcp.server_call_limits is not JSON; using the defaults")
+        return {}
+    limits: dict[str, CallLimits] = {}
+    for server, entry in raw.items() if isinstance(raw, dict) else []:
+        try:
+            idle = float(entry.get("idle_timeout_ms", idle_default * 1000)) / 1000
+            most = float(entry.get("max_ms", max_default * 1000)) / 1000
+        except (AttributeError, TypeError, ValueError):
+            logger.warning("mcp.server_call_limits[%r] is not usable; skipped", server)
+            continue
+        if idle > 0 and most > 0:
+            limits[str(server)] = CallLimits(idle, most)
+    return limits
+
+
+STOPPED_BY_YOU: Final = "Stopped by you; the server was told to stop and may have done part of it."
+
+ProgressListener = Callable[[Progress], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,8 +156,13 @@ class ConnectionSettings:
     """Start (or reach) the server and negotiate the protocol within this."""
     request_timeout: float = 30.0
     """Deadline of ``tasks/*`` and ``tools/list`` requests."""
-    call_timeout: float = 300.0
-    """Deadline of ``tools/call``: a server without Tasks runs the tool before answering."""
+    call_timeout: float = 3600.0
+    """Longest a ``tools/call`` may take in all (a server without Tasks runs the tool before
+    answering): the default :attr:`CallLimits.max_time`."""
+    call_idle_timeout: float = 120.0
+    """A ``tools/call`` with no answer and no progress for this long is stopped."""
+    server_call_limits: Mapping[str, CallLimits] = field(default_factory=dict)
+    """Per-server limits by alias (or id), over the two defaults above."""
     backoff_initial: float = 0.5
     backoff_max: float = 30.0
     min_retry_interval: float = 0.25
@@ -91,6 +170,11 @@ class ConnectionSettings:
     recent (then it fails with the last reason, so a poll burst cannot spawn a server storm)."""
     stderr_dir: Path | None = None
     """Where stdio servers' stderr goes (one file per server); ``None``: an anonymous temp file."""
+    question_wait: float = 5.0
+    """How long a 2025-11-25 task in ``input_required`` may take to deliver its question on
+    ``tasks/result`` before the status counts as unavailable for this poll."""
+    result_stream_timeout: float = 7 * 24 * 3600.0
+    """Deadline of a 2025-11-25 ``tasks/result`` held open for a task's questions and payload."""
 
 
 # HTTP statuses seen while one request is in flight. The SDK's HTTP transport runs each POST
@@ -198,6 +282,28 @@ class _WatchedTransport:
 
 
 @dataclass(eq=False)
+class _CallWatch:
+    """A plain call in flight: its limits' cancel scope, and whether the user stopped it."""
+
+    scope: anyio.CancelScope | None = None
+    stopped: bool = False
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self.scope is not None:
+            self.scope.cancel()
+
+
+@dataclass(frozen=True, slots=True)
+class _Abandoned:
+    """A plain call Mooring stopped waiting for (the SDK told the server with
+    ``notifications/cancelled``)."""
+
+    by_user: bool
+    reason: str
+
+
+@dataclass(eq=False)
 class _Work(Generic[R]):
     """One request another task queued for the owner, and its settled outcome."""
 
@@ -254,9 +360,11 @@ class McpConnection:
         auth_for: AuthFor | None = None,
         on_task_notification: TaskNotified | None = None,
         on_status: Callable[[ConnectionStatus], None] | None = None,
+        input_handler: InputHandler | None = None,
     ) -> None:
         self.server = server
         self._on_status = on_status
+        self._input_handler = input_handler
         self.profile_id = profile_id
         self.settings = settings or ConnectionSettings()
         self._headers_for = headers_for
@@ -274,6 +382,11 @@ class McpConnection:
         self._watched: set[str] = set()
         self._watched_changed = anyio.Event()
         self._listen_scope: anyio.CancelScope | None = None
+        self._task_support: dict[str, str] = {}
+        self._calls: dict[str, _CallWatch] = {}
+        self._questions = tasks_legacy.Questions()
+        self._result_streams: dict[str, asyncio.Task[None]] = {}
+        self._payloads: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
         self._stop_scope = anyio.CancelScope()
         self._closing = False
         self._started = False
@@ -341,6 +454,10 @@ class McpConnection:
             for _ in range(100):  # a paginator that never ends cannot hang the connection
                 page = await client.list_tools(cursor=cursor, cache_mode="bypass")
                 tools.extend(page.tools)
+                for tool in page.tools:
+                    execution = tool.execution
+                    support = execution.task_support if execution is not None else None
+                    self._task_support[tool.name] = support or "forbidden"
                 cursor = page.next_cursor
                 if cursor is None:
                     break
@@ -363,32 +480,143 @@ class McpConnection:
         arguments: dict[str, Any],
         *,
         on_sending: Callable[[], Awaitable[None]] | None = None,
+        on_progress: ProgressListener | None = None,
+        call_key: str | None = None,
     ) -> CallOutcome:
-        """Send ``tools/call`` declaring the Tasks extension.
+        """Send ``tools/call`` declaring the Tasks extension (on a 2025-11-25 server: with
+        ``params.task`` when the tool takes one).
 
         ``on_sending`` is awaited (shielded from cancellation) once the connection is ready and
         immediately before the request is handed to the SDK. ``NotSent`` means nothing reached
         the server; ``NoAnswer`` means it may have, and the outcome is unknown.
-        """
 
-        async def send(client: Client) -> types.CallToolResult | types.Result:
-            return await client.session.call_tool(
-                tool, arguments, allow_claimed=True, allow_input_required=True
-            )
+        Until the answer, each ``notifications/progress`` is passed to ``on_progress`` and
+        restarts the idle timeout; past the idle timeout or the maximum time the request is
+        abandoned (the SDK sends ``notifications/cancelled``) and the outcome is unknown.
+        :meth:`stop_call` with ``call_key`` stops it on the user's behalf (``StoppedByUser``).
+        """
+        if self._status.task_wire == TaskWire.LEGACY:
+            return await self._legacy_call(tool, arguments, on_sending, on_progress, call_key)
+
+        async def send(client: Client) -> Any:
+            responses: types.InputResponses | None = None
+            state: str | None = None
+
+            async def call(progress: Any) -> types.CallToolResult | types.Result:
+                return await client.session.call_tool(
+                    tool,
+                    arguments,
+                    allow_claimed=True,
+                    allow_input_required=True,
+                    progress_callback=progress,
+                    input_responses=responses,
+                    request_state=state,
+                )
+
+            reply = await self._watched_call(call, on_progress, call_key)
+            for _round in range(_MAX_INPUT_ROUNDS):
+                if not isinstance(reply, types.InputRequiredResult):
+                    break
+                # A 2026 server needs input before it runs the tool (multi-round-trip): the
+                # user answers through the same handler as a 2025 server's mid-call requests,
+                # then the call is retried with the answers (the tool has not run yet).
+                responses = await self._answer_inputs(client, reply)
+                state = reply.request_state
+                reply = await self._watched_call(call, on_progress, call_key)
+            return reply
 
         return await self._submit(
             _Work(
                 f"tools/call {tool}",
                 send,
-                lambda result: self._observed_call(translate.call_outcome(result)),
+                lambda result: self._interpret_call(result, translate.call_outcome),
                 lambda failure, sent: translate.call_outcome_from_failure(failure, sent=sent),
-                self.settings.call_timeout,
+                self._call_limits().max_time + self.settings.request_timeout,
                 before_send=on_sending,
             )
         )
 
-    async def get_task(self, task_id: str) -> Observation:
-        """``tasks/get``: a snapshot, or why there is none (gone, unavailable, auth, malformed)."""
+    async def _answer_inputs(
+        self, client: Client, asked: types.InputRequiredResult
+    ) -> types.InputResponses:
+        """Answer a multi-round-trip ``InputRequiredResult`` through the SDK's callback table
+        (Mooring's sampling and elicitation handlers); a declined request fails the call."""
+        responses: types.InputResponses = {}
+        for key, request in (asked.input_requests or {}).items():
+            meta = request.params.meta if request.params is not None else None
+            context = ClientRequestContext(session=client.session, request_id=key, meta=meta)
+            answer = await client.session.dispatch_input_request(context, request)
+            if isinstance(answer, types.ErrorData):
+                raise MCPError(answer.code, answer.message, answer.data)
+            responses[key] = answer
+        return responses
+
+    def stop_call(self, call_key: str) -> bool:
+        """Stop the plain call sent with ``call_key`` (the user's stop); whether one was running."""
+        watch = self._calls.get(call_key)
+        if watch is None:
+            return False
+        watch.stop()
+        return True
+
+    def _call_limits(self) -> CallLimits:
+        limits = self.settings.server_call_limits
+        found = limits.get(self.server.alias) or limits.get(self.server.id)
+        return found or CallLimits(self.settings.call_idle_timeout, self.settings.call_timeout)
+
+    async def _watched_call(
+        self,
+        call: Callable[[Any], Awaitable[R]],
+        on_progress: ProgressListener | None,
+        call_key: str | None,
+    ) -> R | _Abandoned:
+        """Run ``call`` (given the SDK progress callback) under the idle and total limits."""
+        limits = self._call_limits()
+        start = anyio.current_time()
+        watch = _CallWatch()
+        if call_key is not None:
+            self._calls[call_key] = watch
+
+        def deadline() -> float:
+            return min(anyio.current_time() + limits.idle_timeout, start + limits.max_time)
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if watch.scope is not None:
+                watch.scope.deadline = deadline()  # a sign of life
+            if on_progress is not None:
+                await on_progress(Progress(done, total, message))
+
+        try:
+            with anyio.CancelScope(deadline=deadline()) as scope:
+                watch.scope = scope
+                if watch.stopped:
+                    scope.cancel()
+                return await call(progress)
+        finally:
+            if call_key is not None and self._calls.get(call_key) is watch:
+                del self._calls[call_key]
+        if watch.stopped:
+            return _Abandoned(by_user=True, reason=STOPPED_BY_YOU)
+        if anyio.current_time() >= start + limits.max_time:
+            why = f"still no answer after the maximum of {limits.max_time:g} s"
+        else:
+            why = f"no sign of life from the server for {limits.idle_timeout:g} s"
+        return _Abandoned(
+            by_user=False, reason=f"{why}; Mooring stopped waiting and told the server to stop"
+        )
+
+    def _interpret_call(self, reply: Any, interpret: Callable[[Any], CallOutcome]) -> CallOutcome:
+        if isinstance(reply, _Abandoned):
+            return StoppedByUser(reply.reason) if reply.by_user else NoAnswer(reply.reason)
+        return self._observed_call(interpret(reply))
+
+    async def get_task(self, task_id: str, *, wire: TaskWire | None = None) -> Observation:
+        """``tasks/get``: a snapshot, or why there is none (gone, unavailable, auth, malformed).
+
+        ``wire`` is the protocol that created the task (default: the 2026 extension).
+        """
+        if wire is TaskWire.LEGACY:
+            return await self._legacy_get(task_id)
 
         async def send(client: Client) -> tasks_ext.GetTaskResult:
             return await tasks_ext.get_task(client.session, task_id)
@@ -407,8 +635,17 @@ class McpConnection:
             )
         )
 
-    async def update_task(self, task_id: str, responses: dict[str, dict[str, Any]]) -> AckOutcome:
-        """``tasks/update`` with answers by input-request key."""
+    async def update_task(
+        self,
+        task_id: str,
+        responses: dict[str, dict[str, Any]],
+        *,
+        wire: TaskWire | None = None,
+    ) -> AckOutcome:
+        """``tasks/update`` with answers by input-request key (on the 2025-11-25 wire: the
+        replies to the questions the task asked on ``tasks/result``)."""
+        if wire is TaskWire.LEGACY:
+            return await self._legacy_answer(task_id, responses)
 
         async def send(client: Client) -> tasks_ext.AckResult:
             return await tasks_ext.update_task(client.session, task_id, dict(responses))
@@ -423,8 +660,10 @@ class McpConnection:
             )
         )
 
-    async def cancel_task(self, task_id: str) -> AckOutcome:
+    async def cancel_task(self, task_id: str, *, wire: TaskWire | None = None) -> AckOutcome:
         """``tasks/cancel``: a request; the server reports the outcome through ``tasks/get``."""
+        if wire is TaskWire.LEGACY:
+            return await self._legacy_cancel(task_id)
 
         async def send(client: Client) -> tasks_ext.AckResult:
             return await tasks_ext.cancel_task(client.session, task_id)
@@ -438,6 +677,287 @@ class McpConnection:
                 self.settings.request_timeout,
             )
         )
+
+    async def read_resource(self, uri: str) -> ResourceOutcome:
+        """``resources/read``: text parts as they are, binary parts by size only."""
+
+        async def send(client: Client) -> types.ReadResourceResult:
+            return await client.read_resource(uri, cache_mode="bypass")
+
+        def interpret(result: types.ReadResourceResult) -> ResourceOutcome:
+            return ResourceRead(
+                tuple(
+                    ResourceText(
+                        uri=part.uri,
+                        mime_type=part.mime_type,
+                        text=part.text if isinstance(part, types.TextResourceContents) else None,
+                        blob_bytes=len(part.blob) * 3 // 4
+                        if isinstance(part, types.BlobResourceContents)
+                        else 0,
+                    )
+                    for part in result.contents
+                )
+            )
+
+        return await self._submit(
+            _Work(
+                "resources/read",
+                send,
+                interpret,
+                lambda failure, _sent: ResourceUnavailable(failure.reason),
+                self.settings.request_timeout,
+            )
+        )
+
+    # -- the 2025-11-25 Tasks wire ----------------------------------------------------------------
+
+    async def _legacy_call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        on_sending: Callable[[], Awaitable[None]] | None,
+        on_progress: ProgressListener | None,
+        call_key: str | None,
+    ) -> CallOutcome:
+        """``tools/call`` on a 2025-11-25 server: with ``params.task`` when the tool takes one
+        (Mooring prefers the task wherever the server offers both)."""
+
+        async def send(client: Client) -> Any:
+            if tool not in self._task_support:
+                listed = await client.list_tools(cache_mode="bypass")
+                for item in listed.tools:
+                    execution = item.execution
+                    support = execution.task_support if execution is not None else None
+                    self._task_support[item.name] = support or "forbidden"
+            params: dict[str, Any] = {"name": tool, "arguments": arguments}
+            if self._task_support.get(tool) in tasks_legacy.TASK_SUPPORTING:
+                params["task"] = {}
+            raw = await self._watched_call(
+                lambda progress: tasks_legacy.send_raw(
+                    client.session, "tools/call", params, on_progress=progress
+                ),
+                on_progress,
+                call_key,
+            )
+            if isinstance(raw, _Abandoned):
+                return raw
+            created = tasks_legacy.created_task(raw)
+            if created is not None:
+                return created
+            return types.CallToolResult.model_validate(raw)
+
+        def interpret(reply: tasks_legacy.LegacyTask | types.CallToolResult) -> CallOutcome:
+            if isinstance(reply, tasks_legacy.LegacyTask):
+                return TaskCreated(tasks_legacy.server_task(reply), wire=TaskWire.LEGACY)
+            return ImmediateResult(reply.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+        return await self._submit(
+            _Work(
+                f"tools/call {tool}",
+                send,
+                lambda reply: self._interpret_call(reply, interpret),
+                lambda failure, sent: translate.call_outcome_from_failure(failure, sent=sent),
+                self._call_limits().max_time + self.settings.request_timeout,
+                before_send=on_sending,
+            )
+        )
+
+    async def _legacy_get(self, task_id: str) -> Observation:
+        """``tasks/get``, plus ``tasks/result`` for what the bare ``Task`` leaves out: the payload
+        of an ended task, the questions of one in ``input_required``."""
+
+        async def send(client: Client) -> Observation:
+            raw = await tasks_legacy.send_raw(client.session, "tasks/get", {"taskId": task_id})
+            try:
+                task = tasks_legacy.parse_task(raw)
+            except ValueError as exc:
+                return MalformedReply(str(exc))
+            if task.task_id != task_id:
+                return MalformedReply(f"reply is about task {task.task_id!r}, not {task_id!r}")
+            if task.status in ("completed", "failed"):
+                result, error = await self._legacy_payload(client, task_id)
+                if task.status == "failed" and error is None:
+                    # The tool ended in error: the payload is its CallToolResult.
+                    error = {
+                        "code": translate.INTERNAL_ERROR,
+                        "message": task.status_message or "The task failed.",
+                        "data": result,
+                    }
+                return tasks_legacy.server_task(task, result=result, error=error)
+            if task.status == "input_required":
+                self._ensure_result_stream(task_id)
+                asked = await self._questions.wait(task_id, None, self.settings.question_wait)
+                if not asked:
+                    return StatusUnavailable(
+                        "the server says the task needs input but has not sent its question yet"
+                    )
+                requests = {k: {"method": q.method, "params": q.params} for k, q in asked.items()}
+                return tasks_legacy.server_task(task, input_requests=requests)
+            return tasks_legacy.server_task(task)
+
+        return await self._submit(
+            _Work(
+                "tasks/get",
+                send,
+                lambda seen: self._observed(task_id, seen),
+                lambda failure, _sent: translate.observation_from_failure(failure),
+                self.settings.request_timeout + self.settings.question_wait,
+            )
+        )
+
+    async def _legacy_payload(
+        self, client: Client, task_id: str
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """``(result, error)`` of an ended task: from the held stream, or ``tasks/result``."""
+        if task_id in self._payloads:
+            return self._payloads[task_id]
+        try:
+            raw = await tasks_legacy.send_raw(client.session, "tasks/result", {"taskId": task_id})
+        except MCPError as exc:
+            if exc.code == translate.CONNECTION_CLOSED:
+                raise
+            payload: tuple[dict[str, Any] | None, dict[str, Any] | None] = (
+                None,
+                translate.error_dict(exc),
+            )
+        else:
+            payload = (_without_related_task(raw), None)
+        self._payloads[task_id] = payload
+        return payload
+
+    def _ensure_result_stream(self, task_id: str) -> None:
+        """Hold one ``tasks/result`` open per task: the server asks its questions on it and
+        answers it with the payload once the task ends."""
+        running = self._result_streams.get(task_id)
+        if running is not None and not running.done():
+            return
+
+        async def send(client: Client) -> None:
+            try:
+                raw = await tasks_legacy.send_raw(
+                    client.session, "tasks/result", {"taskId": task_id}
+                )
+            except MCPError as exc:
+                if exc.code == translate.CONNECTION_CLOSED:
+                    raise
+                self._payloads[task_id] = (None, translate.error_dict(exc))
+            else:
+                self._payloads[task_id] = (_without_related_task(raw), None)
+
+        async def hold() -> None:
+            await self._submit(
+                _Work(
+                    "tasks/result",
+                    send,
+                    lambda _none: None,
+                    lambda failure, _sent: logger.info(
+                        "%s: tasks/result for %s ended: %s",
+                        self.server.alias,
+                        task_id,
+                        failure.reason,
+                    ),
+                    self.settings.result_stream_timeout,
+                )
+            )
+            if task_id in self._payloads:
+                await self._notified(task_id)  # the task ended: poll it now
+
+        stream = asyncio.get_running_loop().create_task(
+            hold(), name=f"tasks/result:{self.server.alias}"
+        )
+        self._result_streams[task_id] = stream
+        stream.add_done_callback(lambda _t: self._forget_stream(task_id, stream))
+
+    def _forget_stream(self, task_id: str, stream: asyncio.Task[None]) -> None:
+        if self._result_streams.get(task_id) is stream:
+            del self._result_streams[task_id]
+        if not stream.cancelled() and stream.exception() is not None:
+            logger.error("tasks/result stream failed", exc_info=stream.exception())
+
+    async def _legacy_answer(
+        self, task_id: str, responses: dict[str, dict[str, Any]]
+    ) -> AckOutcome:
+        """Reply to the questions a 2025-11-25 task asked (asking the server to ask again, on a
+        new ``tasks/result``, when this connection has not heard them: after a restart)."""
+        for key, answer in responses.items():
+            asked = self._questions.open(task_id)
+            if key not in asked:
+                self._ensure_result_stream(task_id)
+                asked = await self._questions.wait(task_id, key, self.settings.question_wait)
+            if key not in asked:
+                return RequestFailed("the server is not asking this question right now")
+            asked[key].give(answer)
+        return translate.ACKNOWLEDGED
+
+    async def _legacy_cancel(self, task_id: str) -> AckOutcome:
+        """``tasks/cancel``; a task that already ended is refused with ``-32602``, which is not
+        "gone" when ``tasks/get`` still knows it (the next poll shows how it ended)."""
+
+        async def send(client: Client) -> Acknowledged:
+            try:
+                await tasks_legacy.send_raw(client.session, "tasks/cancel", {"taskId": task_id})
+            except MCPError as exc:
+                if exc.code != translate.INVALID_PARAMS:
+                    raise
+                try:
+                    await tasks_legacy.send_raw(client.session, "tasks/get", {"taskId": task_id})
+                except MCPError:
+                    raise exc from None
+            return translate.ACKNOWLEDGED
+
+        return await self._submit(
+            _Work(
+                "tasks/cancel",
+                send,
+                lambda ack: ack,
+                lambda failure, _sent: translate.ack_from_failure(failure),
+                self.settings.request_timeout,
+            )
+        )
+
+    async def _on_elicitation(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        answer = await self._server_request(context, "elicitation/create", params)
+        if answer is None:
+            return types.ElicitResult(action="decline")
+        try:
+            return types.ElicitResult.model_validate(answer)
+        except ValidationError:
+            return types.ErrorData(code=types.INVALID_PARAMS, message="unusable answer")
+
+    async def _on_sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        answer = await self._server_request(context, "sampling/createMessage", params)
+        if answer is None or answer.get("action") in ("decline", "cancel"):
+            # The spec's code for a user who rejects a sampling request.
+            return types.ErrorData(code=-1, message="User rejected sampling request")
+        try:
+            return types.CreateMessageResult.model_validate(answer)
+        except ValidationError:
+            return types.ErrorData(code=types.INVALID_PARAMS, message="unusable answer")
+
+    async def _server_request(
+        self, context: ClientRequestContext, method: str, params: BaseModel
+    ) -> dict[str, Any] | None:
+        """A question from the server: a task's (kept until the user answers it through the
+        ledger) or a plain call's (handed to ``input_handler``); ``None`` declines it."""
+        body = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        task_id = tasks_legacy.related_task(context.meta) or tasks_legacy.related_task(
+            body.get("_meta")
+        )
+        if task_id is None:
+            if self._input_handler is None:
+                return None
+            return await self._input_handler(self.server, method, body)
+        question = self._questions.ask(task_id, method, body)
+        try:
+            await self._notified(task_id)  # the monitor asks tasks/get, which shows it
+            await question.answered.wait()
+            return question.answer
+        finally:
+            self._questions.settle(task_id, question)
 
     # -- the queue ------------------------------------------------------------------------------
 
@@ -522,6 +1042,8 @@ class McpConnection:
                             extensions=[tasks_ext.TasksClientExtension(self._notified)],
                             cache=None,
                             client_info=types.Implementation(name="mooring", version=__version__),
+                            elicitation_callback=self._on_elicitation,
+                            sampling_callback=self._on_sampling,
                         )
                         await stack.enter_async_context(client)
                         connect_scope.deadline = math.inf
@@ -541,6 +1063,8 @@ class McpConnection:
         finally:
             tail = stderr.tail()
             stderr.close()
+            self._questions.clear()
+            self._payloads.clear()
             self._last_attempt_end = anyio.current_time()
             # Requests that arrived during this attempt were served or are settled below; only
             # requests arriving from now on may cut the backoff short.
@@ -551,7 +1075,9 @@ class McpConnection:
             self._failures += 1
             self._last_failure = failure
             self._settle_queue(failure)
-            self._set_status(ConnectionState.FAILED, failure.reason, supports_tasks=False)
+            self._set_status(
+                ConnectionState.FAILED, failure.reason, supports_tasks=False, task_wire=None
+            )
             return min(
                 self.settings.backoff_initial * 2.0 ** (self._failures - 1),
                 self.settings.backoff_max,
@@ -579,15 +1105,28 @@ class McpConnection:
         capabilities = client.server_capabilities
         extensions = capabilities.extensions or {}
         version = client.protocol_version
-        supports = tasks_ext.TASKS_EXTENSION in extensions and version in MODERN_PROTOCOL_VERSIONS
+        wire: TaskWire | None = None
+        if tasks_ext.TASKS_EXTENSION in extensions and version in MODERN_PROTOCOL_VERSIONS:
+            wire = TaskWire.EXTENSION
+        elif version == tasks_legacy.LEGACY_VERSION and tasks_legacy.supports_tool_tasks(
+            capabilities.model_dump(by_alias=True, exclude_none=True)
+        ):
+            wire = TaskWire.LEGACY
         self._last_failure = None
         self._set_status(
-            ConnectionState.READY, "", supports_tasks=supports, protocol_version=version
+            ConnectionState.READY,
+            "",
+            supports_tasks=wire is not None,
+            protocol_version=version,
+            task_wire=wire,
         )
 
     async def _serve(self, client: Client, watch: _SessionWatch) -> None:
         async with anyio.create_task_group() as tg:
-            if self._on_task_notification is not None and self._status.supports_tasks:
+            if (
+                self._on_task_notification is not None
+                and self._status.task_wire is TaskWire.EXTENSION
+            ):
                 tg.start_soon(self._listen, client, watch)
             while True:
                 if watch.over:
@@ -744,6 +1283,15 @@ class McpConnection:
         return _WatchedTransport(
             streamable_http_client(server.url, http_client=http, terminate_on_close=False), watch
         )
+
+
+def _without_related_task(raw: dict[str, Any]) -> dict[str, Any]:
+    """A ``tasks/result`` payload as the original call would have returned it."""
+    meta = raw.get("_meta")
+    if isinstance(meta, dict) and tasks_legacy.RELATED_TASK in meta:
+        meta = {k: v for k, v in meta.items() if k != tasks_legacy.RELATED_TASK}
+        raw = {**raw, "_meta": meta} if meta else {k: v for k, v in raw.items() if k != "_meta"}
+    return raw
 
 
 def _kills_session(exc: BaseException) -> bool:

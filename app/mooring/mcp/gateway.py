@@ -14,7 +14,13 @@ import anyio
 
 from mooring.core.ports import ConnectionStatus
 from mooring.core.servers import ServerDefinition
-from mooring.mcp.connection import AuthFor, ConnectionSettings, HeadersFor, McpConnection
+from mooring.mcp.connection import (
+    AuthFor,
+    ConnectionSettings,
+    HeadersFor,
+    InputHandler,
+    McpConnection,
+)
 
 logger = logging.getLogger("mooring.mcp.gateway")
 
@@ -27,7 +33,8 @@ class McpGateway:
 
     ``headers_for`` supplies extra HTTP headers per server and profile (secret values come from
     the keyring through it); ``auth_for`` supplies an ``httpx2.Auth`` such as the SDK's OAuth
-    provider. Neither is called for stdio servers.
+    provider. Neither is called for stdio servers. ``input_handler`` answers a server's
+    sampling and elicitation requests during plain calls (declined without one).
     """
 
     def __init__(
@@ -36,8 +43,10 @@ class McpGateway:
         settings: ConnectionSettings | None = None,
         headers_for: HeadersFor | None = None,
         auth_for: AuthFor | None = None,
+        input_handler: InputHandler | None = None,
     ) -> None:
         self.settings = settings or ConnectionSettings()
+        self._input_handler = input_handler
         self._headers_for = headers_for
         self._auth_for = auth_for
         self._connections: dict[tuple[str, str | None], McpConnection] = {}
@@ -68,6 +77,7 @@ class McpGateway:
             auth_for=self._auth_for,
             on_task_notification=self._notifier(server.id),
             on_status=self._status_changed,
+            input_handler=self._input_handler,
         )
         if self._closed:
             await connection.aclose()

@@ -51,6 +51,7 @@ from pydantic import AnyUrl, ValidationError
 
 from mooring.core.ports import SecretStore
 from mooring.core.servers import ServerDefinition, Transport
+from mooring.core.text import neutralize
 
 logger = logging.getLogger("mooring.mcp.oauth")
 
@@ -274,7 +275,9 @@ class LoopbackSignIn:
         """Headless: write the URL to ``stream`` for the user to open in any browser."""
 
         async def show(url: str) -> None:
-            stream.write(f"Open this address in a web browser to sign in:\n\n  {url}\n\n")
+            # The address comes from the server's metadata: shown inert, on one line.
+            shown = neutralize(url, multiline=False)
+            stream.write(f"Open this address in a web browser to sign in:\n\n  {shown}\n\n")
             stream.flush()
 
         return cls(open_url=show, timeout=timeout)
@@ -484,7 +487,7 @@ class MooringOAuthProvider(OAuthClientProvider):
             if isinstance(exc, CallbackPortBusyError):
                 # Register anew (with a free port) on the next attempt.
                 self._storage.clear()
-            logger.warning("%s: sign-in needed: %s", self._label, _describe(exc))
+            logger.info("%s: sign-in needed: %s", self._label, _describe(exc))
             yield request  # the server's own 401 answers the transport
         finally:
             await inner.aclose()

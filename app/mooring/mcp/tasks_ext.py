@@ -30,6 +30,7 @@ TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 """The extension identifier, in capability ads and ``server/discover``."""
 
 TASK_NOTIFICATION: Final = "notifications/tasks"
+LEGACY_TASK_NOTIFICATION: Final = "notifications/tasks/status"
 
 
 class TaskIdParams(types.RequestParams):
@@ -147,11 +148,18 @@ class TasksClientExtension(ClientExtension):
         return [ResultClaim(result_type="task", model=CreateTaskResult, resolve=self._resolve)]
 
     def notifications(self) -> Sequence[NotificationBinding[Any]]:
-        """Observe ``notifications/tasks`` (only delivered on a ``subscriptions/listen`` stream)."""
+        """Observe ``notifications/tasks`` (only delivered on a ``subscriptions/listen`` stream)
+        and the 2025-11-25 ``notifications/tasks/status``."""
         return [
             NotificationBinding(
                 method=TASK_NOTIFICATION, params_type=TaskNotificationParams, handler=self._notified
-            )
+            ),
+            # The 2025-11-25 wire's name for the same hint (a bare Task, on any stream).
+            NotificationBinding(
+                method=LEGACY_TASK_NOTIFICATION,
+                params_type=TaskNotificationParams,
+                handler=self._notified,
+            ),
         ]
 
     async def _resolve(self, created: CreateTaskResult, ctx: ClaimContext) -> types.CallToolResult:

@@ -308,8 +308,8 @@ def call_outcome(result: types.CallToolResult | types.Result) -> CallOutcome:
         return CallRejected(
             {
                 "code": -32600,
-                "message": "The server asked for input before running the tool "
-                "(multi-round-trip requests are not supported yet).",
+                "message": "The server kept asking for input before running the tool "
+                "(more rounds than Mooring answers); the tool did not run.",
                 "data": result.model_dump(by_alias=True, mode="json", exclude_none=True),
             }
         )

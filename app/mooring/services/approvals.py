@@ -77,6 +77,7 @@ class ApprovalBroker:
         self.ask = ask
         self._preview = preview
         self._actor = actor
+        self._events = events
 
     async def review(
         self,
@@ -109,7 +110,13 @@ class ApprovalBroker:
             actor = "policy"
         else:
             review, actor = await self._ask(
-                server, tool, annotations, arguments, verdict.reason, conversation_id
+                server,
+                tool,
+                annotations,
+                arguments,
+                verdict.reason,
+                conversation_id,
+                tool_round_id,
             )
             consumed = None
         await self._rules.record_approval(
@@ -139,6 +146,7 @@ class ApprovalBroker:
         arguments: dict[str, Any],
         reason: str,
         conversation_id: str | None,
+        tool_round_id: str | None = None,
     ) -> tuple[Review, str]:
         if self.ask is None:
             return (
@@ -160,6 +168,7 @@ class ApprovalBroker:
             destructive=annotations.destructive is True,
             preview=preview.lines,
             conversation_id=conversation_id,
+            tool_round_id=tool_round_id,
         )
         review, actor = await self._put(request, server)
         if self._events is not None:

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from mooring.core.approval.policy import Guards
+from mooring.core.chat import ProviderConfig, ProviderFactory
 from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
 from mooring.core.elicitation import ELICITATION_METHOD, SchemaError, check_reply
@@ -28,8 +29,10 @@ from mooring.core.issues import Issue, IssueAction, actions_for
 from mooring.core.ports import (
     AccountBook,
     ConnectionStatus,
+    ConversationBook,
     Gateway,
     IssueBoard,
+    ProviderBook,
     RuleBook,
     SecretStore,
     ServerCatalog,
@@ -41,10 +44,13 @@ from mooring.core.tasks.polling import PollPolicy
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.core.tasks.words import StateWords, state_words
+from mooring.core.tools import ToolInfo
 from mooring.services.approvals import ApprovalBroker, AskUser, Preview
 from mooring.services.catalogue import ToolCatalogue
+from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.first_run import ensure_demo_server
 from mooring.services.reconciler import Reconciler, ReconcileReport, UnknownOutcomes
+from mooring.services.sampling import InputBroker
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk
 from mooring.services.tool_runner import ToolRunner
@@ -53,6 +59,9 @@ log = logging.getLogger("mooring.host")
 
 HEADER_SCOPE = "server-headers"
 """Keyring scope of HTTP header values: names ``"{server_id}:{header}"``."""
+
+SHOWN_MATCHES = 10
+"""How many records an ambiguous id lists."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,14 +171,16 @@ class Overview:
 class AmbiguousId(KnownError):
     """A typed prefix that matches several records."""
 
-    def __init__(self, prefix: str, matches: Sequence[str]) -> None:
-        listed = ", ".join(short_id(m) for m in matches[:10])
+    def __init__(self, prefix: str, matches: Sequence[TaskRecord]) -> None:
+        listed = ", ".join(short_id(m.id) for m in matches[:10])
         super().__init__(
             f"{prefix!r} matches several tasks: {listed}.",
             hint="Type more of the id.",
             code="ambiguous",
         )
+        self.prefix = prefix
         self.matches = tuple(matches)
+        """The records it could mean, newest first (at most :data:`SHOWN_MATCHES` + 1)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,8 +218,21 @@ class Host:
         preview: Preview | None = None,
         owner: str | None = None,
         owner_alive: Callable[[str], bool] = lambda _owner: False,
+        providers: ProviderBook | None = None,
+        provider_factory: ProviderFactory | None = None,
+        conversations: ConversationBook | None = None,
+        auto_continue: bool = False,
+        resolve_provider: ProviderResolver | None = None,
+        inputs: InputBroker | None = None,
     ) -> None:
         self.config = config or HostConfig()
+        self.providers = providers
+        """Model provider configurations (``None``: this host talks to no model)."""
+        self.provider_factory = provider_factory
+        """Builds a chat provider with its keyring secrets."""
+        self.inputs = inputs or InputBroker(rules=rules, clock=clock)
+        """Servers' sampling and form requests; the gateway's ``input_handler`` should be its
+        ``handle`` (the face sets the askers on it)."""
         self.catalog = catalog
         self.ledger = ledger
         self.issue_board = issues
@@ -273,6 +297,23 @@ class Host:
             catalogue=self.tools,
             desk=self.issues,
         )
+        self.chat: ChatService | None = None
+        """Conversations with a model (``None`` without conversation storage or providers)."""
+        if conversations is not None and provider_factory is not None:
+            self.chat = ChatService(
+                conversations=conversations,
+                providers=resolve_provider or self._provider_config,
+                provider_factory=provider_factory,
+                runner=self.runner,
+                monitor=self.monitor,
+                ledger=ledger,
+                catalog=catalog,
+                events=self.events,
+                clock=clock,
+                tools=self.offered_tools,
+                auto_continue_default=auto_continue,
+            )
+            self.chat.start()
         self._scheduler: asyncio.Task[None] | None = None
         self._prepared = False
         gateway.add_status_listener(self._on_connection)
@@ -298,7 +339,9 @@ class Host:
         return await self.reconciler.run()
 
     async def stop(self) -> None:
-        """Stop monitoring and close every server connection."""
+        """Stop the chat's background work and monitoring; close every server connection."""
+        if self.chat is not None:
+            await self.chat.aclose()
         await self.monitor.stop()
         if self._scheduler is not None:
             self._scheduler.cancel()
@@ -306,6 +349,38 @@ class Host:
                 await self._scheduler
             self._scheduler = None
         await self.gateway.aclose()
+
+    async def _provider_config(self, key: str | None) -> ProviderConfig:
+        """A provider by id or name (``None``: the default one), or a clear error."""
+        book = self.providers
+        found = None
+        if book is not None:
+            if key is None:
+                found = await book.default_provider()
+            else:
+                found = await book.get_provider(key) or await book.find_provider(key)
+        if found is None:
+            raise KnownError(
+                "No model provider is configured."
+                if key is None
+                else f"No model provider called {key!r}.",
+                hint="Add one with: mooring providers add NAME --kind openai|anthropic "
+                "--base-url URL --model MODEL",
+                code="no_provider",
+            )
+        return found
+
+    async def offered_tools(self) -> list[tuple[ServerDefinition, ToolInfo]]:
+        """Every enabled server's tools from the catalogue (read concurrently; a server that
+        cannot be reached offers nothing now). Hidden and disallowed tools are filtered by
+        the chat, and refused by the guards whatever asks."""
+        servers = [s for s in await self.catalog.list_servers() if s.enabled]
+        listed = await asyncio.gather(*(self.tools.tools(s) for s in servers))
+        return [
+            (server, tool)
+            for server, tools in zip(servers, listed, strict=True)
+            for tool in tools or []
+        ]
 
     def _on_connection(self, status: ConnectionStatus) -> None:
         self.events.emit(ConnectionDidChange(status.server_id, status.state.value, status.reason))
@@ -340,9 +415,9 @@ class Host:
         record = await self.ledger.find(key)
         if record is not None:
             return record
-        matches = await self.ledger.matching(key)
+        matches = await self.ledger.matching(key, limit=SHOWN_MATCHES + 1)
         if len(matches) > 1:
-            raise AmbiguousId(key, [m.id for m in matches])
+            raise AmbiguousId(key, matches)
         raise NotFound("task", key)
 
     async def tasks(self, *, active: bool = False, limit: int | None = None) -> list[TaskView]:
@@ -403,6 +478,12 @@ class Host:
             conversation_id=conversation_id,
             on_persisted=on_persisted,
         )
+
+    def stop_call(self, record_id: str) -> bool:
+        """Stop a plain call this process is waiting for: the server is told
+        (``notifications/cancelled``) and the round says "stopped by you". Tasks are cancelled
+        with :meth:`cancel`. Whether such a call was running."""
+        return self.runner.stop(record_id)
 
     async def answer(self, record_id: str, key: str, reply: Mapping[str, Any]) -> AnswerDidSettle:
         """Check the reply against the question, save it, then send it.
@@ -544,7 +625,20 @@ class Host:
     async def add_server_definition(
         self, server: ServerDefinition, header_values: Mapping[str, str]
     ) -> None:
-        """Store a server built elsewhere (an import), its header values in the keyring."""
+        """Store a server built elsewhere (an import), its header values in the keyring.
+
+        Without a keyring that keeps secrets, a server with header values is refused (code
+        ``no_keyring``): the values would be lost when this process ends, and later calls
+        would go out without them. Nothing is stored then.
+        """
+        if header_values and not self.secrets.durable:
+            raise KnownError(
+                "No usable keyring: a header value would be lost when Mooring stops, and later "
+                "calls would go out without it. Nothing was added.",
+                hint="Unlock or install a Secret Service keyring (see `mooring doctor`), then "
+                "add the server again.",
+                code="no_keyring",
+            )
         for name, value in header_values.items():
             self.secrets.set(HEADER_SCOPE, f"{server.id}:{name}", value)
         await self.catalog.add_server(server)

@@ -291,7 +291,7 @@ class TaskMonitor:
         if connection is None:
             log.warning("task %s: its server %s no longer exists", record.id, record.server_id)
             return record
-        observation = await connection.get_task(record.task_id)
+        observation = await connection.get_task(record.task_id, wire=record.wire)
         rec = reconcile(record, observation, now=self._clock.now())
         rec = self._with_next_poll(rec)
         if rec.state_changed:
@@ -302,8 +302,10 @@ class TaskMonitor:
             await self.emit_run_span(rec.record)
         else:
             new_inputs = await self._ledger.apply(rec)
-        self._writer.announce(rec, new_inputs)  # after the run span: a listener may stop us
         current = rec.record
+        if not current.is_monitored:
+            self._due_at.pop(current.id, None)  # over: unscheduled before anyone hears of it
+        self._writer.announce(rec, new_inputs)  # after the run span: a listener may stop us
         await self._deliver_pending_answers(current, connection, observation)
         if (
             current.cancel_requested
@@ -391,7 +393,7 @@ class TaskMonitor:
     ) -> AnswerDidSettle:
         assert record.task_id is not None
         failpoint("answer.before-update")
-        ack = await connection.update_task(record.task_id, {key: answer})
+        ack = await connection.update_task(record.task_id, {key: answer}, wire=record.wire)
         match ack:
             case Acknowledged():
                 await self._ledger.settle_answers(record.id, [key])
@@ -411,6 +413,10 @@ class TaskMonitor:
         """Persist the cancel request, send ``tasks/cancel``, and keep watching for the outcome."""
         async with self._lock(record_id):
             return await self._cancel(record_id)
+
+    def cancel_delivered(self, record_id: str) -> bool:
+        """Whether this process's ``tasks/cancel`` for the record reached the server."""
+        return record_id in self._cancel_sent
 
     async def _cancel(self, record_id: str) -> TaskRecord:
         record = await self._ledger.get(record_id)
@@ -448,7 +454,7 @@ class TaskMonitor:
     async def _send_cancel(self, record: TaskRecord, connection: ServerConnection) -> None:
         assert record.task_id is not None
         failpoint("cancel.before-send")
-        ack = await connection.cancel_task(record.task_id)
+        ack = await connection.cancel_task(record.task_id, wire=record.wire)
         match ack:
             case Acknowledged():
                 self._cancel_sent.add(record.id)

@@ -15,6 +15,7 @@ Silence after sending is ``unknown_outcome``: the call is never re-sent by Moori
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from typing import Any
@@ -23,11 +24,13 @@ from opentelemetry.trace import Span
 
 from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
+from mooring.core.errors import RecordChanged
 from mooring.core.events import EventBus
 from mooring.core.failpoints import failpoint
 from mooring.core.ids import argument_digest, new_id
-from mooring.core.ports import Gateway, TaskLedger
+from mooring.core.ports import Gateway, ServerConnection, TaskLedger
 from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.calls import Progress
 from mooring.core.tasks.codes import DENIED_CODE, UNKNOWN_TOOL_CODE
 from mooring.core.tasks.reconcile import Outcome, Reconciliation, apply_call_outcome
 from mooring.core.tasks.record import TaskRecord
@@ -78,6 +81,14 @@ class ToolRunner:
         self._monitor = monitor
         self._events = events
         self._clock = clock
+        self._calls: dict[str, ServerConnection] = {}
+
+    def stop(self, record_id: str) -> bool:
+        """Stop a plain call this process is waiting for (the server is told with
+        ``notifications/cancelled``; the round then says "stopped by you"). Tasks are
+        cancelled through the monitor instead. Whether such a call was running."""
+        connection = self._calls.get(record_id)
+        return connection is not None and connection.stop_call(record_id)
 
     async def call(
         self,
@@ -197,9 +208,51 @@ class ToolRunner:
             sent.append(marked)
             queue.end(end_time=ns(at))  # the queue ends where the run begins: when sent
 
-        with tracer().start_as_current_span(CREATE) as create:
-            outcome = await connection.call_tool(tool, arguments, on_sending=mark_sent)
-            create.set_attribute("mooring.call.outcome", type(outcome).__name__)
+        progress_gate = asyncio.Lock()
+        answered: list[bool] = []
+
+        async def show_progress(progress: Progress) -> None:
+            # A plain call's sign of life: persisted, then told (the round's card shows it).
+            async with progress_gate:
+                if not answered:
+                    await save_progress(progress)
+
+        async def save_progress(progress: Progress) -> None:
+            latest = sent[-1] if sent else record
+            at = self._clock.now()
+            alive = latest.evolve(
+                at=at,
+                progress=progress.progress,
+                progress_total=progress.total,
+                progress_message=progress.message,
+                last_sign_of_life_at=at,
+            )
+            try:
+                await self._writer.save(
+                    alive,
+                    previous_state=alive.state,
+                    expected_updated_at=latest.updated_at,
+                    note="progress",
+                )
+            except RecordChanged:
+                return  # another writer moved it on; the next progress tries again
+            sent.append(alive)
+
+        self._calls[record.id] = connection
+        try:
+            with tracer().start_as_current_span(CREATE) as create:
+                outcome = await connection.call_tool(
+                    tool,
+                    arguments,
+                    on_sending=mark_sent,
+                    on_progress=show_progress,
+                    call_key=record.id,
+                )
+                create.set_attribute("mooring.call.outcome", type(outcome).__name__)
+        finally:
+            self._calls.pop(record.id, None)
+            async with progress_gate:  # no progress write may land after the answer's
+                answered.append(True)
         if queue.is_recording():
             queue.end()  # never handed over (not sent): the queue ends with the attempt
         record = sent[-1] if sent else record

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import platformdirs
 
+from mooring.core.errors import KnownError
+
 APP_NAME = "Mooring"
 APP_ID = "io.mooring.Mooring"
 ENV_DATA_DIR = "MOORING_DATA_DIR"
@@ -51,6 +53,27 @@ class Paths:
     def demo_store(self) -> Path:
         """The bundled demo server's own SQLite store."""
         return self.data_dir / "demo-server.sqlite3"
+
+    def check(self) -> None:
+        """Refuse a data, config or log folder that is a file (or lies under one).
+
+        Raises a ``KnownError`` that says so, before anything tries to create folders inside it.
+        """
+        for folder in (self.data_dir, self.config_dir, self.log_dir):
+            for place in (folder, *folder.parents):
+                if place.exists() and not place.is_dir():
+                    raise KnownError(
+                        f"{place} is a file, not a folder: Mooring keeps its database, settings "
+                        "and logs in a folder.",
+                        hint="Choose another place with --data-dir DIR (or MOORING_DATA_DIR), "
+                        "or move the file away.",
+                        code="data_dir_is_file",
+                    )
+
+    @property
+    def poller_lock(self) -> Path:
+        """Held by the one process that polls servers for this data folder."""
+        return self.data_dir / "poller.lock"
 
     def ensure(self) -> None:
         """Create the folders (not the files)."""

@@ -21,6 +21,8 @@ class Setting:
     type: type
     default: Any
     description: str
+    choices: tuple[str, ...] | None = None
+    """The only values a text setting may take (``None``: any)."""
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -35,11 +37,36 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "mcp.call_timeout_ms",
         int,
-        300_000,
-        "A tools/call without a reply by then has an unknown outcome.",
+        3_600_000,
+        "Longest a plain tools/call may run in all; then it is stopped (outcome unknown).",
+    ),
+    Setting(
+        "mcp.call_idle_timeout_ms",
+        int,
+        120_000,
+        "A plain tools/call with no reply and no progress for this long is stopped.",
+    ),
+    Setting(
+        "mcp.server_call_limits",
+        str,
+        "",
+        'Per-server call limits as JSON: {"alias": {"idle_timeout_ms": N, "max_ms": N}}.',
     ),
     Setting(
         "polling.per_server_concurrency", int, 4, "Status requests in flight per server at most."
+    ),
+    # Model providers (issue 12)
+    Setting(
+        "providers.connect_timeout_ms",
+        int,
+        10_000,
+        "A model endpoint that cannot be reached by then counts as unreachable.",
+    ),
+    Setting(
+        "providers.read_timeout_ms",
+        int,
+        180_000,
+        "A reply with no new piece for this long stopped halfway (local models may load first).",
     ),
     Setting(
         "approval.max_argument_bytes",
@@ -47,12 +74,51 @@ SETTINGS: tuple[Setting, ...] = (
         256 * 1024,
         "Tool calls with larger arguments are refused before sending.",
     ),
-    Setting("notifications.enabled", bool, True, "Tell me when background work needs me."),
     Setting(
-        "notifications.show_details",
+        "notifications.when",
+        str,
+        "when_inactive",
+        "When to notify about background work: always, when_inactive (only while the window "
+        "is not active) or never.",
+        choices=("always", "when_inactive", "never"),
+    ),
+    Setting(
+        "notifications.show_names",
         bool,
         False,
-        "Put tool names and status text in notifications (off: generic text only).",
+        "Name the server and tool in notifications (never arguments, results, status "
+        "messages, file names or task ids).",
+    ),
+    Setting(
+        "notifications.asked",
+        bool,
+        False,
+        "Whether the window already asked if Mooring may notify you (it asks once).",
+    ),
+    Setting(
+        "notifications.muted_conversations",
+        list,
+        [],
+        "Conversations whose tasks never notify (ids, comma-separated).",
+    ),
+    Setting(
+        "window.close_to_tray",
+        bool,
+        True,
+        "Closing the window keeps Mooring running in the system tray (where the desktop has "
+        "one), still following tasks and notifying; Quit ends it.",
+    ),
+    Setting(
+        "window.close_to_tray_explained",
+        bool,
+        False,
+        "Whether the first close into the tray was explained.",
+    ),
+    Setting(
+        "chat.continue_automatically",
+        bool,
+        False,
+        "New conversations start a model turn when one of their tasks ends.",
     ),
     Setting("telemetry.file_export", bool, True, "Write traces to OTLP JSON files locally."),
     Setting("telemetry.otlp_endpoint", str, "", "Also send traces to this OTLP/HTTP endpoint."),
@@ -73,5 +139,21 @@ def _drop_model_settings(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if not k.startswith("model.")}
 
 
-UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _drop_model_settings}
+def _v1_notifications(values: dict[str, Any]) -> dict[str, Any]:
+    """1 → 2: ``notifications.enabled`` became ``notifications.when``; ``show_details`` (which
+    promised status text) became ``show_names`` (server and tool names only)."""
+    upgraded = dict(values)
+    if upgraded.pop("notifications.enabled", True) is False:
+        upgraded["notifications.when"] = "never"
+    if "notifications.show_details" in upgraded:
+        upgraded["notifications.show_names"] = upgraded.pop("notifications.show_details")
+    return upgraded
+
+
+def _v1_to_v2(values: dict[str, Any]) -> dict[str, Any]:
+    """1 → 2: the notification settings got their real meaning, and ``model.*`` went."""
+    return _drop_model_settings(_v1_notifications(values))
+
+
+UPGRADES: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 """``UPGRADES[n]`` turns version ``n`` values into version ``n + 1`` values."""

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mooring.settings.schema import BY_KEY, SETTINGS, SETTINGS_VERSION, UPGRADES
+from mooring.settings.schema import BY_KEY, SETTINGS, SETTINGS_VERSION, UPGRADES, Setting
 
 log = logging.getLogger("mooring.settings")
 
@@ -29,8 +29,8 @@ class Settings:
         if setting is None:
             self.problems.append(f"unknown setting {key!r} ignored")
             return
-        if type(value) is not setting.type:
-            self.problems.append(f"setting {key!r} should be {setting.type.__name__}; default used")
+        if not _valid(setting, value):
+            self.problems.append(f"setting {key!r} should be {_expected(setting)}; default used")
             return
         self._values[key] = value
 
@@ -41,7 +41,7 @@ class Settings:
     def set(self, key: str, value: Any) -> None:
         """Change a setting; ``ValueError`` if the key or type is wrong."""
         setting = BY_KEY.get(key)
-        if setting is None or type(value) is not setting.type:
+        if setting is None or not _valid(setting, value):
             raise ValueError(f"invalid value for setting {key!r}")
         self._values[key] = value
 
@@ -52,6 +52,20 @@ class Settings:
     def as_dict(self) -> dict[str, Any]:
         """Every setting with its effective value."""
         return {s.key: self.get(s.key) for s in SETTINGS}
+
+
+def _valid(setting: Setting, value: Any) -> bool:
+    if type(value) is not setting.type:
+        return False
+    if setting.choices is not None and value not in setting.choices:
+        return False
+    return not (isinstance(value, list) and not all(isinstance(v, str) for v in value))
+
+
+def _expected(setting: Setting) -> str:
+    if setting.choices is not None:
+        return " or ".join(setting.choices)
+    return "a list of text" if setting.type is list else setting.type.__name__
 
 
 def load_settings(path: Path) -> Settings:

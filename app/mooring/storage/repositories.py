@@ -7,7 +7,8 @@ then tell" starts here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +25,7 @@ from mooring.core.conversation import Conversation, Message, Role, RoundOutcome,
 from mooring.core.errors import RecordChanged
 from mooring.core.issues import Issue, IssueKind
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
+from mooring.core.tasks.calls import TaskWire
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Reconciliation
 from mooring.core.tasks.record import TaskRecord
@@ -296,72 +298,34 @@ def finish_tool_round(
 # -- the task ledger -------------------------------------------------------------------------
 
 
+# A task record's fields map to the columns of the same names, in one place: a new field needs
+# the dataclass field, the column and a migration, and nothing here unless it needs converting.
+_RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(TaskRecord))
+_TO_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "state": lambda state: state.value,
+    "flags": lambda flags: sorted(f.value for f in flags),
+    "wire": lambda wire: wire.value if wire is not None else None,
+}
+_FROM_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "state": LocalState,
+    "flags": lambda values: frozenset(TaskFlag(f) for f in values),
+    "wire": lambda value: TaskWire(value) if value is not None else None,
+}
+
+
 def _record_values(record: TaskRecord) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "server_id": record.server_id,
-        "credential_profile_id": record.credential_profile_id,
-        "task_id": record.task_id,
-        "tool": record.tool,
-        "argument_digest": record.argument_digest,
-        "state": record.state.value,
-        "server_status": record.server_status,
-        "status_message": record.status_message,
-        "flags": sorted(f.value for f in record.flags),
-        "created_at": record.created_at,
-        "updated_at": record.updated_at,
-        "server_created_at": record.server_created_at,
-        "server_updated_at": record.server_updated_at,
-        "sent_at": record.sent_at,
-        "last_checked_at": record.last_checked_at,
-        "next_poll_at": record.next_poll_at,
-        "ttl_ms": record.ttl_ms,
-        "poll_interval_ms": record.poll_interval_ms,
-        "poll_count": record.poll_count,
-        "poll_failures": record.poll_failures,
-        "poll_errors": record.poll_errors,
-        "anomaly_count": record.anomaly_count,
-        "cancel_requested": record.cancel_requested,
-        "conversation_id": record.conversation_id,
-        "tool_round_id": record.tool_round_id,
-        "trace_context": record.trace_context,
-        "owner": record.owner,
-        "reason": record.reason,
-    }
+    values = {name: getattr(record, name) for name in _RECORD_FIELDS}
+    for name, convert in _TO_COLUMN.items():
+        values[name] = convert(values[name])
+    return values
 
 
 def _record(row: Row[Any]) -> TaskRecord:
-    return TaskRecord(
-        id=row.id,
-        server_id=row.server_id,
-        credential_profile_id=row.credential_profile_id,
-        task_id=row.task_id,
-        tool=row.tool,
-        argument_digest=row.argument_digest,
-        state=LocalState(row.state),
-        server_status=row.server_status,
-        status_message=row.status_message,
-        flags=frozenset(TaskFlag(f) for f in row.flags),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        server_created_at=row.server_created_at,
-        server_updated_at=row.server_updated_at,
-        sent_at=row.sent_at,
-        last_checked_at=row.last_checked_at,
-        next_poll_at=row.next_poll_at,
-        ttl_ms=row.ttl_ms,
-        poll_interval_ms=row.poll_interval_ms,
-        poll_count=row.poll_count,
-        poll_failures=row.poll_failures,
-        poll_errors=row.poll_errors,
-        anomaly_count=row.anomaly_count,
-        cancel_requested=row.cancel_requested,
-        conversation_id=row.conversation_id,
-        tool_round_id=row.tool_round_id,
-        trace_context=row.trace_context,
-        owner=row.owner,
-        reason=row.reason,
-    )
+    mapping = row._mapping
+    values = {name: mapping[name] for name in _RECORD_FIELDS}
+    for name, convert in _FROM_COLUMN.items():
+        values[name] = convert(values[name])
+    return TaskRecord(**values)
 
 
 def add_task_record(session: Session, record: TaskRecord) -> None:
@@ -436,16 +400,17 @@ def find_task_record(session: Session, key: str) -> TaskRecord | None:
     return _record(prefixed[0]) if len(prefixed) == 1 else None
 
 
-def matching_task_records(session: Session, prefix: str, limit: int = 11) -> list[TaskRecord]:
-    """Records whose local id or task id starts with ``prefix`` (at most ``limit``)."""
-    pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+def task_records_matching(session: Session, key: str, *, limit: int = 20) -> list[TaskRecord]:
+    """Every record whose operation id or task id is ``key`` or starts with it, newest first
+    (what an ambiguous ``find`` could have meant)."""
+    pattern = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     rows = session.execute(
         select(t.task_records)
         .where(
             t.task_records.c.id.like(pattern, escape="\\")
             | t.task_records.c.task_id.like(pattern, escape="\\")
         )
-        .order_by(t.task_records.c.created_at.desc())
+        .order_by(t.task_records.c.created_at.desc(), t.task_records.c.id)
         .limit(limit)
     ).all()
     return [_record(row) for row in rows]

@@ -87,8 +87,8 @@ class SqlStore:
     async def find(self, key: str) -> TaskRecord | None:
         return await self.db.run(lambda s: repo.find_task_record(s, key))
 
-    async def matching(self, prefix: str) -> list[TaskRecord]:
-        return await self.db.run(lambda s: repo.matching_task_records(s, prefix))
+    async def matching(self, key: str, *, limit: int = 20) -> list[TaskRecord]:
+        return await self.db.run(lambda s: repo.task_records_matching(s, key, limit=limit))
 
     async def save(
         self, record: TaskRecord, *, expected_updated_at: datetime | None = None

@@ -10,6 +10,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -99,6 +100,11 @@ conversations = Table(
     Column("title", Text, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
+    # Chat settings (migration 0007). No foreign key to providers: they come and go.
+    Column("provider_id", String(64)),
+    Column("model", Text),
+    Column("auto_continue", Boolean, nullable=False, server_default="0"),
+    Column("muted", Boolean, nullable=False, server_default="0"),
 )
 
 messages = Table(
@@ -114,7 +120,39 @@ messages = Table(
     Column("role", String(16), nullable=False),
     Column("content", Text, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
+    # What a chat needs (migration 0007): order, status, tool calls and results.
+    Column("seq", Integer, nullable=False, server_default="0"),
+    Column("status", String(16), nullable=False, server_default="complete"),
+    Column("error_kind", String(32)),
+    Column("error", Text),
+    Column("tool_calls", JSON),
+    Column("tool_call_id", String(200)),
+    Column("tool_round_id", ForeignKey("tool_rounds.id")),
+    Column("is_error", Boolean, nullable=False, server_default="0"),
+    Column("awaits_task", Boolean, nullable=False, server_default="0"),
+    Column("followup", Boolean, nullable=False, server_default="0"),
+    Column("model", Text),
 )
+Index("ix_messages_conversation_seq", messages.c.conversation_id, messages.c.seq)
+# A background task's final result is stored in its conversation once, whoever sees it first.
+Index(
+    "uq_messages_followup_round",
+    messages.c.tool_round_id,
+    unique=True,
+    sqlite_where=messages.c.followup.is_(True),
+)
+
+SEARCH_TABLE = "conversation_search"
+"""The FTS5 index over conversation titles and message text (migration 0007). SQLAlchemy does
+not model virtual tables: triggers keep it in step with ``conversations`` and ``messages`` in
+the same transaction as every write."""
+
+
+def is_declared_here(name: str | None) -> bool:
+    """Whether a table belongs to this metadata's comparison (not the FTS index and the shadow
+    tables SQLite makes for it)."""
+    return not (name or "").startswith(SEARCH_TABLE)
+
 
 tool_rounds = Table(
     "tool_rounds",
@@ -165,6 +203,12 @@ task_records = Table(
     Column("trace_context", String(128)),
     Column("owner", String(200)),
     Column("reason", Text),
+    # 0008: which Tasks wire created the task; a plain call's last progress.
+    Column("wire", String(16)),
+    Column("progress", Float),
+    Column("progress_total", Float),
+    Column("progress_message", Text),
+    Column("last_sign_of_life_at", UtcDateTime),
     UniqueConstraint("server_id", "task_id"),
 )
 
@@ -241,4 +285,27 @@ trace_links = Table(
         primary_key=True,
     ),
     Column("trace_id", String(32), nullable=False, index=True),
+)
+
+# -- model providers (issue 12) ------------------------------------------------------------
+# API keys and header values live in the keyring; only header names are stored here.
+providers = Table(
+    "providers",
+    metadata,
+    _id(),
+    Column("name", String(200), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),
+    Column("base_url", Text, nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("header_names", JSON, nullable=False),
+    Column("has_api_key", Boolean, nullable=False),
+    Column("is_default", Boolean, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+# At most one default provider.
+Index(
+    "uq_providers_default",
+    providers.c.is_default,
+    unique=True,
+    sqlite_where=providers.c.is_default.is_(True),
 )

@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import qasync
+from PySide6.QtCore import QSocketNotifier
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
@@ -43,22 +46,33 @@ def run_app(
     layout_file: Path | None = None,
     on_ready: Callable[[MainWindow], None] | None = None,
     export_traces: Callable[[Path], Awaitable[int]] | None = None,
+    attach: Callable[[MainWindow], None] | None = None,
+    background: Callable[[], Awaitable[None]] | None = None,
+    shutdown: Callable[[], Awaitable[None]] | None = None,
 ) -> int:
     """Run the GUI over ``host`` until its last window closes; returns the exit code.
 
     The window is painted first with the last known state from the database; then launch
     reconciliation runs and the task monitor starts in the background, and the cards catch
     up as the host tells what changed. When the last window closed, the host stops on the
-    same loop.
+    same loop. ``attach`` is given the window as soon as it exists (the notification links hook
+    into it); ``background`` and ``shutdown`` replace the default launch work and clean-up (the
+    composition root adds the one-poller rule and notifications).
     """
 
-    async def background() -> None:
+    async def reconcile_then_watch() -> None:
         # The window is up: reconcile what earlier runs started, then keep watching.
         host.start_monitoring()
         try:
             await host.reconcile()
         except KnownError as exc:
             log.warning("launch reconciliation stopped: %s", exc.message)
+
+    async def stop_host() -> None:
+        await host.stop()
+
+    launch_work = background or reconcile_then_watch
+    clean_up = shutdown or stop_host
 
     app = ensure_app()
     follow_system(app)
@@ -76,9 +90,11 @@ def run_app(
             asker.set_parent(lambda: window)
         if instance is not None:
             instance.on_focus = window.bring_to_front
+        if attach is not None:
+            attach(window)
         window.show()
         await window.start()
-        work = asyncio.ensure_future(background())
+        work = asyncio.ensure_future(launch_work())
         if on_ready is not None:
             on_ready(window)
         await closed.wait()
@@ -87,13 +103,58 @@ def run_app(
             with contextlib.suppress(asyncio.CancelledError):
                 await work
         await window.stop_jobs()
-        await host.stop()
+        await clean_up()
+        log.info("window closed: monitoring stopped, server connections closed")
         if instance is not None:
             instance.close()
 
-    with loop:
-        loop.run_until_complete(main())
+    def quit_like_the_menu() -> None:
+        log.info("SIGTERM received: closing the window as Quit does")
+        app.closeAllWindows()
+        closed.set()
+
+    restore = on_sigterm(quit_like_the_menu)
+    try:
+        with loop:
+            loop.run_until_complete(main())
+    finally:
+        restore()
     return 0
+
+
+def on_sigterm(action: Callable[[], None]) -> Callable[[], None]:
+    """Run ``action`` on the Qt loop when SIGTERM arrives (logout, ``kill``); returns a function
+    that restores the previous handling.
+
+    Python runs signal handlers only between bytecodes, which a Qt loop idle in C++ never
+    reaches: the signal's byte is written to a socket (``signal.set_wakeup_fd``) that a
+    ``QSocketNotifier`` watches, so the loop wakes at once without polling.
+    """
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    previous_handler = signal.signal(signal.SIGTERM, lambda _signum, _frame: None)
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read)
+
+    def woken() -> None:
+        try:
+            received = reader.recv(64)
+        except BlockingIOError:
+            return
+        if signal.SIGTERM in received:
+            action()
+
+    notifier.activated.connect(woken)
+
+    def restore() -> None:
+        notifier.setEnabled(False)
+        signal.set_wakeup_fd(previous_fd)
+        signal.signal(signal.SIGTERM, previous_handler)
+        reader.close()
+        writer.close()
+
+    return restore
 
 
 def show_fatal(message: str, hint: str) -> None:

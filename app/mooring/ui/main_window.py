@@ -12,13 +12,15 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QWidget
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
+from mooring.core.notifications import OpenTarget
 from mooring.core.servers import ServerDefinition
 from mooring.services.host import Host
 from mooring.ui.dialogs.palette import ToolPalette
+from mooring.ui.notifiers import Toast
 from mooring.ui.qt_async import Jobs
 from mooring.ui.text import neutralise
 from mooring.ui.views.issues_panel import IssuesPanel
@@ -36,6 +38,11 @@ class MainWindow(QMainWindow):
     """The last known state is on screen (emitted once, after :meth:`start`)."""
     palette_opened = Signal(object)
     """A tool palette opened (tests and probes drive it)."""
+    hidden_to_tray = Signal()
+    """The window was closed but Mooring keeps running in the tray (polling, notifying)."""
+    target_opened = Signal(object, object)
+    """A notification was clicked: ``(conversation id, record id)``, either may be ``None``
+    (the conversation view opens the conversation; the Tasks panel selects the task)."""
 
     def __init__(
         self,
@@ -51,11 +58,22 @@ class MainWindow(QMainWindow):
         self._export_traces = export_traces
         self._layout_file = layout_file
         self.jobs = Jobs(self.say)
+        self._quitting = False
+        self.keep_running: Callable[[], bool] = lambda: False
+        """Whether closing the window keeps Mooring running in the tray (the composition root
+        sets it from the setting and the tray's availability)."""
         self.setWindowTitle("Mooring")
         self.setObjectName("mooring-main-window")
         self.resize(1000, 660)
 
-        self.tabs = QTabWidget(self)
+        central = QWidget(self)
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
+        self.toast = Toast(central)
+        self.toast.opened.connect(self.open_target)
+        self.toast.badge_changed.connect(self._show_badge)
+        column.addWidget(self.toast)
+        self.tabs = QTabWidget(central)
         self.tabs.setObjectName("main-tabs")
         self.tabs.setAccessibleName("Views")
         self.tabs.setDocumentMode(True)
@@ -67,7 +85,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.servers, "&Servers")
         self.tabs.addTab(self.issues, "&Issues")
         self.tabs.addTab(self.settings, "Se&ttings")
-        self.setCentralWidget(self.tabs)
+        column.addWidget(self.tabs, stretch=1)
+        self.setCentralWidget(central)
         for panel in (self.tasks, self.servers, self.issues):
             panel.report.connect(self.say)
         self.issues.count_changed.connect(self._on_issue_count)
@@ -94,7 +113,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.close)
+        quit_action.triggered.connect(self.quit)
         file_menu.addAction(quit_action)
         view_menu = self.menuBar().addMenu("&View")
         panels: tuple[tuple[QWidget, str], ...] = (
@@ -252,7 +271,46 @@ class MainWindow(QMainWindow):
         store.setValue("tab", self.tabs.currentIndex())
         store.sync()
 
+    # -- notifications -----------------------------------------------------------------------
+
+    def open_target(self, target: OpenTarget | None) -> None:
+        """Raise the window and show what a notification was about (its task selected)."""
+        self.bring_to_front()
+        self.toast.clear_badge()
+        if target is None:
+            self.target_opened.emit(None, None)
+            return
+        if target.record_id is not None:
+            self.show_task(target.record_id)
+        self.target_opened.emit(target.conversation_id, target.record_id)
+
+    def select_task(self, record_id: str) -> bool:
+        """Choose a task in the Tasks panel (``False`` if it is not listed)."""
+        return self.tasks.select(record_id)
+
+    def _show_badge(self, unseen: int) -> None:
+        title = f"&Tasks ({unseen} new)" if unseen else "&Tasks"
+        self.tabs.setTabText(self.tabs.indexOf(self.tasks), title)
+
+    def quit(self) -> None:
+        """Close for real (File → Quit, the tray's Quit), whatever closing usually does."""
+        self._quitting = True
+        self.close()
+
+    def changeEvent(self, event: QEvent) -> None:  # Qt API
+        """Looking at the window clears the badge."""
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.toast.clear_badge()
+        super().changeEvent(event)
+
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt API
+        """Closing hides the window into the tray when Mooring keeps running there; otherwise
+        the layout is saved and the panels stop listening."""
+        if not self._quitting and self.keep_running():
+            event.ignore()
+            self.hide()
+            self.hidden_to_tray.emit()
+            return
         self.save_layout()
         self.tasks.feed.close()
         self.servers.close_panel()

@@ -1,36 +1,35 @@
-"""Which notification path works here (for ``mooring doctor`` and start-up)."""
+"""Which link of the notification chain is in use here (for ``mooring doctor``)."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import platform
+from dataclasses import dataclass
 
-from desktop_notifier import DesktopNotifier
-
+from mooring.adapters.notify.desktop import DesktopLink
 from mooring.core.ports import ProbeResult
 
-NotifierStatus = ProbeResult
-"""What the probe found (one result type for every probe)."""
+FALLBACK = "system tray or in-app toast (while the window is open); the terminal for watchers"
 
 
-async def _capabilities(notifier: DesktopNotifier) -> object:
-    return await notifier.get_capabilities()
+@dataclass(frozen=True, slots=True)
+class NotifierStatus(ProbeResult):
+    """Whether desktop notifications can be shown, and which link notifications go through."""
+
+    link: str = ""
+    """The link in use: ``desktop notifications``, or the fallback."""
 
 
 def notifier_status(timeout_s: float = 3.0) -> NotifierStatus:
-    """Ask the platform's notification service for its capabilities (no notification is shown)."""
-    system = platform.system()
-    if system == "Linux" and not os.environ.get("DBUS_SESSION_BUS_ADDRESS"):
-        return NotifierStatus(
-            "in-app only", False, "no D-Bus session bus: notifications appear inside Mooring"
-        )
-    notifier = DesktopNotifier(app_name="Mooring")
-    try:
-        caps = asyncio.run(asyncio.wait_for(_capabilities(notifier), timeout_s))
-    except Exception as exc:  # noqa: BLE001  # any failure means "use the in-app fallback"
-        return NotifierStatus(
-            "in-app only", False, f"desktop notifications unavailable ({type(exc).__name__})"
-        )
-    backend = "D-Bus (org.freedesktop.Notifications)" if system == "Linux" else system
-    return NotifierStatus(backend, True, f"capabilities: {len(caps)}")  # type: ignore[arg-type]
+    """Ask the platform's notification service for its capabilities (nothing is shown)."""
+
+    async def probe() -> NotifierStatus:
+        link = DesktopLink(timeout_s=timeout_s)
+        try:
+            status = await link.status()
+        finally:
+            await link.aclose()
+        if status.usable:
+            return NotifierStatus(status.backend, True, status.detail, link.name)
+        return NotifierStatus(status.backend, False, status.detail, FALLBACK)
+
+    return asyncio.run(probe())

@@ -39,6 +39,7 @@ class ApprovalRequest:
     destructive: bool = False
     preview: list[str] = field(default_factory=list)
     conversation_id: str | None = None
+    tool_round_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

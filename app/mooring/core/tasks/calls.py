@@ -8,9 +8,22 @@ must never be retried blindly.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from mooring.core.tasks.observations import ServerTask
+
+
+class TaskWire(StrEnum):
+    """Which Tasks protocol created a server task; its follow-up requests must use the same.
+
+    ``EXTENSION`` is the 2026 ``io.modelcontextprotocol/tasks`` extension (``tasks/get`` carries
+    the result, ``tasks/update`` the answers); ``LEGACY`` is the experimental 2025-11-25 core
+    Tasks (``tasks/result`` carries the result and delivers the server's questions).
+    """
+
+    EXTENSION = "extension"
+    LEGACY = "2025-11-25"
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +31,7 @@ class TaskCreated:
     """The server turned the call into a task (``CreateTaskResult``); it is durable there."""
 
     task: ServerTask
+    wire: TaskWire = TaskWire.EXTENSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +69,26 @@ class AuthFailed:
     reason: str
 
 
-CallOutcome = TaskCreated | ImmediateResult | CallRejected | NotSent | NoAnswer | AuthFailed
+@dataclass(frozen=True, slots=True)
+class StoppedByUser:
+    """The user stopped a plain call in flight; the server was told (``notifications/cancelled``)
+    and may have done part of the work."""
+
+    reason: str
+
+
+CallOutcome = (
+    TaskCreated | ImmediateResult | CallRejected | NotSent | NoAnswer | AuthFailed | StoppedByUser
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """One ``notifications/progress`` of a plain call: a sign of life, with what it says."""
+
+    progress: float
+    total: float | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from mooring.core.tasks.calls import (
     ImmediateResult,
     NoAnswer,
     NotSent,
+    StoppedByUser,
     TaskCreated,
 )
 from mooring.core.tasks.codes import NOT_SENT_CODE
@@ -280,8 +281,8 @@ def _apply_call_outcome(
     if record.state is not LocalState.CREATING:
         return _unchanged(record, f"{record.state}: not waiting for a tools/call answer")
     match outcome:
-        case TaskCreated(task=task):
-            with_id = dataclasses.replace(record, task_id=task.task_id)
+        case TaskCreated(task=task, wire=wire):
+            with_id = dataclasses.replace(record, task_id=task.task_id, wire=wire)
             return _apply_server_task(with_id, task, now=now, checked={})
         case ImmediateResult(result=result):
             done = record.transition(
@@ -318,6 +319,11 @@ def _apply_call_outcome(
                 record=failed,
                 previous_state=record.state,
                 error={"code": NOT_SENT_CODE, "message": why},
+            )
+        case StoppedByUser(reason=reason):
+            stopped = record.transition(LocalState.CANCELLED, at=now, reason=reason)
+            return Reconciliation(
+                outcome=Outcome.TRANSITIONED, record=stopped, previous_state=record.state
             )
         case NoAnswer(reason=reason):
             unknown = record.transition(

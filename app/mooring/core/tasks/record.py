@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from mooring.core.tasks.calls import TaskWire
 from mooring.core.tasks.states import (
     MONITORED_STATES,
     LocalState,
@@ -62,6 +63,15 @@ class TaskRecord:
     another process's reconciliation leaves a live owner's approval or create alone."""
     reason: str | None = None
     """Why the record is where it is, in words (expiry cause, last anomaly, unknown outcome)."""
+    wire: TaskWire | None = None
+    """The Tasks protocol that created ``task_id`` (``None``: no task, or a record older than
+    this field, which only the extension could have created)."""
+    progress: float | None = None
+    """The last ``notifications/progress`` of a plain call in flight: progress so far."""
+    progress_total: float | None = None
+    progress_message: str | None = None
+    last_sign_of_life_at: datetime | None = None
+    """When the server last showed it was working on a plain call (a progress notification)."""
 
     @property
     def is_terminal(self) -> bool:

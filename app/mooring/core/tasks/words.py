@@ -115,8 +115,8 @@ def state_words(record: TaskRecord, result: dict[str, Any] | None = None) -> Sta
                 details.append(error)
         elif state is LocalState.COMPLETED and record.cancel_requested:
             label = "completed — the cancel arrived too late"
-        if record.status_message and state in (LocalState.FAILED, LocalState.CANCELLED):
-            details.append(record.status_message)
+        if record.status_message and error is None:
+            details.append(record.status_message)  # the server's last word ("Imported 12 …")
     if record.reason and (record.is_terminal or state is LocalState.UNKNOWN_OUTCOME):
         details.append(record.reason)
     return StateWords(label, " — ".join(details), tone)

@@ -33,7 +33,7 @@ from mooring.core.servers import ServerDefinition
 from mooring.core.tools import ToolInfo
 from mooring.services.host import Host
 from mooring.ui.qt_async import Jobs
-from mooring.ui.text import neutralise
+from mooring.ui.text import neutralise, plain_tooltip
 from mooring.ui.widgets.schema_form import SchemaForm
 
 TITLE = "Run a tool"
@@ -199,7 +199,9 @@ class ToolPalette(QDialog):
             return
         text = (info.description or info.name).strip()
         self.description_label.setText(neutralise(text.split("\n\n")[0], limit=400, multiline=True))
-        self.description_label.setToolTip(neutralise(text, limit=4000, multiline=True))
+        self.description_label.setToolTip(
+            plain_tooltip(neutralise(text, limit=4000, multiline=True))
+        )
         try:
             self.form = SchemaForm(fields_of(info.input_schema or None), self)
             self.form_area.setWidget(self.form)

@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 
 from mooring.services.host import IssueView
-from mooring.ui.text import neutralise
+from mooring.ui.text import neutralise, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -40,8 +40,10 @@ class IssueListModel(QAbstractListModel):
         match role:
             case Qt.ItemDataRole.DisplayRole:
                 return title
-            case Qt.ItemDataRole.AccessibleTextRole | Qt.ItemDataRole.ToolTipRole:
+            case Qt.ItemDataRole.AccessibleTextRole:
                 return f"{title} — {detail}" if detail else title
+            case Qt.ItemDataRole.ToolTipRole:
+                return plain_tooltip(f"{title} — {detail}" if detail else title)
             case IssueRole.ID:
                 return view.issue.id
             case IssueRole.VIEW:

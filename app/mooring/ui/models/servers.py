@@ -9,7 +9,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 
 from mooring.core.servers import Transport
 from mooring.services.host import ServerView
-from mooring.ui.text import neutralise
+from mooring.ui.text import neutralise, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -66,8 +66,10 @@ class ServerListModel(QAbstractTableModel):
             return None
         view = self._views[index.row()]
         match role:
-            case Qt.ItemDataRole.DisplayRole | Qt.ItemDataRole.ToolTipRole:
+            case Qt.ItemDataRole.DisplayRole:
                 return cells_of(view)[index.column()]
+            case Qt.ItemDataRole.ToolTipRole:
+                return plain_tooltip(cells_of(view)[index.column()])
             case Qt.ItemDataRole.AccessibleTextRole:
                 return f"{COLUMNS[index.column()]}: {cells_of(view)[index.column()]}"
             case ServerRole.ALIAS:

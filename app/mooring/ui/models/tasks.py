@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt
 
 from mooring.services.host import TaskView
-from mooring.ui.text import neutralise
+from mooring.ui.text import neutralise, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -65,7 +65,7 @@ class TaskListModel(QAbstractListModel):
             case Qt.ItemDataRole.AccessibleTextRole:
                 return f"{title_of(view)}: {state_line(view)}"
             case Qt.ItemDataRole.ToolTipRole:
-                return f"{title_of(view)}\n{state_line(view)}"
+                return plain_tooltip(f"{title_of(view)}\n{state_line(view)}")
             case TaskRole.ID:
                 return view.id
             case TaskRole.VIEW:

@@ -26,7 +26,7 @@ from mooring.services.host import Host, ServerView
 from mooring.ui.dialogs.add_server import AddServerDialog
 from mooring.ui.models.servers import ServerListModel, ServerRole
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
-from mooring.ui.text import neutralise
+from mooring.ui.text import neutralise, plain_tooltip
 
 
 class ServersPanel(QWidget):
@@ -183,7 +183,7 @@ class ServersPanel(QWidget):
             name = neutralise(info.title or info.name, limit=120)
             description = neutralise(info.description.strip().split("\n")[0], limit=200)
             item = QListWidgetItem(f"{name} — {description}" if description else name)
-            item.setToolTip(neutralise(info.description, limit=2000, multiline=True))
+            item.setToolTip(plain_tooltip(neutralise(info.description, limit=2000, multiline=True)))
             self.tools_list.addItem(item)
         self.tools_shown.emit(view.server.alias)
 

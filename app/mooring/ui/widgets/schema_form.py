@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.elicitation import Field, FieldKind, InvalidAnswer, Problem, parse_text, validate
-from mooring.ui.text import neutralise
+from mooring.ui.text import neutralise, plain_tooltip
 
 
 def _plain(text: str, parent: QWidget) -> QLabel:
@@ -54,7 +54,7 @@ class SchemaForm(QWidget):
             editor.setAccessibleName(neutralise(item.title, limit=120))
             if item.description:
                 editor.setAccessibleDescription(neutralise(item.description, limit=500))
-                editor.setToolTip(neutralise(item.description, limit=500))
+                editor.setToolTip(plain_tooltip(neutralise(item.description, limit=500)))
             box = QWidget(self)
             column = QVBoxLayout(box)
             column.setContentsMargins(0, 0, 0, 0)

@@ -1,0 +1,214 @@
+"""``mooring chat``: one message to a model, the reply streamed to the terminal.
+
+Tool calls the model asks for go through the same approvals as ``mooring call`` (asked on a
+terminal, the rules without one). ``--wait`` follows any task the turn started to its end and
+continues the conversation with its result — the headless form of "continue automatically".
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+from collections.abc import Iterator
+from typing import Any
+
+from mooring.cli.context import CliContext
+from mooring.cli.conversations import chat_service, printable
+from mooring.cli.exit_codes import ExitCode
+from mooring.cli.tasks import follow
+from mooring.core.conversation import Role
+from mooring.core.errors import KnownError
+from mooring.core.events import Event, MessageDidAppend, ReplyDidStream
+from mooring.core.tasks.states import LocalState
+from mooring.services.chat import ChatService, TurnResult
+
+MAX_WAITED_TURNS = 8
+"""Tasks followed and continued from, one after another, in one ``--wait`` at most."""
+
+
+async def chat(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """Send a message (in a new conversation unless ``--conversation``) and show the reply."""
+    service = chat_service(ctx)
+    text = " ".join(args.message).strip()
+    if not text:
+        raise KnownError("The message is empty.", code="usage")
+    if args.conversation:
+        conversation = await service.get(args.conversation)
+        if args.provider:
+            conversation = await service.configure(conversation.id, provider=args.provider)
+    else:
+        conversation = await service.create(provider=args.provider)
+        if not ctx.as_json:
+            ctx.warn(f"conversation {conversation.id}")
+
+    turns: list[TurnResult] = []
+    waiting = False
+    with _shown(ctx, conversation.id), _stop_on_interrupt(ctx, service, conversation.id):
+        turns.append(await service.send(conversation.id, text))
+        if args.wait:
+            waiting = await _wait_and_continue(
+                ctx, service, conversation.id, turns, give_up_after=args.timeout
+            )
+
+    last = turns[-1]
+    if not args.wait and not ctx.as_json:
+        for record_id in last.started_tasks:
+            ctx.warn(
+                f"task {record_id[:8]} runs on; follow it with: mooring tasks watch {record_id}\n"
+                "  its result joins the conversation: "
+                f"mooring chat --conversation {conversation.id[:8]} …"
+            )
+    if ctx.as_json:
+        ctx.say(json.dumps(await _summary(service, conversation.id, turns), indent=2))
+    elif last.error:
+        ctx.warn(f"mooring: {last.error}")
+    rounds = await service.rounds(conversation.id)
+    made = {r for t in turns for r in t.round_ids}
+    aborted = any(r.round.id in made and r.round.approval == "aborted" for r in rounds)
+    if aborted and not ctx.as_json:
+        ctx.warn(
+            "mooring: a tool call needed your approval and there was no terminal to ask on.\n"
+            "  Run it in a terminal, or add a rule: mooring rules add SERVER TOOL allow"
+        )
+    if last.error:
+        return ExitCode.PROBLEM
+    return ExitCode.WAITING if waiting else ExitCode.OK
+
+
+async def _wait_and_continue(
+    ctx: CliContext,
+    service: ChatService,
+    conversation_id: str,
+    turns: list[TurnResult],
+    *,
+    give_up_after: float | None,
+) -> bool:
+    """Follow the last turn's tasks to their ends and continue with their results; whether
+    a task is still running (or waiting for an answer) when following stopped."""
+    for _ in range(MAX_WAITED_TURNS):
+        started = turns[-1].started_tasks
+        if not started or turns[-1].error:
+            return False
+        records = [r for r in [await ctx.ledger.get(i) for i in started] if r is not None]
+        finals = await follow(ctx, records, give_up_after=give_up_after)
+        if not all(r.is_terminal for r in finals.values()):
+            if not ctx.as_json:
+                still = [r for r in finals.values() if not r.is_terminal]
+                for record in still:
+                    hint = (
+                        "it waits for your answer"
+                        if record.state is LocalState.INPUT_REQUIRED
+                        else "it is still running"
+                    )
+                    ctx.warn(
+                        f"mooring: task {record.id[:8]}: {hint}; continue later with "
+                        f"mooring chat --conversation {conversation_id} …"
+                    )
+            return True
+        continued = await service.idle()  # follow-ups, and the turn "continue automatically" ran
+        if not continued:
+            continued = [await service.continue_with_result(conversation_id)]
+        turns.extend(continued)
+    return False
+
+
+async def _summary(
+    service: ChatService, conversation_id: str, turns: list[TurnResult]
+) -> dict[str, Any]:
+    made = [r for t in turns for r in t.round_ids]
+    rounds = {r.round.id: r for r in await service.rounds(conversation_id)}
+    shown = []
+    for round_id in made:
+        if round_id not in rounds:
+            continue
+        item = rounds[round_id]
+        shown.append(
+            {
+                "id": item.round.id,
+                "server": item.server_alias,
+                "tool": item.round.tool,
+                "approval": item.round.approval,
+                "task_id": item.record.task_id if item.record else None,
+                "state": item.record.state.value if item.record else None,
+            }
+        )
+    return {
+        "conversation_id": conversation_id,
+        "reply": turns[-1].reply,
+        "tool_rounds": shown,
+        "error": turns[-1].error,
+        "interrupted": turns[-1].interrupted,
+    }
+
+
+@contextlib.contextmanager
+def _shown(ctx: CliContext, conversation_id: str) -> Iterator[None]:
+    """Print the reply as it streams, and each tool call and result as it is stored."""
+    if ctx.as_json:
+        yield
+        return
+    at_line_start = [True]
+
+    def write(text: str) -> None:
+        ctx.out.write(text)
+        ctx.out.flush()
+        at_line_start[0] = text.endswith("\n")
+
+    def end_line() -> None:
+        if not at_line_start[0]:
+            write("\n")
+
+    def show(event: Event) -> None:
+        if isinstance(event, ReplyDidStream) and event.conversation_id == conversation_id:
+            write(printable(event.delta))
+        elif isinstance(event, MessageDidAppend) and event.conversation_id == conversation_id:
+            message = event.message
+            if message.role is Role.ASSISTANT:
+                end_line()
+                for call in message.tool_calls:
+                    write(f"→ {printable(call.name)} {json.dumps(call.arguments)}\n")
+                if message.error:
+                    write(f"⚠ {printable(message.error)}\n")
+            elif message.role is Role.TOOL:
+                end_line()
+                first = printable(message.content).strip().splitlines() or [""]
+                label = "task result" if message.followup else "tool"
+                more = " …" if len(first) > 1 else ""
+                write(f"  [{label}] {first[0][:200]}{more}\n")
+
+    unsubscribe = ctx.events.subscribe(show)
+    try:
+        yield
+    finally:
+        unsubscribe()
+        end_line()
+
+
+@contextlib.contextmanager
+def _stop_on_interrupt(
+    ctx: CliContext, service: ChatService, conversation_id: str
+) -> Iterator[None]:
+    """On a terminal, the first Ctrl-C stops the reply (its text is kept, marked interrupted);
+    a second one interrupts Mooring."""
+    if not ctx.interactive:
+        yield
+        return
+    loop = asyncio.get_running_loop()
+
+    def interrupted() -> None:
+        loop.remove_signal_handler(signal.SIGINT)
+        if service.stop(conversation_id):
+            ctx.warn("\n(stopped; press Ctrl-C again to quit)")
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupted)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)

@@ -1,0 +1,29 @@
+"""State lines that say what a person needs: a tool's own error is not a plain "completed"."""
+
+from __future__ import annotations
+
+from mooring.cli.context import CliContext
+from mooring.cli.render import summary
+from mooring.core.results import tool_error
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState
+
+COMPLETED = "completed"
+
+
+def with_tool_error(record: TaskRecord, error: str | None) -> str:
+    """``summary(record)``, with "completed — the tool reported an error: …" when it did."""
+    text = summary(record)
+    if record.state is not LocalState.COMPLETED or error is None:
+        return text
+    rest = text[len(COMPLETED) :] if text.startswith(COMPLETED) else f" ({text})"
+    return f"{COMPLETED} — the tool reported an error: {error}{rest}"
+
+
+async def state_line(ctx: CliContext, record: TaskRecord) -> str:
+    """The one-line state of a record, reading its stored result when it completed."""
+    error = None
+    if record.state is LocalState.COMPLETED and record.tool_round_id:
+        tool_round = await ctx.ledger.tool_round(record.tool_round_id)
+        error = tool_error(tool_round.result if tool_round else None)
+    return with_tool_error(record, error)

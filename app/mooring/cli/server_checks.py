@@ -1,0 +1,42 @@
+"""Checks on a new server's command line or URL, so a typo is caught when it is typed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from urllib.parse import urlsplit
+
+from mooring.core.errors import KnownError
+
+
+def check_target(url: str | None, program: str | None, cwd: str | None) -> None:
+    """Refuse a URL that is not http(s) with a host, a program that cannot be found, or a
+    working folder that does not exist (``KnownError`` with code ``usage``)."""
+    if url is not None:
+        parts = urlsplit(url.strip())
+        if parts.scheme.lower() not in ("http", "https"):
+            raise KnownError(
+                f"--url {url!r} is not an http:// or https:// address.",
+                hint="Mooring speaks Streamable HTTP; other schemes cannot work.",
+                code="usage",
+            )
+        if not parts.hostname:
+            raise KnownError(f"--url {url!r} names no host.", code="usage")
+    if cwd is not None and not os.path.isdir(os.path.expanduser(cwd)):
+        raise KnownError(f"--cwd {cwd!r} is not an existing folder.", code="usage")
+    if program is not None and not _findable(program, cwd):
+        raise KnownError(
+            f"--command {program!r} was not found"
+            + (" on PATH." if os.sep not in program else " (or is not executable)."),
+            hint="Give the full path of the program, or install it first.",
+            code="usage",
+        )
+
+
+def _findable(program: str, cwd: str | None) -> bool:
+    if os.sep in program:
+        path = os.path.expanduser(program)
+        if not os.path.isabs(path) and cwd is not None:
+            path = os.path.join(os.path.expanduser(cwd), path)
+        return os.path.isfile(path) and os.access(path, os.X_OK)
+    return shutil.which(program) is not None

@@ -1,0 +1,890 @@
+"""The chat engine: conversations, model turns, tool rounds and background tasks — Qt-free.
+
+A turn: the user's message is stored; the model's reply streams (``ReplyDidStream``) and is
+stored whole (``MessageDidAppend``) — a stop keeps the partial text marked interrupted, a
+provider failure is stored as a readable error; each tool call the model asks for is mapped
+back to exactly one (server, tool) and goes through the :class:`ToolRunner` (approval, guards,
+audit — nothing bypasses it); its result is stored as a tool message and given to the model,
+until the model stops calling tools (bounded rounds). A call that became a background task is
+answered at once with "the work started" (the model can tell the user, and the turn ends
+without waiting for the task: the user can keep chatting); when the task ends, its final
+result is stored in the conversation as a follow-up and, with *continue automatically* on, a new
+turn starts with it. ``input_required`` is never answered by the model: it waits for the user.
+
+Everything is written before anyone is told ("write, then tell").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import fnmatch
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, Status, StatusCode
+
+from mooring.core.chat import (
+    ChatProvider,
+    ChatRequest,
+    ProviderConfig,
+    ProviderError,
+    ProviderFactory,
+    ProviderFailure,
+    ReplyDone,
+    StopReason,
+    TextDelta,
+    ToolCallRequest,
+    ToolOffer,
+)
+from mooring.core.clock import Clock
+from mooring.core.conversation import (
+    Conversation,
+    ConversationRound,
+    Message,
+    MessageStatus,
+    Role,
+    SearchHit,
+)
+from mooring.core.errors import KnownError, NotFound
+from mooring.core.events import (
+    Event,
+    EventBus,
+    MessageDidAppend,
+    ReplyDidStream,
+    TaskDidChange,
+    TurnDidEnd,
+)
+from mooring.core.ids import new_id
+from mooring.core.ports import ConversationBook, Gateway, ServerCatalog, TaskLedger
+from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState
+from mooring.core.tool_names import ToolKey, assign_names
+from mooring.core.tools import ToolInfo
+from mooring.services.chat_context import (
+    FOLLOWUP_PREFIX,
+    MAX_RESULT_CHARS,
+    NOT_RECORDED,
+    build_context,
+    failure_words,
+    followup_text,
+    result_for_model,
+    tool_result_text,
+)
+from mooring.services.chat_export import export_json, export_markdown
+from mooring.services.task_monitor import TaskMonitor
+from mooring.services.tool_runner import ToolRunner
+from mooring.services.tracing import tracer
+
+__all__ = [
+    "FOLLOWUP_PREFIX",
+    "MAX_RESULT_CHARS",
+    "NOT_RECORDED",
+    "ChatService",
+    "TurnResult",
+    "build_context",
+    "failure_words",
+    "followup_text",
+    "gateway_tools",
+    "result_for_model",
+    "tool_result_text",
+]
+
+log = logging.getLogger("mooring.chat")
+
+ToolSource = Callable[[], Awaitable[list[tuple[ServerDefinition, ToolInfo]]]]
+"""The tools to offer the model: every enabled server's, minus hidden and disallowed ones."""
+
+ProviderResolver = Callable[[str | None], Awaitable[ProviderConfig]]
+"""A provider's configuration by id or name (``None``: the default one). Raises a
+:class:`KnownError` when none is configured or the name is unknown."""
+
+CHAT_TURN = "mooring.chat.turn"
+"""Span of one turn: its own trace (the tool rounds it ran keep theirs, see tracing.md)."""
+MODEL_CALL = "mooring.chat.model_call"
+"""Span of one streamed model call, with the time to its first token."""
+
+DEFAULT_TITLE = "New conversation"
+MAX_TOOL_ROUNDS = 8
+"""Model calls with tool use per turn at most (a model that keeps calling tools is stopped)."""
+RATE_LIMIT_WAIT_LIMIT = 60.0
+"""A rate limit is waited out once when the provider asks for at most this many seconds."""
+
+SYSTEM_PROMPT = (
+    "You are the assistant in Mooring, a desktop app that runs tools on the user's MCP "
+    "servers. Every tool call is shown to the user and may need their approval. Some tools "
+    "start background tasks: when a tool result says a task started, tell the user it is "
+    "running and do not call the tool again; its final result arrives later in this "
+    "conversation. Never answer a task's questions yourself: the user answers them. When a "
+    "call is refused, explain that to the user instead of retrying it."
+)
+NOT_RUN_STOPPED = "Not run: the user stopped this turn before the call was made."
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnResult:
+    """What one turn did, once everything it wrote is stored."""
+
+    conversation_id: str
+    reply: str
+    """The text of the turn's last assistant message."""
+    reply_message_id: str | None
+    round_ids: tuple[str, ...] = ()
+    started_tasks: tuple[str, ...] = ()
+    """Operation ids of background tasks the turn started."""
+    error: str | None = None
+    interrupted: bool = False
+
+
+@dataclass(slots=True)
+class _ActiveTurn:
+    stopped: bool = False
+    stream: asyncio.Task[None] | None = None
+
+
+@dataclass(slots=True)
+class _Streamed:
+    text: str = ""
+    done: ReplyDone | None = None
+    failure: ProviderError | None = None
+    stopped: bool = False
+
+
+@dataclass(slots=True)
+class _Offers:
+    offers: tuple[ToolOffer, ...] = ()
+    names: dict[str, ToolKey] = field(default_factory=dict)
+    servers: dict[str, ServerDefinition] = field(default_factory=dict)
+
+
+def offered(server: ServerDefinition, tool: str) -> bool:
+    """Whether the model may see this tool: not hidden, and allowed where a list is set."""
+    if any(fnmatch.fnmatchcase(tool, p) for p in server.hidden_tools):
+        return False
+    return server.allowed_tools is None or any(
+        fnmatch.fnmatchcase(tool, p) for p in server.allowed_tools
+    )
+
+
+def gateway_tools(catalog: ServerCatalog, gateway: Gateway) -> ToolSource:
+    """The default tool source: ``tools/list`` on every enabled server, concurrently (a server
+    that cannot be reached offers nothing this turn)."""
+
+    async def one(server: ServerDefinition) -> list[tuple[ServerDefinition, ToolInfo]]:
+        connection = await gateway.connect(server)
+        return [(server, i) for i in await connection.list_tools() if offered(server, i.name)]
+
+    async def tools() -> list[tuple[ServerDefinition, ToolInfo]]:
+        servers = [s for s in await catalog.list_servers() if s.enabled]
+        found = await asyncio.gather(*(one(s) for s in servers))
+        return [pair for pairs in found for pair in pairs]
+
+    return tools
+
+
+def _title_from(text: str) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), DEFAULT_TITLE)
+    return line if len(line) <= 60 else line[:59].rstrip() + "…"
+
+
+class ChatService:
+    """Conversations with a model, on the host's tool runner and task monitor."""
+
+    def __init__(
+        self,
+        *,
+        conversations: ConversationBook,
+        providers: ProviderResolver,
+        provider_factory: ProviderFactory,
+        runner: ToolRunner,
+        monitor: TaskMonitor,
+        ledger: TaskLedger,
+        catalog: ServerCatalog,
+        events: EventBus,
+        clock: Clock,
+        tools: ToolSource,
+        max_rounds: int = MAX_TOOL_ROUNDS,
+        system_prompt: str = SYSTEM_PROMPT,
+        auto_continue_default: bool = False,
+    ) -> None:
+        self._book = conversations
+        self._providers = providers
+        self._factory = provider_factory
+        self._runner = runner
+        self._monitor = monitor
+        self._ledger = ledger
+        self._catalog = catalog
+        self._events = events
+        self._clock = clock
+        self._tools = tools
+        self._max_rounds = max_rounds
+        self._system = system_prompt
+        self._auto_continue_default = auto_continue_default
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._active: dict[str, _ActiveTurn] = {}
+        self._background: set[asyncio.Task[None]] = set()
+        self._background_turns: list[TurnResult] = []
+        self._unsubscribe: Callable[[], None] | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Listen for this host's task changes (to store background results as they end)."""
+        if self._unsubscribe is None:
+            self._unsubscribe = self._events.subscribe(self._on_event)
+
+    async def aclose(self) -> None:
+        """Stop listening; follow-up work in flight is cancelled (what it stored stays)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        for task in list(self._background):
+            task.cancel()
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+    async def idle(self) -> list[TurnResult]:
+        """Wait until follow-ups (and the turns they started) are done; returns those turns."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+        done, self._background_turns = self._background_turns, []
+        return done
+
+    # -- conversations -------------------------------------------------------------------------
+
+    async def create(
+        self,
+        *,
+        title: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        auto_continue: bool | None = None,
+    ) -> Conversation:
+        """Start a conversation with a provider (by id or name; ``None``: the default);
+        *continue automatically* follows the setting unless given."""
+        config = await self._providers(provider)
+        now = self._clock.now()
+        conversation = Conversation(
+            id=new_id(),
+            title=(title or "").strip() or DEFAULT_TITLE,
+            created_at=now,
+            updated_at=now,
+            provider_id=config.id,
+            model=model,
+            auto_continue=self._auto_continue_default if auto_continue is None else auto_continue,
+        )
+        await self._book.create_conversation(conversation)
+        return conversation
+
+    async def get(self, key: str) -> Conversation:
+        """A conversation by id or unique id prefix (else :class:`NotFound`)."""
+        found = await self._book.find_conversation(key.strip())
+        if found is None:
+            raise NotFound("conversation", key)
+        return found
+
+    async def list_conversations(self, *, limit: int | None = None) -> list[Conversation]:
+        """Conversations, most recently active first."""
+        return await self._book.list_conversations(limit=limit)
+
+    async def messages(self, conversation_id: str) -> list[Message]:
+        """A conversation's stored messages in order."""
+        return await self._book.messages(conversation_id)
+
+    async def rounds(self, conversation_id: str) -> list[ConversationRound]:
+        """A conversation's tool rounds with their operation records."""
+        return await self._book.conversation_rounds(conversation_id)
+
+    async def search(self, words: str, *, limit: int = 50) -> list[SearchHit]:
+        """Conversations with a title or a message that contains every word."""
+        return await self._book.search(words, limit=limit)
+
+    async def rename(self, key: str, title: str) -> Conversation:
+        """Give a conversation a new title."""
+        title = " ".join(title.split())
+        if not title:
+            raise KnownError("A title cannot be empty.", code="usage")
+        conversation = await self.get(key)
+        return await self._save(_replace(conversation, title=title))
+
+    async def configure(
+        self,
+        key: str,
+        *,
+        auto_continue: bool | None = None,
+        muted: bool | None = None,
+        model: str | None = None,
+        provider: str | None = None,
+    ) -> Conversation:
+        """Change a conversation's settings (only those given)."""
+        conversation = await self.get(key)
+        changes: dict[str, Any] = {}
+        if auto_continue is not None:
+            changes["auto_continue"] = auto_continue
+        if muted is not None:
+            changes["muted"] = muted
+        if provider is not None:
+            config = await self._providers(provider)
+            changes["provider_id"] = config.id
+            changes["model"] = model
+        if model is not None:
+            changes["model"] = model
+        return await self._save(_replace(conversation, **changes))
+
+    async def delete(self, key: str) -> Conversation:
+        """Delete a conversation and its messages (what ran stays in the task ledger); not
+        while a reply is being written in it."""
+        conversation = await self.get(key)
+        if self.is_busy(conversation.id):
+            raise KnownError(
+                "A reply is being written in this conversation; stop it first.", code="busy"
+            )
+        await self._book.delete_conversation(conversation.id)
+        return conversation
+
+    async def export(self, key: str, fmt: str) -> str:
+        """The conversation's record (``json`` or ``md``): messages, tool rounds with their
+        approval decisions, task ids and final states."""
+        conversation = await self.get(key)
+        messages = await self._book.messages(conversation.id)
+        rounds = await self._book.conversation_rounds(conversation.id)
+        at = self._clock.now()
+        if fmt == "json":
+            data = export_json(conversation, messages, rounds, exported_at=at)
+            return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        if fmt == "md":
+            return export_markdown(conversation, messages, rounds, exported_at=at)
+        raise KnownError(f"Unknown export format {fmt!r}: use md or json.", code="usage")
+
+    async def _save(self, conversation: Conversation) -> Conversation:
+        if not await self._book.update_conversation(conversation):
+            raise NotFound("conversation", conversation.id)
+        return conversation
+
+    # -- turns ---------------------------------------------------------------------------------
+
+    def _lock(self, conversation_id: str) -> asyncio.Lock:
+        if conversation_id not in self._locks:
+            self._locks[conversation_id] = asyncio.Lock()
+        return self._locks[conversation_id]
+
+    def is_busy(self, conversation_id: str) -> bool:
+        """Whether a turn is running in this conversation."""
+        return conversation_id in self._active
+
+    async def send(self, conversation_id: str, text: str) -> TurnResult:
+        """Store the user's message and run a model turn on it.
+
+        The provider is resolved first: without one, nothing is stored and a
+        :class:`KnownError` says what to configure.
+        """
+        text = text.strip()
+        if not text:
+            raise KnownError("The message is empty.", code="usage")
+        conversation = await self.get(conversation_id)
+        config = await self._providers(conversation.provider_id)
+        async with self._lock(conversation.id):
+            await self._catch_up(conversation.id)
+            if conversation.title == DEFAULT_TITLE:
+                conversation = await self._save(_replace(conversation, title=_title_from(text)))
+            await self._append(
+                Message(
+                    id=new_id(),
+                    conversation_id=conversation.id,
+                    role=Role.USER,
+                    content=text,
+                    created_at=self._clock.now(),
+                )
+            )
+            return await self._turn(conversation, config)
+
+    async def continue_with_result(self, conversation_id: str) -> TurnResult:
+        """Start a model turn on the background results stored since the model last spoke."""
+        conversation = await self.get(conversation_id)
+        config = await self._providers(conversation.provider_id)
+        async with self._lock(conversation.id):
+            await self._catch_up(conversation.id)
+            stored = await self._book.messages(conversation.id)
+            last_reply = max(
+                (i for i, m in enumerate(stored) if m.role is Role.ASSISTANT), default=-1
+            )
+            if not any(m.followup for m in stored[last_reply + 1 :]):
+                raise KnownError(
+                    "There is no new task result to continue with.", code="nothing_to_continue"
+                )
+            return await self._turn(conversation, config)
+
+    async def catch_up(self, conversation_id: str) -> list[Message]:
+        """Store the results of this conversation's tasks that ended while no one listened
+        (another window or command saw them end); returns the follow-ups stored."""
+        async with self._lock(conversation_id):
+            return await self._catch_up(conversation_id)
+
+    def stop(self, conversation_id: str) -> bool:
+        """Stop the running turn: a streaming reply keeps its text, marked interrupted; calls
+        not yet made are not made. Whether a turn was running."""
+        turn = self._active.get(conversation_id)
+        if turn is None:
+            return False
+        turn.stopped = True
+        if turn.stream is not None:
+            turn.stream.cancel()
+        return True
+
+    async def _append(self, message: Message) -> None:
+        await self._book.append_messages([message])
+        self._events.emit(MessageDidAppend(message.conversation_id, message))
+
+    async def _offers(self) -> _Offers:
+        # Whatever the source, a hidden or disallowed tool is never offered.
+        pairs = [(s, i) for s, i in await self._tools() if s.enabled and offered(s, i.name)]
+        servers = {server.id: server for server, _ in pairs}
+        infos = {ToolKey(server.id, info.name): info for server, info in pairs}
+        names = assign_names(
+            (server.alias, ToolKey(server.id, info.name)) for server, info in pairs
+        )
+        offers = []
+        for name in sorted(names):
+            key = names[name]
+            info = infos[key]
+            alias = servers[key.server_id].alias
+            about = info.description or info.title or info.name
+            schema: dict[str, Any] = dict(info.input_schema) if info.input_schema else {}
+            if schema.get("type") != "object":
+                schema = {"type": "object", "properties": {}}
+            offers.append(
+                ToolOffer(
+                    name=name,
+                    description=f"{about}\n(MCP server {alias!r}, tool {info.name!r})",
+                    input_schema=schema,
+                )
+            )
+        return _Offers(tuple(offers), names, servers)
+
+    async def _turn(self, conversation: Conversation, config: ProviderConfig) -> TurnResult:
+        turn = _ActiveTurn()
+        self._active[conversation.id] = turn
+        rounds: list[str] = []
+        started: list[str] = []
+        reply = ""
+        reply_id: str | None = None
+        error: str | None = None
+        model = conversation.model or config.model
+        calls_made = 0
+        span = tracer().start_span(
+            CHAT_TURN,
+            context=Context(),  # a turn is its own trace; its tool rounds keep theirs
+            attributes={
+                "mooring.conversation.id": conversation.id,
+                "gen_ai.request.model": model,
+                "gen_ai.provider.name": config.kind.value,
+            },
+        )
+        try:
+            # The first context read overlaps listing the tools (servers answer over the wire).
+            offers, stored = await asyncio.gather(
+                self._offers(), self._book.messages(conversation.id)
+            )
+            for round_number in range(self._max_rounds):
+                if round_number:
+                    stored = await self._book.messages(conversation.id)
+                context = build_context(stored)
+                request = ChatRequest(
+                    model=model, messages=context, tools=offers.offers, system=self._system
+                )
+                message_id = new_id()
+                calls_made += 1
+                with trace.use_span(span):
+                    streamed = await self._stream(
+                        conversation.id, message_id, config, request, turn
+                    )
+                message = self._reply_message(conversation.id, message_id, model, streamed)
+                await self._append(message)
+                reply, reply_id = message.content, message.id
+                if message.error is not None or streamed.stopped:
+                    error = message.error
+                    break
+                calls = streamed.done.tool_calls if streamed.done else ()
+                if not calls:
+                    break
+                for call in calls:
+                    if turn.stopped:
+                        await self._append(
+                            self._tool_message(conversation.id, call, NOT_RUN_STOPPED)
+                        )
+                        continue
+                    made, record = await self._run_tool(conversation.id, call, offers)
+                    if made.tool_round_id:
+                        rounds.append(made.tool_round_id)
+                    if made.awaits_task and record is not None:
+                        started.append(record.id)
+                if turn.stopped:
+                    break
+            else:
+                error = (
+                    f"The model asked for tools {self._max_rounds} times in a row; Mooring "
+                    "stopped this turn. Send a message to go on."
+                )
+                note = Message(
+                    id=new_id(),
+                    conversation_id=conversation.id,
+                    role=Role.ASSISTANT,
+                    content="",
+                    created_at=self._clock.now(),
+                    status=MessageStatus.ERROR,
+                    error_kind="too_many_tool_rounds",
+                    error=error,
+                    model=model,
+                )
+                await self._append(note)
+        finally:
+            self._active.pop(conversation.id, None)
+            span.set_attributes(
+                {
+                    "mooring.chat.model_calls": calls_made,
+                    "mooring.chat.tool_rounds": len(rounds),
+                    "mooring.chat.tasks_started": len(started),
+                    "mooring.chat.interrupted": turn.stopped,
+                }
+            )
+            if error is not None:
+                span.set_status(Status(StatusCode.ERROR, error))
+            span.end()
+        self._events.emit(TurnDidEnd(conversation.id, reply_id, error, tuple(started)))
+        return TurnResult(
+            conversation_id=conversation.id,
+            reply=reply,
+            reply_message_id=reply_id,
+            round_ids=tuple(rounds),
+            started_tasks=tuple(started),
+            error=error,
+            interrupted=turn.stopped,
+        )
+
+    async def _stream(
+        self,
+        conversation_id: str,
+        message_id: str,
+        config: ProviderConfig,
+        request: ChatRequest,
+        turn: _ActiveTurn,
+    ) -> _Streamed:
+        streamed = _Streamed()
+        for attempt in (1, 2):
+            streamed = await self._stream_once(conversation_id, message_id, config, request, turn)
+            failure = streamed.failure
+            if (
+                attempt == 1
+                and failure is not None
+                and failure.kind is ProviderFailure.RATE_LIMITED
+                and failure.retry_after is not None
+                and failure.retry_after <= RATE_LIMIT_WAIT_LIMIT
+                and not failure.waited
+                and not streamed.text
+            ):
+                log.info("rate limited; waiting %.1f s once", failure.retry_after)
+                await asyncio.sleep(failure.retry_after)
+                continue
+            break
+        return streamed
+
+    async def _stream_once(
+        self,
+        conversation_id: str,
+        message_id: str,
+        config: ProviderConfig,
+        request: ChatRequest,
+        turn: _ActiveTurn,
+    ) -> _Streamed:
+        streamed = _Streamed()
+        parts: list[str] = []
+        provider: ChatProvider = self._factory(config)
+        span = tracer().start_span(
+            MODEL_CALL,
+            attributes={
+                "gen_ai.request.model": request.model,
+                "gen_ai.provider.name": config.kind.value,
+                "mooring.chat.messages": len(request.messages),
+                "mooring.chat.tools_offered": len(request.tools),
+            },
+        )
+        began = time.monotonic()
+
+        async def consume() -> None:
+            async for event in provider.stream(request):
+                if isinstance(event, TextDelta):
+                    if event.text:
+                        if not parts:
+                            span.set_attribute(
+                                "mooring.chat.first_token_ms",
+                                round((time.monotonic() - began) * 1000, 3),
+                            )
+                        parts.append(event.text)
+                        self._events.emit(ReplyDidStream(conversation_id, message_id, event.text))
+                else:
+                    streamed.done = event
+
+        task = asyncio.ensure_future(consume())
+        turn.stream = task
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not turn.stopped or (current is not None and current.cancelling()):
+                raise
+            streamed.stopped = True
+        except ProviderError as exc:
+            streamed.failure = exc
+            if exc.partial_text and not parts:
+                parts.append(exc.partial_text)
+        except Exception as exc:  # an adapter bug must not lose the conversation
+            log.exception("model call failed unexpectedly")
+            streamed.failure = ProviderError(
+                ProviderFailure.SERVER_ERROR,
+                f"unexpected {type(exc).__name__} (details are in the log file)",
+            )
+        finally:
+            turn.stream = None
+            with contextlib.suppress(Exception):
+                await provider.aclose()
+            _end_model_span(span, streamed)
+        streamed.text = "".join(parts)
+        if streamed.done is not None and not streamed.stopped:
+            streamed.text = streamed.done.text or streamed.text
+        return streamed
+
+    def _reply_message(
+        self, conversation_id: str, message_id: str, model: str, streamed: _Streamed
+    ) -> Message:
+        base = {
+            "id": message_id,
+            "conversation_id": conversation_id,
+            "role": Role.ASSISTANT,
+            "created_at": self._clock.now(),
+            "model": model,
+        }
+        if streamed.stopped:
+            return Message(
+                content=streamed.text,
+                status=MessageStatus.INTERRUPTED,
+                **base,  # type: ignore[arg-type]
+            )
+        if streamed.failure is not None:
+            return Message(
+                content=streamed.text,
+                status=MessageStatus.ERROR,
+                error_kind=streamed.failure.kind.value,
+                error=failure_words(streamed.failure),
+                **base,  # type: ignore[arg-type]
+            )
+        if streamed.done is None:
+            return Message(
+                content=streamed.text,
+                status=MessageStatus.ERROR,
+                error_kind=ProviderFailure.STREAM_BROKEN.value,
+                error="The reply ended without finishing; what arrived is kept.",
+                **base,  # type: ignore[arg-type]
+            )
+        done = streamed.done
+        return Message(
+            content=streamed.text,
+            tool_calls=done.tool_calls if done.stop_reason is not StopReason.MAX_TOKENS else (),
+            **base,  # type: ignore[arg-type]
+        )
+
+    def _tool_message(
+        self,
+        conversation_id: str,
+        call: ToolCallRequest,
+        text: str,
+        *,
+        is_error: bool = True,
+        tool_round_id: str | None = None,
+        awaits_task: bool = False,
+    ) -> Message:
+        return Message(
+            id=new_id(),
+            conversation_id=conversation_id,
+            role=Role.TOOL,
+            content=text,
+            created_at=self._clock.now(),
+            tool_call_id=call.id,
+            tool_round_id=tool_round_id,
+            is_error=is_error,
+            awaits_task=awaits_task,
+        )
+
+    async def _run_tool(
+        self, conversation_id: str, call: ToolCallRequest, offers: _Offers
+    ) -> tuple[Message, TaskRecord | None]:
+        key = offers.names.get(call.name)
+        record: TaskRecord | None = None
+        if key is None:
+            message = self._tool_message(
+                conversation_id,
+                call,
+                f"There is no tool called {call.name!r}; use one of the tools offered.",
+            )
+        elif (problem := _argument_problem(call)) is not None:
+            message = self._tool_message(conversation_id, call, problem)
+        else:
+            server = offers.servers[key.server_id]
+            failure: str | None = None
+            detached = otel_context.attach(Context())  # the round is its own trace
+            try:
+                record = await self._runner.call(
+                    server, key.tool, dict(call.arguments), conversation_id=conversation_id
+                )
+            except KnownError as exc:  # e.g. the database refused a write: the model hears it
+                log.warning("chat call %s/%s: %s", server.alias, key.tool, exc.message)
+                failure = exc.message
+            finally:
+                otel_context.detach(detached)
+            if record is None:
+                message = self._tool_message(
+                    conversation_id, call, f"The call could not be made: {failure}"
+                )
+            else:
+                tool_round = (
+                    await self._ledger.tool_round(record.tool_round_id)
+                    if record.tool_round_id
+                    else None
+                )
+                text, is_error, started = tool_result_text(record, tool_round, server.alias)
+                message = self._tool_message(
+                    conversation_id,
+                    call,
+                    text,
+                    is_error=is_error,
+                    tool_round_id=record.tool_round_id,
+                    awaits_task=started,
+                )
+        await self._append(message)
+        return message, record
+
+    # -- background results --------------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        if not isinstance(event, TaskDidChange):
+            return
+        record = event.record
+        if not (record.is_terminal and record.conversation_id and record.tool_round_id):
+            return
+        task = asyncio.ensure_future(self._task_ended(record.conversation_id, record.id))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        task.add_done_callback(_log_failure)
+
+    async def _task_ended(self, conversation_id: str, record_id: str) -> None:
+        async with self._lock(conversation_id):
+            added = await self._catch_up(conversation_id, only=record_id)
+            if not added:
+                return
+            conversation = await self._book.get_conversation(conversation_id)
+            if conversation is None or not conversation.auto_continue:
+                return
+            try:
+                config = await self._providers(conversation.provider_id)
+            except KnownError as exc:
+                log.warning("cannot continue %s automatically: %s", conversation_id, exc.message)
+                note = Message(
+                    id=new_id(),
+                    conversation_id=conversation_id,
+                    role=Role.ASSISTANT,
+                    content="",
+                    created_at=self._clock.now(),
+                    status=MessageStatus.ERROR,
+                    error_kind="no_provider",
+                    error=f"Could not continue automatically: {exc.message}",
+                )
+                await self._append(note)
+                self._events.emit(TurnDidEnd(conversation_id, note.id, note.error))
+                return
+            self._background_turns.append(await self._turn(conversation, config))
+
+    async def _catch_up(self, conversation_id: str, *, only: str | None = None) -> list[Message]:
+        waiting = {
+            m.tool_round_id: m
+            for m in await self._book.awaiting_results(conversation_id)
+            if m.tool_round_id
+        }
+        if not waiting:
+            return []
+        added: list[Message] = []
+        for item in await self._book.conversation_rounds(conversation_id):
+            record = item.record
+            started = waiting.get(item.round.id)
+            if started is None or record is None or not record.is_terminal:
+                continue
+            if only is not None and record.id != only:
+                continue
+            message = Message(
+                id=new_id(),
+                conversation_id=conversation_id,
+                role=Role.TOOL,
+                content=followup_text(record, item.round, item.server_alias or "?"),
+                created_at=self._clock.now(),
+                tool_call_id=started.tool_call_id,
+                tool_round_id=item.round.id,
+                is_error=record.state is not LocalState.COMPLETED
+                or bool(item.round.result and item.round.result.get("isError")),
+                followup=True,
+            )
+            if await self._book.append_followup(message):
+                self._events.emit(MessageDidAppend(conversation_id, message))
+                added.append(message)
+        return added
+
+    # -- the user's answers --------------------------------------------------------------------
+
+    async def answer_input(self, record_id: str, key: str, answer: dict[str, Any]) -> bool:
+        """The user answers a task's question (never the model); whether it was delivered."""
+        settled = await self._monitor.answer(record_id, key, answer)
+        return settled.delivered
+
+
+def _argument_problem(call: ToolCallRequest) -> str | None:
+    raw = call.raw_arguments.strip()
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return f"Not run: the arguments were not valid JSON ({exc}). Send a JSON object."
+    if not isinstance(value, dict):
+        return "Not run: the arguments must be a JSON object."
+    return None
+
+
+def _end_model_span(span: Span, streamed: _Streamed) -> None:
+    """Sizes, usage and outcome of one model call (never its content)."""
+    done = streamed.done
+    if done is not None:
+        span.set_attribute("mooring.chat.stop_reason", done.stop_reason.value)
+        span.set_attribute("mooring.chat.tool_calls", len(done.tool_calls))
+        for key in ("input_tokens", "output_tokens"):
+            if key in done.usage:
+                span.set_attribute(f"gen_ai.usage.{key}", int(done.usage[key]))
+    if streamed.failure is not None:
+        span.set_attribute("error.type", streamed.failure.kind.value)
+        span.set_status(Status(StatusCode.ERROR, streamed.failure.kind.value))
+    span.set_attribute("mooring.chat.interrupted", streamed.stopped)
+    span.end()
+
+
+def _replace(conversation: Conversation, **changes: Any) -> Conversation:
+    return dataclasses.replace(conversation, **changes)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("storing a background result failed", exc_info=task.exception())

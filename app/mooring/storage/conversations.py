@@ -1,0 +1,366 @@
+"""Conversations, their messages, full-text search and their tool rounds, on SQLite.
+
+Messages are numbered per conversation (``seq``) in the transaction that appends them, so order
+never depends on clock resolution. The FTS5 index (``conversation_search``) is kept in step by
+triggers, inside the same transaction as every write: a search never sees a message that was not
+committed, nor misses one that was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Row, delete, func, insert, select, text, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from mooring.core.chat import ToolCallRequest
+from mooring.core.clock import Clock
+from mooring.core.conversation import (
+    Conversation,
+    ConversationRound,
+    Message,
+    MessageStatus,
+    Role,
+    SearchHit,
+)
+from mooring.core.errors import KnownError
+from mooring.storage import repositories as repo
+from mooring.storage import tables as t
+from mooring.storage.db import Database
+
+# -- conversations ---------------------------------------------------------------------------
+
+
+def _conversation(row: Row[Any]) -> Conversation:
+    return Conversation(
+        id=row.id,
+        title=row.title,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        provider_id=row.provider_id,
+        model=row.model,
+        auto_continue=bool(row.auto_continue),
+        muted=bool(row.muted),
+    )
+
+
+def add_conversation(session: Session, conversation: Conversation) -> None:
+    """Store a new conversation (its title enters the search index with it)."""
+    session.execute(
+        insert(t.conversations).values(
+            id=conversation.id,
+            title=conversation.title,
+            created_at=conversation.created_at,
+            updated_at=conversation.updated_at,
+            provider_id=conversation.provider_id,
+            model=conversation.model,
+            auto_continue=conversation.auto_continue,
+            muted=conversation.muted,
+        )
+    )
+
+
+def get_conversation(session: Session, conversation_id: str) -> Conversation | None:
+    """A conversation by id."""
+    row = session.execute(
+        select(t.conversations).where(t.conversations.c.id == conversation_id)
+    ).first()
+    return _conversation(row) if row else None
+
+
+def find_conversation(session: Session, key: str) -> Conversation | None:
+    """A conversation by id or a unique prefix of it."""
+    found = get_conversation(session, key)
+    if found is not None or not key:
+        return found
+    pattern = key.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    rows = session.execute(
+        select(t.conversations).where(t.conversations.c.id.like(pattern, escape="\\")).limit(2)
+    ).all()
+    return _conversation(rows[0]) if len(rows) == 1 else None
+
+
+def list_conversations(session: Session, *, limit: int | None = None) -> list[Conversation]:
+    """Conversations, most recently active first."""
+    query = select(t.conversations).order_by(
+        t.conversations.c.updated_at.desc(), t.conversations.c.id
+    )
+    if limit is not None:
+        query = query.limit(limit)
+    return [_conversation(r) for r in session.execute(query)]
+
+
+def update_conversation(session: Session, conversation: Conversation) -> bool:
+    """Store a conversation's title and settings; whether it exists."""
+    done = session.execute(
+        update(t.conversations)
+        .where(t.conversations.c.id == conversation.id)
+        .values(
+            title=conversation.title,
+            updated_at=conversation.updated_at,
+            provider_id=conversation.provider_id,
+            model=conversation.model,
+            auto_continue=conversation.auto_continue,
+            muted=conversation.muted,
+        )
+    )
+    return bool(done.rowcount)  # type: ignore[attr-defined]  # CursorResult has rowcount
+
+
+def delete_conversation(session: Session, conversation_id: str) -> bool:
+    """Delete a conversation and its messages; its tool rounds and task records stay in the
+    ledger (unlinked), so the audit of what ran is kept. Whether it existed."""
+    done = session.execute(delete(t.conversations).where(t.conversations.c.id == conversation_id))
+    return bool(done.rowcount)  # type: ignore[attr-defined]  # CursorResult has rowcount
+
+
+# -- messages --------------------------------------------------------------------------------
+
+
+def _call_json(call: ToolCallRequest) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+        "raw_arguments": call.raw_arguments,
+    }
+
+
+def _call(data: dict[str, Any]) -> ToolCallRequest:
+    return ToolCallRequest(
+        id=str(data.get("id", "")),
+        name=str(data.get("name", "")),
+        arguments=dict(data.get("arguments") or {}),
+        raw_arguments=str(data.get("raw_arguments", "")),
+    )
+
+
+def _message(row: Row[Any]) -> Message:
+    return Message(
+        id=row.id,
+        conversation_id=row.conversation_id,
+        role=Role(row.role),
+        content=row.content,
+        created_at=row.created_at,
+        status=MessageStatus(row.status),
+        error_kind=row.error_kind,
+        error=row.error,
+        tool_calls=tuple(_call(c) for c in row.tool_calls or []),
+        tool_call_id=row.tool_call_id,
+        tool_round_id=row.tool_round_id,
+        is_error=bool(row.is_error),
+        awaits_task=bool(row.awaits_task),
+        followup=bool(row.followup),
+        model=row.model,
+    )
+
+
+def append_message(session: Session, message: Message) -> None:
+    """Append a message after the conversation's last one and mark the conversation active."""
+    last = session.execute(
+        select(func.max(t.messages.c.seq)).where(
+            t.messages.c.conversation_id == message.conversation_id
+        )
+    ).scalar_one_or_none()
+    session.execute(
+        insert(t.messages).values(
+            id=message.id,
+            conversation_id=message.conversation_id,
+            role=message.role.value,
+            content=message.content,
+            created_at=message.created_at,
+            seq=(last or 0) + 1,
+            status=message.status.value,
+            error_kind=message.error_kind,
+            error=message.error,
+            tool_calls=[_call_json(c) for c in message.tool_calls] or None,
+            tool_call_id=message.tool_call_id,
+            tool_round_id=message.tool_round_id,
+            is_error=message.is_error,
+            awaits_task=message.awaits_task,
+            followup=message.followup,
+            model=message.model,
+        )
+    )
+    session.execute(
+        update(t.conversations)
+        .where(t.conversations.c.id == message.conversation_id)
+        .values(updated_at=message.created_at)
+    )
+
+
+def list_messages(session: Session, conversation_id: str) -> list[Message]:
+    """A conversation's messages in the order they were appended."""
+    rows = session.execute(
+        select(t.messages)
+        .where(t.messages.c.conversation_id == conversation_id)
+        .order_by(t.messages.c.seq, t.messages.c.created_at, t.messages.c.id)
+    )
+    return [_message(r) for r in rows]
+
+
+def has_followup(session: Session, tool_round_id: str) -> bool:
+    """Whether a background task's final result is already in its conversation."""
+    found = session.execute(
+        select(t.messages.c.id).where(
+            t.messages.c.tool_round_id == tool_round_id, t.messages.c.followup.is_(True)
+        )
+    ).first()
+    return found is not None
+
+
+def awaiting_results(session: Session, conversation_id: str) -> list[Message]:
+    """Tool results that said a background task started and have no follow-up yet."""
+    answered = select(t.messages.c.tool_round_id).where(
+        t.messages.c.conversation_id == conversation_id, t.messages.c.followup.is_(True)
+    )
+    rows = session.execute(
+        select(t.messages)
+        .where(
+            t.messages.c.conversation_id == conversation_id,
+            t.messages.c.awaits_task.is_(True),
+            t.messages.c.tool_round_id.is_not(None),
+            t.messages.c.tool_round_id.not_in(answered),
+        )
+        .order_by(t.messages.c.seq)
+    )
+    return [_message(r) for r in rows]
+
+
+# -- search ----------------------------------------------------------------------------------
+
+
+def fts_query(words: str) -> str | None:
+    """The user's words as an FTS5 query: every word must appear (as a word or a word's start),
+    and no character has a query-syntax meaning. ``None`` when there is no word at all."""
+    terms = [w for w in words.split() if any(ch.isalnum() for ch in w)]
+    if not terms:
+        return None
+    return " ".join('"' + term.replace('"', '""') + '"*' for term in terms)
+
+
+def search(session: Session, words: str, *, limit: int = 50) -> list[SearchHit]:
+    """Conversations with a title or a message that contains every word, best match first,
+    each with the excerpt of its best match."""
+    query = fts_query(words)
+    if query is None:
+        return []
+    best = session.execute(
+        text(
+            "SELECT conversation_id FROM conversation_search WHERE conversation_search MATCH :q "
+            "GROUP BY conversation_id ORDER BY min(rank) LIMIT :limit"
+        ),
+        {"q": query, "limit": limit},
+    ).scalars()
+    hits: list[SearchHit] = []
+    for conversation_id in list(best):
+        conversation = get_conversation(session, conversation_id)
+        if conversation is None:
+            continue
+        row = session.execute(
+            text(
+                "SELECT message_id, snippet(conversation_search, 0, '[', ']', '…', 12) "
+                "FROM conversation_search WHERE conversation_search MATCH :q "
+                "AND conversation_id = :cid ORDER BY rank LIMIT 1"
+            ),
+            {"q": query, "cid": conversation_id},
+        ).one()
+        hits.append(SearchHit(conversation=conversation, message_id=row[0], snippet=row[1]))
+    return hits
+
+
+# -- tool rounds -----------------------------------------------------------------------------
+
+
+def conversation_rounds(session: Session, conversation_id: str) -> list[ConversationRound]:
+    """A conversation's tool rounds, oldest first, each with its operation record and server."""
+    rows = session.execute(
+        select(t.tool_rounds.c.id, t.servers.c.alias)
+        .join(t.servers, t.servers.c.id == t.tool_rounds.c.server_id)
+        .where(t.tool_rounds.c.conversation_id == conversation_id)
+        .order_by(t.tool_rounds.c.created_at, t.tool_rounds.c.id)
+    ).all()
+    found: list[ConversationRound] = []
+    for round_id, alias in rows:
+        tool_round = repo.get_tool_round(session, round_id)
+        if tool_round is None:
+            continue
+        record_id = session.execute(
+            select(t.task_records.c.id).where(t.task_records.c.tool_round_id == round_id)
+        ).scalar_one_or_none()
+        record = repo.get_task_record(session, record_id) if record_id else None
+        found.append(ConversationRound(round=tool_round, record=record, server_alias=alias))
+    return found
+
+
+def _require_conversation(session: Session, conversation_id: str) -> None:
+    found = session.execute(
+        select(t.conversations.c.id).where(t.conversations.c.id == conversation_id)
+    ).first()
+    if found is None:
+        raise KnownError(
+            "The conversation was deleted meanwhile; nothing more was stored in it.",
+            code="conversation_deleted",
+        )
+
+
+class SqlConversations:
+    """Implements ``ConversationBook`` on one :class:`Database`."""
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self.db = db
+        self.clock = clock
+
+    async def create_conversation(self, conversation: Conversation) -> None:
+        await self.db.run(lambda s: add_conversation(s, conversation))
+
+    async def get_conversation(self, conversation_id: str) -> Conversation | None:
+        return await self.db.run(lambda s: get_conversation(s, conversation_id))
+
+    async def find_conversation(self, key: str) -> Conversation | None:
+        return await self.db.run(lambda s: find_conversation(s, key))
+
+    async def list_conversations(self, *, limit: int | None = None) -> list[Conversation]:
+        return await self.db.run(lambda s: list_conversations(s, limit=limit))
+
+    async def update_conversation(self, conversation: Conversation) -> bool:
+        return await self.db.run(lambda s: update_conversation(s, conversation))
+
+    async def delete_conversation(self, conversation_id: str) -> bool:
+        return await self.db.run(lambda s: delete_conversation(s, conversation_id))
+
+    async def append_messages(self, messages: Sequence[Message]) -> None:
+        def write(session: Session) -> None:
+            for message in messages:
+                _require_conversation(session, message.conversation_id)
+                append_message(session, message)
+
+        await self.db.run(write)
+
+    async def append_followup(self, message: Message) -> bool:
+        def write(session: Session) -> bool:
+            if message.tool_round_id is None or has_followup(session, message.tool_round_id):
+                return False
+            _require_conversation(session, message.conversation_id)
+            try:
+                with session.begin_nested():
+                    append_message(session, message)
+            except IntegrityError:  # another process stored it first
+                return False
+            return True
+
+        return await self.db.run(write)
+
+    async def messages(self, conversation_id: str) -> list[Message]:
+        return await self.db.run(lambda s: list_messages(s, conversation_id))
+
+    async def awaiting_results(self, conversation_id: str) -> list[Message]:
+        return await self.db.run(lambda s: awaiting_results(s, conversation_id))
+
+    async def search(self, words: str, *, limit: int = 50) -> list[SearchHit]:
+        return await self.db.run(lambda s: search(s, words, limit=limit))
+
+    async def conversation_rounds(self, conversation_id: str) -> list[ConversationRound]:
+        return await self.db.run(lambda s: conversation_rounds(s, conversation_id))

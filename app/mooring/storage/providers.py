@@ -1,0 +1,126 @@
+"""Model provider configurations in SQLite (``ProviderBook``); never their secrets.
+
+The default is kept in the same transaction as each change: the first provider added becomes
+the default, and removing the default hands it to the oldest remaining provider.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Row, delete, insert, select, update
+from sqlalchemy.orm import Session
+
+from mooring.core.chat import ProviderConfig, ProviderKind
+from mooring.core.clock import Clock
+from mooring.core.errors import KnownError
+from mooring.storage import tables as t
+from mooring.storage.db import Database
+
+_p = t.providers
+
+
+def _config(row: Row[Any]) -> ProviderConfig:
+    return ProviderConfig(
+        id=row.id,
+        name=row.name,
+        kind=ProviderKind(row.kind),
+        base_url=row.base_url,
+        model=row.model,
+        header_names=tuple(row.header_names),
+        has_api_key=bool(row.has_api_key),
+    )
+
+
+def add_provider(session: Session, config: ProviderConfig, *, at: datetime) -> bool:
+    """Store a provider; the first one becomes the default. Whether it did."""
+    if session.execute(select(_p.c.id).where(_p.c.name == config.name)).first() is not None:
+        raise KnownError(f"A provider called {config.name!r} exists already.", code="exists")
+    first = session.execute(select(_p.c.id).limit(1)).first() is None
+    session.execute(
+        insert(_p).values(
+            id=config.id,
+            name=config.name,
+            kind=config.kind.value,
+            base_url=config.base_url,
+            model=config.model,
+            header_names=list(config.header_names),
+            has_api_key=config.has_api_key,
+            is_default=first,
+            created_at=at,
+        )
+    )
+    return first
+
+
+def list_providers(session: Session) -> list[ProviderConfig]:
+    """Every provider, by name."""
+    return [_config(r) for r in session.execute(select(_p).order_by(_p.c.name))]
+
+
+def get_provider(session: Session, provider_id: str) -> ProviderConfig | None:
+    row = session.execute(select(_p).where(_p.c.id == provider_id)).first()
+    return _config(row) if row else None
+
+
+def find_provider(session: Session, name: str) -> ProviderConfig | None:
+    row = session.execute(select(_p).where(_p.c.name == name)).first()
+    return _config(row) if row else None
+
+
+def default_provider(session: Session) -> ProviderConfig | None:
+    row = session.execute(select(_p).where(_p.c.is_default.is_(True))).first()
+    return _config(row) if row else None
+
+
+def set_default(session: Session, provider_id: str) -> None:
+    """Make one provider the default (and no other)."""
+    if session.execute(select(_p.c.id).where(_p.c.id == provider_id)).first() is None:
+        raise KnownError("That provider no longer exists.", code="not_found")
+    session.execute(update(_p).where(_p.c.is_default.is_(True)).values(is_default=False))
+    session.execute(update(_p).where(_p.c.id == provider_id).values(is_default=True))
+
+
+def remove_provider(session: Session, provider_id: str) -> None:
+    """Delete a provider; if it was the default, the oldest remaining one becomes it."""
+    was_default = session.execute(
+        select(_p.c.is_default).where(_p.c.id == provider_id)
+    ).scalar_one_or_none()
+    session.execute(delete(_p).where(_p.c.id == provider_id))
+    if was_default:
+        oldest = session.execute(
+            select(_p.c.id).order_by(_p.c.created_at, _p.c.name).limit(1)
+        ).scalar_one_or_none()
+        if oldest is not None:
+            session.execute(update(_p).where(_p.c.id == oldest).values(is_default=True))
+
+
+class SqlProviderBook:
+    """``ProviderBook`` on one :class:`Database`."""
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+
+    async def list_providers(self) -> list[ProviderConfig]:
+        return await self._db.run(list_providers)
+
+    async def get_provider(self, provider_id: str) -> ProviderConfig | None:
+        return await self._db.run(lambda s: get_provider(s, provider_id))
+
+    async def find_provider(self, name: str) -> ProviderConfig | None:
+        return await self._db.run(lambda s: find_provider(s, name))
+
+    async def add_provider(self, config: ProviderConfig) -> bool:
+        at = self._clock.now()
+        return await self._db.run(lambda s: add_provider(s, config, at=at))
+
+    async def remove_provider(self, provider_id: str) -> None:
+        await self._db.run(lambda s: remove_provider(s, provider_id))
+
+    async def default_provider(self) -> ProviderConfig | None:
+        return await self._db.run(default_provider)
+
+    async def set_default_provider(self, provider_id: str) -> None:
+        await self._db.run(lambda s: set_default(s, provider_id))

@@ -1,0 +1,135 @@
+"""``first_token``: time to the first streamed token through the chat engine vs the SDK alone.
+
+Both sides ask the same scripted OpenAI-compatible endpoint on 127.0.0.1
+(``tests/helpers/model_endpoints``) for the same streamed reply:
+
+- **through Mooring**: ``ChatService.send`` on a host built by the composition root, whose
+  provider book names the endpoint, so the real provider factory and the ``openai`` SDK run
+  (the user's message is stored, the tools listed, the conversation read back, a client built);
+  timed from the call to the first ``ReplyDidStream`` event;
+- **baseline**: the ``openai`` SDK alone (one ``AsyncOpenAI`` client, as a script would keep),
+  timed from the request to the first content delta.
+
+The sides alternate so drift hits both alike. Prints both medians and the ratio (issue 16's
+target: at most 1.2x); ``main`` returns the figure in the suite's result shape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import openai
+from tests.helpers.model_endpoints import ModelEndpoint, Text
+
+from mooring.bootstrap import build_host
+from mooring.core.chat import ProviderConfig, ProviderKind
+from mooring.core.events import Event, ReplyDidStream
+from mooring.core.ids import new_id
+from mooring.services.host import Host
+from mooring.settings.paths import Paths
+from mooring.settings.store import Settings
+from mooring.storage.db import Database
+
+ROUNDS = 60
+TARGET = 1.2
+MESSAGE = "How did the import go?"
+REPLY = "The import finished: 40 suppliers added, 2 skipped (duplicate VAT ids). " * 4
+
+
+async def _sdk_alone(client: openai.AsyncOpenAI) -> float:
+    start = time.perf_counter()
+    first: float | None = None
+    stream = await client.chat.completions.create(
+        model="model-small",
+        messages=[{"role": "user", "content": MESSAGE}],
+        max_tokens=4096,
+        stream=True,
+    )
+    async for chunk in stream:
+        if first is None and chunk.choices and chunk.choices[0].delta.content:
+            first = time.perf_counter() - start
+    assert first is not None, "the reply had no text"
+    return first
+
+
+async def _through_mooring(host: Host) -> float:
+    chat = host.chat
+    assert chat is not None
+    conversation = await chat.create()  # a fresh one: the same one-message request as the SDK's
+    first: list[float] = []
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, ReplyDidStream) and not first:
+            first.append(time.perf_counter())
+
+    unsubscribe = host.events.subscribe(on_event)
+    try:
+        start = time.perf_counter()
+        result = await chat.send(conversation.id, MESSAGE)
+    finally:
+        unsubscribe()
+    assert result.error is None, result.error
+    return first[0] - start
+
+
+async def _measure(root: Path, endpoint: ModelEndpoint) -> dict[str, list[float]]:
+    paths = Paths(data_dir=root, config_dir=root / "config", log_dir=root / "logs")
+    db = Database.open(root / "mooring.sqlite3")
+    host = build_host(paths, Settings({"demo_server.enabled": False}), db)
+    assert host.providers is not None
+    await host.providers.add_provider(
+        ProviderConfig(
+            id=new_id(),
+            name="bench",
+            kind=ProviderKind.OPENAI,
+            base_url=endpoint.openai_url,
+            model="model-small",
+        )
+    )
+    client = openai.AsyncOpenAI(api_key="sk-bench", base_url=endpoint.openai_url, max_retries=0)
+    times: dict[str, list[float]] = {"sdk": [], "mooring": []}
+    try:
+        await _sdk_alone(client)  # warm-up, both sides
+        await _through_mooring(host)
+        for _ in range(ROUNDS):
+            times["sdk"].append(await _sdk_alone(client))
+            times["mooring"].append(await _through_mooring(host))
+    finally:
+        await client.close()
+        await host.stop()
+        db.close()
+    return times
+
+
+def main() -> dict[str, Any]:
+    """Measure both sides, print the medians and their ratio; the ``first_token`` result."""
+    with tempfile.TemporaryDirectory() as tmp, ModelEndpoint.running() as endpoint:
+        endpoint.script(*(Text(REPLY, chunk=8) for _ in range(2 * ROUNDS + 2)))
+        times = asyncio.run(_measure(Path(tmp), endpoint))
+    sdk, ours = statistics.median(times["sdk"]), statistics.median(times["mooring"])
+    ratio = ours / sdk
+    print(f"first_token: openai SDK alone: median {sdk * 1e3:.2f} ms")
+    print(f"first_token: through ChatService.send: median {ours * 1e3:.2f} ms")
+    print(
+        f"first_token: ratio Mooring/SDK {ratio:.2f}x over {ROUNDS} turns "
+        f"(target <= {TARGET}x: {'met' if ratio <= TARGET else 'NOT met'})"
+    )
+    return {
+        "id": "first_token",
+        "what": "first streamed token through the chat engine (ChatService.send, openai SDK)",
+        "value": round(ours * 1e3, 3),
+        "baseline": round(sdk * 1e3, 3),
+        "ratio": round(ratio, 3),
+        "unit": "ms",
+        "target": f"<= {TARGET}x",
+        "met": ratio <= TARGET,
+    }
+
+
+if __name__ == "__main__":
+    main()

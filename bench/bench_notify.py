@@ -1,0 +1,173 @@
+"""Notification latency: from a task's completion on the server to the notification sent.
+
+The bundled demo server runs as a real stdio subprocess with ``pollIntervalMs`` = 500; the real
+tool runner, task monitor, SQLite ledger and notifier run in this process (the notifier's sink
+records when each notice was handed over; bursts are not merged here, so every completion is
+measured). The server's ``lastUpdatedAt`` at completion is the start of the clock.
+
+Two runs: with ``notifications/tasks`` subscribed (a notification triggers the ``tasks/get``;
+target p95 ≤ 100 ms) and by polling alone (the monitor ignores notifications; target ≤ the poll
+interval + 100 ms).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from mooring.core.approval.policy import Guards
+from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
+from mooring.core.clock import SystemClock
+from mooring.core.events import EventBus, TaskDidChange
+from mooring.core.ids import new_id
+from mooring.core.notifications import Notice, NotifyPrefs, WhenToNotify
+from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
+from mooring.core.servers import ServerDefinition, Transport
+from mooring.core.tasks.states import LocalState
+from mooring.mcp.gateway import McpGateway
+from mooring.services.approvals import ApprovalBroker
+from mooring.services.notifier import Notifier
+from mooring.services.task_monitor import TaskMonitor
+from mooring.services.tool_runner import ToolRunner
+from mooring.storage.db import Database
+from mooring.storage.store import SqlStore
+
+TASKS = 20
+POLL_MS = 500
+SAMPLES = Path(__file__).resolve().parents[1] / "resources" / "samples" / "suppliers_clean.csv"
+
+
+class _PollingOnly:
+    """The real gateway, but nobody is told about ``notifications/tasks``: polling alone."""
+
+    def __init__(self, inner: McpGateway) -> None:
+        self._inner = inner
+
+    async def connect(
+        self, server: ServerDefinition, profile_id: str | None = None
+    ) -> ServerConnection:
+        return await self._inner.connect(server, profile_id)
+
+    def statuses(self) -> list[ConnectionStatus]:
+        return self._inner.statuses()
+
+    def add_task_listener(self, listener: Callable[[str, str], None]) -> None:
+        return None
+
+    def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
+        self._inner.add_status_listener(listener)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.shown: list[tuple[Notice, datetime]] = []
+
+    async def show(self, notice: Notice) -> str:
+        self.shown.append((notice, datetime.now(UTC)))
+        return "recorder"
+
+
+async def _approve(_request: ApprovalRequest) -> ApprovalAnswer:
+    return ApprovalAnswer(ApprovalOutcome.APPROVED)
+
+
+async def _run(folder: Path, *, subscribed: bool) -> list[float]:
+    db = Database.open(folder / f"bench-{subscribed}.sqlite3")
+    clock = SystemClock()
+    store = SqlStore(db, clock)
+    events = EventBus()
+    real = McpGateway()
+    gateway: Gateway = real if subscribed else _PollingOnly(real)
+    monitor = TaskMonitor(ledger=store, catalog=store, gateway=gateway, events=events, clock=clock)
+    broker = ApprovalBroker(
+        rules=store,
+        clock=clock,
+        guards_for=lambda _s: Guards(max_argument_bytes=1 << 20),
+        ask=_approve,
+    )
+    runner = ToolRunner(
+        ledger=store, gateway=gateway, monitor=monitor, broker=broker, events=events, clock=clock
+    )
+    recorder = _Recorder()
+    notifier = Notifier(
+        events=events,
+        catalog=store,
+        sink=recorder,
+        clock=clock,
+        prefs=lambda: NotifyPrefs(when=WhenToNotify.ALWAYS),
+        merge_window=timedelta(0),
+    )
+    server = ServerDefinition(
+        id=new_id(),
+        alias="demo",
+        transport=Transport.STDIO,
+        command=sys.executable,
+        args=("-m", "mooring.demo_server", "--store", str(folder / f"demo-{subscribed}.sqlite3")),
+        env={
+            "MOORING_DEMO_POLL_INTERVAL_MS": str(POLL_MS),
+            "MOORING_DEMO_ROWS_PER_CHECKPOINT": "1",
+            "MOORING_DEMO_CHECKPOINT_DELAY_MS": "37",
+        },
+        created_at=datetime.now(UTC),
+    )
+    await store.add_server(server)
+    finished: dict[str, datetime] = {}
+    all_done = asyncio.Event()
+
+    def listen(event: object) -> None:
+        if isinstance(event, TaskDidChange) and event.record.state is LocalState.COMPLETED:
+            assert event.record.server_updated_at is not None
+            finished[event.record.id] = event.record.server_updated_at
+            if len(finished) == TASKS:
+                all_done.set()
+
+    events.subscribe(listen)
+    notifier.start()
+    scheduler = asyncio.create_task(monitor.run())
+    delivering = asyncio.create_task(notifier.run())
+    for _ in range(TASKS):
+        await runner.call(server, "import_suppliers", {"path": str(SAMPLES)})
+        await asyncio.sleep(0.11)  # stagger the starts: completions spread over the interval
+    await asyncio.wait_for(all_done.wait(), 120)
+    await notifier.aclose(delivering)
+    await monitor.stop()
+    scheduler.cancel()
+    await gateway.aclose()
+    db.close()
+    latencies = []
+    for notice, at in recorder.shown:
+        if notice.target is not None and notice.target.record_id in finished:
+            latencies.append((at - finished[notice.target.record_id]).total_seconds() * 1000)
+    return latencies
+
+
+def _p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20)[-1] if len(values) > 1 else values[0]
+
+
+def main() -> None:
+    """Print p50/p95 notification latency, subscribed and by polling, against the targets."""
+    with tempfile.TemporaryDirectory() as tmp:
+        pushed = asyncio.run(_run(Path(tmp), subscribed=True))
+        polled = asyncio.run(_run(Path(tmp), subscribed=False))
+    for name, values, target in (
+        ("notifications/tasks", pushed, 100.0),
+        ("polling", polled, POLL_MS + 100.0),
+    ):
+        p50, p95 = statistics.median(values), _p95(values)
+        print(
+            f"notify latency ({name}, {len(values)} tasks): p50 {p50:.0f} ms, "
+            f"p95 {p95:.0f} ms; target {target:.0f} ms, p95/target {p95 / target:.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

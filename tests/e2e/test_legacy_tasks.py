@@ -1,0 +1,176 @@
+"""The 2025-11-25 Tasks wire end to end: the real ``mooring`` CLI as processes, real servers.
+
+Two servers: the reference "everything" server from npm (TypeScript SDK 1.x, tasks kept in
+memory, so it ends with the host's stdio child) and a durable 2025-11-25 peer
+(``tests/mcp/peers/legacy_tasks_server.py``) whose tasks survive a host killed with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import Cli
+from tests.helpers.node_peers import everything_server, node
+
+PEER = Path(__file__).resolve().parents[1] / "mcp" / "peers" / "legacy_tasks_server.py"
+KILLED = -signal.SIGKILL
+
+
+class LegacyPeer:
+    """The durable 2025-11-25 peer configured in Mooring, and the requests it received."""
+
+    def __init__(self, cli: Cli, tmp_path: Path) -> None:
+        self.store = tmp_path / "legacy-store.json"
+        self.log = tmp_path / "legacy-requests.jsonl"
+        args = ["servers", "add", "legacy", "--command", sys.executable, f"--arg={PEER}"]
+        args += [f"--arg=--store={self.store}", f"--arg=--requests={self.log}"]
+        assert cli.run(*args).returncode == 0
+        assert cli.run("rules", "add", "legacy", "*", "allow").returncode == 0
+
+    def count(self, method: str) -> int:
+        if not self.log.exists():
+            return 0
+        lines = [json.loads(line) for line in self.log.read_text().splitlines() if line]
+        return sum(1 for line in lines if line["method"] == method)
+
+
+def add_everything(cli: Cli) -> None:
+    args = ["servers", "add", "everything", "--command", node()]
+    args += [f"--arg={everything_server()}", "--arg=stdio"]
+    assert cli.run(*args).returncode == 0
+    assert cli.run("rules", "add", "everything", "*", "allow").returncode == 0
+
+
+def only_record(cli: Cli) -> dict[str, Any]:
+    [record] = cli.json("tasks", "list")
+    assert isinstance(record, dict)
+    return record
+
+
+def test_an_everything_server_task_completes_through_the_cli(cli: Cli) -> None:
+    add_everything(cli)
+    done = cli.json("call", "everything", "simulate-research-query", "--args", '{"topic": "tides"}')
+    assert done["state"] == "completed", done
+    assert done["wire"] == "2025-11-25"
+    record = only_record(cli)
+    assert "Research Report: tides" in json.dumps(record["result"])
+
+
+def test_a_durable_legacy_task_is_polled_after_the_host_was_killed(
+    cli: Cli, tmp_path: Path
+) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    killed = cli.run(
+        "call",
+        "legacy",
+        "slow_job",
+        "--args",
+        '{"seconds": 1.5}',
+        env={"MOORING_FAILPOINT": "call.after-task-id"},
+    )
+    assert killed.returncode == KILLED, (killed.returncode, killed.stderr)
+    cli.json("reconcile")
+    cli.run("tasks", "watch", "--timeout", "30")
+    record = only_record(cli)
+    assert record["state"] == "completed", record
+    assert "slow_job finished" in json.dumps(record["result"])
+    assert peer.count("tools/call") == 1
+    assert peer.count("tasks/result") >= 1
+
+
+def test_a_legacy_question_is_answered_after_a_host_restart(cli: Cli, tmp_path: Path) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    started = cli.run("call", "legacy", "ask_job", "--args", "{}")
+    assert started.returncode == 9, (started.returncode, started.stdout, started.stderr)
+    [waiting] = cli.json("tasks", "list", "--active")
+    assert waiting["state"] == "input_required"
+    # A new process (the relaunched host) answers the question the first one was asked.
+    answered = cli.run("tasks", "answer", str(waiting["id"]), "--value", '{"colour": "teal"}')
+    assert answered.returncode == 0, (answered.stdout, answered.stderr)
+    cli.run("tasks", "watch", "--timeout", "30")
+    record = only_record(cli)
+    assert record["state"] == "completed", record
+    assert "teal" in json.dumps(record["result"])
+    assert peer.count("tools/call") == 1
+
+
+def test_a_legacy_cancel_ends_cancelled_and_says_so(cli: Cli, tmp_path: Path) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    shown = cli.json("call", "legacy", "slow_job", "--detach", "--args", '{"seconds": 60}')
+    cancelled = cli.json(
+        "tasks", "cancel", str(shown["id"]), "--timeout", "30", expect=0
+    )  # delivered: exit 0, the outcome in words
+    assert cancelled["state"] == "cancelled", cancelled
+    assert cancelled["cancel_requested"] is True
+    assert peer.count("tasks/cancel") == 1
+    assert peer.count("tools/call") == 1
+
+
+def test_a_plain_call_shows_its_progress_live(cli: Cli, tmp_path: Path) -> None:
+    LegacyPeer(cli, tmp_path)
+    done = cli.run("call", "legacy", "progress_job", "--args", '{"seconds": 1, "every": 0.2}')
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    assert "working: 1 of 5 - step 1" in done.stdout
+    assert "progress_job finished" in done.stdout
+    record = only_record(cli)
+    assert record["state"] == "completed"
+    assert record["progress"]["message"].startswith("step ")
+
+
+def test_a_plain_call_cut_short_by_a_host_crash_is_an_unknown_outcome(
+    cli: Cli, tmp_path: Path
+) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    child = cli.start("call", "legacy", "progress_job", "--args", '{"seconds": 60, "every": 0.2}')
+    assert child.stdout is not None
+    for line in child.stdout:  # the call is in flight once progress shows
+        if "working:" in line:
+            break
+    child.send_signal(signal.SIGKILL)
+    assert child.wait(timeout=30) == KILLED
+    cli.json("reconcile")
+    record = only_record(cli)
+    assert record["state"] == "unknown_outcome", record
+    assert "may or may not have run" in record["reason"]
+    assert record["progress"]["message"].startswith("step ")  # the last sign of life is kept
+    shown = cli.run("tasks", "show", str(record["id"]))
+    assert "progress   working: " in shown.stdout
+    assert "s ago)" in shown.stdout
+    assert peer.count("tools/call") == 1
+
+
+def test_plain_call_limits_come_from_settings_per_server(cli: Cli, tmp_path: Path) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    limits = '{"legacy": {"idle_timeout_ms": 600, "max_ms": 60000}}'
+    assert cli.run("settings", "set", "mcp.server_call_limits", limits).returncode == 0
+    # Three times the idle timeout, with progress every 0.15 s: it completes.
+    lively = cli.run("call", "legacy", "progress_job", "--args", '{"seconds": 1.8, "every": 0.15}')
+    assert lively.returncode == 0, (lively.stdout, lively.stderr)
+    assert "progress_job finished" in lively.stdout
+    # The same length without a word: stopped, the server told, the outcome unknown.
+    silent = cli.run("call", "legacy", "silent_job", "--args", '{"seconds": 1.8}')
+    assert silent.returncode == 8, (silent.stdout, silent.stderr)
+    assert "no sign of life from the server for 0.6 s" in silent.stdout
+    assert "may or may not have run" in silent.stdout
+    assert peer.count("notifications/cancelled") == 1
+
+
+def test_ctrl_c_stops_a_plain_call_and_the_server_hears_it(cli: Cli, tmp_path: Path) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    child = cli.start("call", "legacy", "progress_job", "--args", '{"seconds": 60, "every": 0.2}')
+    assert child.stdout is not None
+    for line in child.stdout:
+        if "working:" in line:
+            break
+    child.send_signal(signal.SIGINT)
+    out, _err = child.communicate(timeout=30)
+    assert child.returncode == 6, out
+    assert "Stopped by you" in out
+    record = only_record(cli)
+    assert record["state"] == "cancelled"
+    assert record["reason"].startswith("Stopped by you")
+    assert peer.count("notifications/cancelled") == 1

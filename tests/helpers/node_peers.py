@@ -1,0 +1,46 @@
+"""MCP servers from npm that the suite runs as real processes (``tests/peers_node``).
+
+The versions are pinned in ``tests/peers_node/package-lock.json``; the first test that needs
+them runs ``npm ci`` there (under a file lock: several pytest workers may ask at once). Node.js
+and npm come from ``packaging/system-deps.sh``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+import subprocess
+from pathlib import Path
+
+PEERS = Path(__file__).resolve().parents[1] / "peers_node"
+EVERYTHING = (
+    PEERS / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+)
+
+
+def everything_server() -> Path:
+    """The reference "everything" server's entry point (installed on first use)."""
+    if EVERYTHING.exists():
+        return EVERYTHING
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        raise RuntimeError("Node.js and npm are needed: run `bash packaging/system-deps.sh`")
+    with (PEERS / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not EVERYTHING.exists():
+            subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=PEERS,
+                check=True,
+                timeout=600,
+                stdout=subprocess.DEVNULL,
+            )
+    return EVERYTHING
+
+
+def node() -> str:
+    """The ``node`` executable."""
+    found = shutil.which("node")
+    if found is None:
+        raise RuntimeError("Node.js is needed: run `bash packaging/system-deps.sh`")
+    return found

@@ -1,0 +1,191 @@
+"""Conversations on a real SQLite file: order, settings, full-text search, follow-ups, and the
+upgrade of a database written before chats existed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mooring.core.chat import ToolCallRequest
+from mooring.core.clock import SystemClock
+from mooring.core.conversation import Conversation, Message, MessageStatus, Role
+from mooring.core.errors import KnownError
+from mooring.core.ids import new_id
+from mooring.storage import conversations as conv_repo
+from mooring.storage import repositories as repo
+from mooring.storage.conversations import SqlConversations
+from mooring.storage.db import Database, head_revision
+from tests.core.tasks.factories import T0
+from tests.storage.test_repositories import a_server, an_operation
+
+pytestmark = pytest.mark.anyio
+
+
+def a_conversation(title: str = "Supplier import") -> Conversation:
+    return Conversation(id=new_id(), title=title, created_at=T0, updated_at=T0)
+
+
+def a_message(conversation: Conversation, content: str, role: Role = Role.USER) -> Message:
+    return Message(
+        id=new_id(), conversation_id=conversation.id, role=role, content=content, created_at=T0
+    )
+
+
+async def test_messages_keep_the_order_they_were_appended_in_even_at_the_same_instant(
+    db: Database,
+) -> None:
+    book = SqlConversations(db, SystemClock())
+    conv = a_conversation()
+    await book.create_conversation(conv)
+    sent = [a_message(conv, f"message {n}") for n in range(12)]
+    for message in sent:
+        await book.append_messages([message])
+    assert [m.content for m in await book.messages(conv.id)] == [m.content for m in sent]
+
+
+async def test_every_message_field_and_conversation_setting_round_trips(db: Database) -> None:
+    book = SqlConversations(db, SystemClock())
+    conv = Conversation(
+        id=new_id(),
+        title="t",
+        created_at=T0,
+        updated_at=T0,
+        provider_id="p1",
+        model="llama3.1",
+        auto_continue=True,
+        muted=True,
+    )
+    await book.create_conversation(conv)
+    assert await book.get_conversation(conv.id) == conv
+    reply = Message(
+        id=new_id(),
+        conversation_id=conv.id,
+        role=Role.ASSISTANT,
+        content="partial",
+        created_at=T0,
+        status=MessageStatus.ERROR,
+        error_kind="stream_broken",
+        error="The reply broke off halfway.",
+        tool_calls=(ToolCallRequest(id="c1", name="demo__x", arguments={"a": [1]}),),
+        model="llama3.1",
+    )
+    await book.append_messages([reply])
+    assert await book.messages(conv.id) == [reply]
+
+
+async def test_search_finds_titles_and_message_text_and_follows_renames_and_deletes(
+    db: Database,
+) -> None:
+    book = SqlConversations(db, SystemClock())
+    first, second = a_conversation("Quarterly suppliers"), a_conversation("Holiday plans")
+    await book.create_conversation(first)
+    await book.create_conversation(second)
+    await book.append_messages([a_message(second, "Please import the Zürich vendors file")])
+
+    [hit] = await book.search("zurich")  # diacritics folded, case ignored
+    assert hit.conversation.id == second.id
+    assert hit.message_id is not None
+    assert "[Zürich]" in hit.snippet
+    assert [h.conversation.id for h in await book.search("quarter")] == [first.id]  # prefix
+    assert await book.search("suppliers vendors") == []  # one text must hold every word
+
+    await book.update_conversation(
+        Conversation(id=first.id, title="Renamed", created_at=T0, updated_at=T0)
+    )
+    assert await book.search("quarterly") == []
+    assert [h.conversation.id for h in await book.search("renamed")] == [first.id]
+
+    assert await book.delete_conversation(second.id)
+    assert await book.search("zurich") == []
+    assert await book.messages(second.id) == []
+
+
+@pytest.mark.parametrize("words", ['"', "a AND", "NEAR(", "*", "title:x", "'; DROP", "   "])
+async def test_search_words_with_query_syntax_are_plain_words(db: Database, words: str) -> None:
+    book = SqlConversations(db, SystemClock())
+    conv = a_conversation("title x AND NEAR")
+    await book.create_conversation(conv)
+    await book.search(words)  # never a syntax error
+
+
+async def test_a_follow_up_is_stored_once_per_round(db: Database) -> None:
+    book = SqlConversations(db, SystemClock())
+    server = a_server()
+    db.call_sync(lambda s: repo.add_server(s, server))
+    tool_round, _record = an_operation(server)
+    db.call_sync(lambda s: repo.add_tool_round(s, tool_round))
+    conv = a_conversation()
+    await book.create_conversation(conv)
+
+    def followup() -> Message:
+        return Message(
+            id=new_id(),
+            conversation_id=conv.id,
+            role=Role.TOOL,
+            content="done",
+            created_at=T0,
+            tool_round_id=tool_round.id,
+            followup=True,
+        )
+
+    assert await book.append_followup(followup())
+    assert not await book.append_followup(followup())
+    assert len(await book.messages(conv.id)) == 1
+
+
+def test_a_database_from_before_chats_is_upgraded_with_order_and_search(db_path: Path) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine
+
+    from mooring.storage.db import MIGRATIONS
+
+    db_path.parent.mkdir(parents=True)
+    engine = create_engine(f"sqlite:///{db_path}")
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0005")
+        conn.exec_driver_sql(
+            "INSERT INTO conversations (id, title, created_at, updated_at) VALUES "
+            "('c1', 'Old talk', '2026-01-01T00:00:00.000000+00:00',"
+            " '2026-01-01T00:00:00.000000+00:00')"
+        )
+        for n, (at, text) in enumerate(
+            [("00:00:02", "second words"), ("00:00:01", "first words"), ("00:00:03", "third")]
+        ):
+            conn.exec_driver_sql(
+                "INSERT INTO messages (id, conversation_id, role, content, created_at) VALUES "
+                f"('m{n}', 'c1', 'user', '{text}', '2026-01-01T{at}.000000+00:00')"
+            )
+    engine.dispose()
+
+    db = Database.open(db_path)
+    try:
+        assert db.schema.current == head_revision()
+        messages = db.call_sync(lambda s: conv_repo.list_messages(s, "c1"))
+        assert [m.content for m in messages] == ["first words", "second words", "third"]
+        assert all(m.status is MessageStatus.COMPLETE for m in messages)
+        [conv] = db.call_sync(conv_repo.list_conversations)
+        assert (conv.title, conv.auto_continue, conv.provider_id) == ("Old talk", False, None)
+        hits = db.call_sync(lambda s: conv_repo.search(s, "second"))
+        assert [h.conversation.id for h in hits] == ["c1"]
+        assert [h.conversation.id for h in db.call_sync(lambda s: conv_repo.search(s, "old"))] == [
+            "c1"
+        ]
+        # New messages go after the old ones.
+        db.call_sync(lambda s: conv_repo.append_message(s, a_message(conv, "fourth")))
+        assert db.call_sync(lambda s: conv_repo.list_messages(s, "c1"))[-1].content == "fourth"
+    finally:
+        db.close()
+
+
+async def test_writing_into_a_deleted_conversation_is_a_clear_error(db: Database) -> None:
+    book = SqlConversations(db, SystemClock())
+    conv = a_conversation()
+    await book.create_conversation(conv)
+    await book.delete_conversation(conv.id)  # e.g. by the window, while a command chats
+    with pytest.raises(KnownError, match="deleted meanwhile"):
+        await book.append_messages([a_message(conv, "late")])
