@@ -8,7 +8,7 @@ RUN_STAMP := $(VENV)/.runtime-stamp
 # Tests and `make run` never touch the real user profile unless asked: see README.
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test check lint typecheck contracts pytest system-deps venv runtime conformance samples bench clean
+.PHONY: run test check lint typecheck contracts pytest system-deps venv runtime conformance samples bench clean screenshots
 
 $(BIN)/python:
 	bash packaging/system-deps.sh venv
@@ -63,6 +63,11 @@ samples: runtime
 
 conformance: venv
 	bash packaging/conformance.sh
+
+## PNGs of the window's main states (Xvfb) in build/screenshots/.
+screenshots: venv
+	bash packaging/system-deps.sh all
+	PYTHON=$(abspath $(BIN)/python) bash packaging/screenshots.sh
 
 bench: venv
 	$(BIN)/python -m bench

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from mooring.cli.accounts import SignInActions
     from mooring.core.chat import ProviderFactory
     from mooring.services.chat import ProviderResolver
-    from mooring.ui.main_window import MainWindow
+    from mooring.ui.main_window import MainWindow, WindowInfo
 
 log = logging.getLogger("mooring.bootstrap")
 
@@ -113,9 +113,15 @@ def _database_checks(paths: Paths) -> list[Check]:
 def run_gui(
     args: argparse.Namespace, *, on_ready: Callable[[MainWindow], None] | None = None
 ) -> ExitCode:
-    """Open the database, set up first-run defaults and run the window."""
-    from mooring.ui.app import run_app, show_fatal
+    """Open the database, set up first-run defaults and run the window.
+
+    One window per data folder: when one runs already, it is brought to the front and this
+    launch ends (no second poller on the same database).
+    """
+    from mooring.ui.app import ensure_app, run_app, show_fatal
+    from mooring.ui.dialogs.approval import DialogAsker
     from mooring.ui.probe import qt_status
+    from mooring.ui.single_instance import claim
 
     paths, settings = _start(args)
     qt = qt_status()
@@ -123,6 +129,12 @@ def run_gui(
         sys.stderr.write(f"mooring: the window cannot open: {qt.detail}\n")
         sys.stderr.write("mooring: `mooring doctor` checks this machine; the CLI works headless.\n")
         return ExitCode.PROBLEM
+    ensure_app()
+    instance = claim(paths.data_dir)
+    if instance is None:
+        log.info("a window runs already on %s; brought it to the front", paths.data_dir)
+        sys.stderr.write("mooring: already running on this data folder; switched to its window.\n")
+        return ExitCode.OK
     try:
         db = Database.open(paths.database)
     except KnownError as exc:
@@ -130,9 +142,9 @@ def run_gui(
         sys.stderr.write(f"mooring: {exc.message}\n  {exc.hint}\n")
         show_fatal(exc.message, exc.hint)
         return ExitCode.PROBLEM
-    # The window's approval dialog is not built yet: without one, calls that need approval are
-    # refused ("no one to ask") rather than sent.
-    host = build_host(paths, settings, db)
+    # The approval dialog is the broker's `ask`: calls that need approval can run.
+    asker = DialogAsker()
+    host = build_host(paths, settings, db, ask=asker)
     bg = build_background(paths, settings, host, headless=False)
     delivering: list[asyncio.Future[None]] = []
     pending: set[asyncio.Future[None]] = set()
@@ -216,9 +228,10 @@ def run_gui(
         return ExitCode(
             run_app(
                 host,
-                data_dir=str(paths.data_dir),
-                database=str(paths.database),
-                schema=f"{db.schema.current} (newest known: {db.schema.head})",
+                _window_info(paths, settings, db),
+                asker=asker,
+                instance=instance,
+                layout_file=paths.config_dir / "window.ini",
                 on_ready=on_ready,
                 export_traces=export_traces,
                 attach=attach,
@@ -229,6 +242,22 @@ def run_gui(
     finally:
         provider.shutdown()
         db.close()
+
+
+def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
+    from mooring.settings.schema import SETTINGS
+    from mooring.ui.main_window import SettingRow, WindowInfo
+
+    return WindowInfo(
+        data_dir=str(paths.data_dir),
+        database=str(paths.database),
+        schema=f"{db.schema.current} (newest known: {db.schema.head})",
+        settings_file=str(paths.settings_file),
+        log_file=str(paths.log_file),
+        settings=tuple(
+            SettingRow(s.key, str(settings.get(s.key)), s.description) for s in SETTINGS
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -206,3 +206,17 @@ async def test_an_ambiguous_prefix_names_the_matches(hosts: HostFactory, tmp_pat
     with pytest.raises(KnownError, match="matches several tasks") as caught:
         await host.host.find_task(prefix)
     assert caught.value.code == "ambiguous"
+
+
+async def test_trusting_a_server_is_stored_and_can_be_taken_back(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    server, _log = await demo(host, tmp_path)
+    assert not server.trusted
+    trusted = await host.host.set_trusted("demo", True)
+    assert trusted.trusted
+    assert (await host.store.get_server(server.id)).trusted  # type: ignore[union-attr]
+    assert not (await host.host.set_trusted("demo", False)).trusted
+    with pytest.raises(KnownError, match="No server called"):
+        await host.host.set_trusted("nope", True)

@@ -8,16 +8,21 @@ from __future__ import annotations
 import json
 import sys
 
+from PySide6.QtCore import Qt
+
 from mooring.bootstrap import run_gui
 from mooring.cli.parser import build_parser
 from mooring.ui.main_window import MainWindow
 
 
 def report_and_close(window: MainWindow) -> None:
-    table = window.servers_table
+    model = window.servers.model
     rows = [
-        [item.text() if (item := table.item(r, c)) else "" for c in range(table.columnCount())]
-        for r in range(table.rowCount())
+        [
+            str(model.data(model.index(r, c), Qt.ItemDataRole.DisplayRole))
+            for c in range(model.columnCount())
+        ]
+        for r in range(model.rowCount())
     ]
     window.grab().save(sys.argv[1])
     sys.stdout.write(
@@ -25,9 +30,12 @@ def report_and_close(window: MainWindow) -> None:
             {
                 "title": window.windowTitle(),
                 "servers": rows,
-                "data_dir": window.data_dir_label.text(),
-                "schema": window.schema_label.text(),
+                "data_dir": window.settings.data_dir_label.text(),
+                "schema": window.settings.schema_label.text(),
                 "status": window.statusBar().currentMessage(),
+                "tabs": [
+                    window.tabs.tabText(i).replace("&", "") for i in range(window.tabs.count())
+                ],
             }
         )
         + "\n"

@@ -18,6 +18,7 @@ from mooring.bootstrap import run_gui
 from mooring.cli.parser import build_parser
 from mooring.settings.paths import resolve_paths
 from mooring.ui.main_window import MainWindow
+from mooring.ui.models.tasks import TaskRole
 
 TERMINAL = {"completed", "failed", "cancelled", "expired", "abandoned", "denied"}
 
@@ -34,11 +35,14 @@ def watch(window: MainWindow) -> None:
             sys.stdout.write("polling\n")
             sys.stdout.flush()
 
-    def check() -> None:
-        table = window.tasks_table
+    model = window.tasks.model
+
+    def check(*_args: object) -> None:
         states = [
-            item.text() if (item := table.item(row, 3)) else "" for row in range(table.rowCount())
+            str(model.index(row, 0).data(TaskRole.STATE_WORDS)) for row in range(model.rowCount())
         ]
+        if seen and seen[-1] == states:
+            return
         seen.append(states)
         if states and all(s.split(" (")[0] in TERMINAL for s in states):
             sys.stdout.write(json.dumps({"seen": seen}) + "\n")
@@ -47,7 +51,9 @@ def watch(window: MainWindow) -> None:
 
     announce.timeout.connect(holds_lock)
     announce.start(20)
-    window.overview_shown.connect(check)
+    model.dataChanged.connect(check)
+    model.rowsInserted.connect(check)
+    model.modelReset.connect(check)
     check()
 
 

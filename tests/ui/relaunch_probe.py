@@ -1,5 +1,5 @@
-"""Launch the app on a data folder with unfinished work; report the task rows it showed, in
-order, until every task row reached a terminal state; then close.
+"""Launch the app on a data folder with unfinished work; report the task states it showed, in
+order, until every task reached a terminal state; then close.
 
 Run as a separate process by test_relaunch.py: ``python relaunch_probe.py OUT.png``.
 """
@@ -12,26 +12,31 @@ import sys
 from mooring.bootstrap import run_gui
 from mooring.cli.parser import build_parser
 from mooring.ui.main_window import MainWindow
+from mooring.ui.models.tasks import TaskRole
 
-TERMINAL = {"completed", "failed", "cancelled", "expired", "abandoned", "denied"}
+TERMINAL = {"completed", "failed", "cancelled", "expired", "abandoned", "not run — denied"}
 
 
 def watch(window: MainWindow) -> None:
     seen: list[list[str]] = []
+    model = window.tasks.model
 
-    def check() -> None:
-        table = window.tasks_table
+    def check(*_args: object) -> None:
         states = [
-            item.text() if (item := table.item(row, 3)) else "" for row in range(table.rowCount())
+            str(model.index(row, 0).data(TaskRole.STATE_WORDS)) for row in range(model.rowCount())
         ]
+        if seen and seen[-1] == states:
+            return
         seen.append(states)
-        if states and all(s.split(" (")[0] in TERMINAL for s in states):
+        if states and all(s in TERMINAL for s in states):
             window.grab().save(sys.argv[1])
             sys.stdout.write(json.dumps({"seen": seen}) + "\n")
             sys.stdout.flush()
             window.close()
 
-    window.overview_shown.connect(check)
+    model.dataChanged.connect(check)
+    model.rowsInserted.connect(check)
+    model.modelReset.connect(check)
     check()
 
 

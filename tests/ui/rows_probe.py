@@ -11,14 +11,13 @@ import sys
 from mooring.bootstrap import run_gui
 from mooring.cli.parser import build_parser
 from mooring.ui.main_window import MainWindow
+from mooring.ui.models.tasks import TaskRole
 
 
 def report_and_close(window: MainWindow) -> None:
-    table = window.tasks_table
-    rows = [
-        [item.text() if (item := table.item(r, c)) else "" for c in range(table.columnCount())]
-        for r in range(table.rowCount())
-    ]
+    model = window.tasks.model
+    roles = (TaskRole.ID, TaskRole.TOOL, TaskRole.SERVER, TaskRole.STATE_WORDS, TaskRole.DETAIL)
+    rows = [[str(model.index(r, 0).data(role)) for role in roles] for r in range(model.rowCount())]
     sys.stdout.write(json.dumps({"tasks": rows}) + "\n")
     sys.stdout.flush()
     window.close()

@@ -1,83 +1,135 @@
-"""The status window shows the real state it is given."""
+"""The main window over a real host: its views, keyboard paths, names and remembered layout."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+import pytest
+from PySide6.QtWidgets import QAbstractButton, QLineEdit, QMenu, QPlainTextEdit, QWidget
 from pytestqt.qtbot import QtBot
 
-from mooring.core.issues import Issue, IssueKind
-from mooring.core.servers import ServerDefinition, Transport
-from mooring.core.tasks.states import LocalState
-from mooring.ui.main_window import HostOverview, MainWindow
-from tests.core.tasks.factories import T0
+from mooring.ui.dialogs.palette import ToolPalette
+from mooring.ui.main_window import MainWindow, SettingRow, WindowInfo
+from tests.ui.conftest import UiHost, open_ui_host, until
+
+pytestmark = pytest.mark.anyio
 
 
-async def _never() -> HostOverview:
-    raise AssertionError("not loaded in this test")
-
-
-def test_overview_lists_servers_tasks_and_issues(qtbot: QtBot) -> None:
-    window = MainWindow(_never)
-    qtbot.addWidget(window)
-    servers = [
-        ServerDefinition(
-            id="1",
-            alias="demo",
-            transport=Transport.STDIO,
-            command="python",
-            args=("-m", "mooring.demo_server"),
-            builtin=True,
-            created_at=T0,
-        ),
-        ServerDefinition(
-            id="2",
-            alias="crm",
-            transport=Transport.HTTP,
-            url="http://127.0.0.1:8931/mcp",
-            trusted=True,
-            created_at=T0,
-        ),
-    ]
-    window.show_overview(
-        HostOverview(
-            data_dir="/data",
-            database="/data/mooring.sqlite3",
-            schema="0001",
-            servers=servers,
-            task_counts={LocalState.WORKING: 2, LocalState.COMPLETED: 5},
-            issues=[
-                Issue(
-                    id="i",
-                    kind=IssueKind.UNKNOWN_OUTCOME,
-                    subject="op",
-                    title="export_suppliers may or may not have run",
-                    detail="",
-                    created_at=T0,
-                )
-            ],
-        )
+def window_for(ui: UiHost, qtbot: QtBot, **changes: object) -> MainWindow:
+    info = WindowInfo(
+        data_dir=str(ui.data_dir),
+        database=str(ui.data_dir / "mooring.sqlite3"),
+        schema="0007 (newest known: 0007)",
+        settings=(SettingRow("notifications.enabled", "True", "Tell me when work needs me."),),
     )
-    table = window.servers_table
-    rows = [
-        [item.text() if (item := table.item(r, c)) else "" for c in range(table.columnCount())]
-        for r in range(table.rowCount())
-    ]
-    assert rows == [
-        ["demo (bundled)", "stdio", "python -m mooring.demo_server", "no"],
-        ["crm", "Streamable HTTP", "http://127.0.0.1:8931/mcp", "yes"],
-    ]
-    assert window.tasks_label.text() == "2 active, 7 in total"
-    assert "may or may not have run" in window.issues_label.text()
-    assert window.data_dir_label.text() == "/data"
+    window = MainWindow(ui.host, info, layout_file=ui.data_dir / "window.ini", **changes)  # type: ignore[arg-type]
+    qtbot.addWidget(window)
+    return window
 
 
-def test_export_traces_writes_the_file_and_says_how_many_spans(
-    qtbot: QtBot, tmp_path: Path
+def unnamed(root: QWidget) -> list[str]:
+    """Interactive widgets a screen reader could not name."""
+    missing = []
+    for widget in root.findChildren(QWidget):
+        if not widget.isVisibleTo(root):
+            continue
+        if isinstance(widget, QAbstractButton):
+            if not (widget.text().strip("&") or widget.accessibleName()):
+                missing.append(widget.objectName() or type(widget).__name__)
+        elif isinstance(widget, QLineEdit | QPlainTextEdit) and not widget.accessibleName():
+            if widget.parent() is not None and type(widget.parent()).__name__ == "QComboBox":
+                continue
+            missing.append(widget.objectName() or type(widget).__name__)
+    return missing
+
+
+async def test_the_window_shows_its_views_and_where_the_data_lives(
+    tmp_path: Path, qtbot: QtBot
 ) -> None:
-    import asyncio
+    async with open_ui_host(tmp_path) as ui:
+        window = window_for(ui, qtbot)
+        window.show()
+        await window.start()
+        names = [window.tabs.widget(i).accessibleName() for i in range(window.tabs.count())]  # type: ignore[union-attr]
+        assert names == ["Tasks", "Servers", "Issues", "Settings"]
+        assert window.statusBar().currentMessage() == "Ready"
+        assert window.settings.data_dir_label.text() == str(ui.data_dir)
+        first_setting = window.settings.table.item(0, 0)
+        assert first_setting is not None
+        assert first_setting.text() == "notifications.enabled"
+        assert [v.server.alias for v in window.servers.model.views()] == ["demo"]
+        assert window.tasks.model.rowCount() == 0
+        assert window.issues.empty_label.isVisibleTo(window.issues)
+        for index in range(window.tabs.count()):
+            window.tabs.setCurrentIndex(index)
+            assert unnamed(window) == [], window.tabs.tabText(index)
+        keys = {
+            action.text(): action.shortcut().toString()
+            for menu in window.menuBar().findChildren(QMenu)
+            for action in menu.actions()
+        }
+        assert keys["Tasks"] == "Ctrl+1"
+        assert keys["Servers"] == "Ctrl+2"
+        assert keys["Issues"] == "Ctrl+3"
+        assert keys["Settings"] == "Ctrl+,"
+        assert keys["&Run a tool…"] == "Ctrl+K"
+        for text in ("Servers", "Tasks"):
+            next(
+                a
+                for m in window.menuBar().findChildren(QMenu)
+                for a in m.actions()
+                if a.text() == text
+            ).trigger()
+            assert window.tabs.currentWidget().accessibleName() == text
+        window.close()
+        await window.stop_jobs()
 
+
+async def test_ctrl_k_opens_the_tool_palette_with_the_servers_tools(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    async with open_ui_host(tmp_path) as ui:
+        window = window_for(ui, qtbot)
+        window.show()
+        await window.start()
+        assert window.palette_action.shortcut().toString() == "Ctrl+K"
+        opened: list[object] = []
+        window.palette_opened.connect(opened.append)
+        window.palette_action.trigger()
+        [palette] = opened
+        assert isinstance(palette, ToolPalette)
+        assert palette.windowTitle() == "Run a tool"
+        await until(lambda: palette.tool_list.count() > 0, palette.tools_shown)
+        tools = {palette.tool_list.item(i).text() for i in range(palette.tool_list.count())}
+        assert {"import_suppliers", "list_suppliers"} <= tools
+        palette.filter_edit.setText("list_sup")
+        assert palette.tool() is not None
+        assert palette.tool().name == "list_suppliers"  # type: ignore[union-attr]
+        assert unnamed(palette) == []
+        palette.reject()
+        window.close()
+        await window.stop_jobs()
+
+
+async def test_the_layout_is_restored_on_the_next_launch(tmp_path: Path, qtbot: QtBot) -> None:
+    async with open_ui_host(tmp_path) as ui:
+        first = window_for(ui, qtbot)
+        first.show()
+        first.resize(701, 502)
+        first.show_view(first.servers)
+        first.close()
+        await first.stop_jobs()
+        again = window_for(ui, qtbot)
+        assert again.tabs.currentWidget() is again.servers
+        assert (again.width(), again.height()) == (701, 502)
+        again.close()
+        await again.stop_jobs()
+
+
+async def test_export_traces_writes_the_file_and_says_how_many_spans(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
@@ -92,56 +144,13 @@ def test_export_traces_writes_the_file_and_says_how_many_spans(
     async def export(target: Path) -> int:
         return await asyncio.to_thread(export_to, tmp_path / "traces", target)
 
-    window = MainWindow(_never, export_traces=export)
-    qtbot.addWidget(window)
-    assert window.export_action.isEnabled()
-    target = tmp_path / "bug-report.jsonl"
-    asyncio.run(window.export_traces_to(target))
-    assert "mooring.tool_round demo" in target.read_text()
-    assert window.statusBar().currentMessage() == f"Wrote 1 span(s) to {target}"
-
-
-def test_server_text_is_shown_inert_in_the_tables_tooltips_and_issues(qtbot: QtBot) -> None:
-    from mooring.ui.main_window import TaskRow
-
-    window = MainWindow(_never)
-    qtbot.addWidget(window)
-    hostile = "<b>bold</b>\x1b[2J \u202etxt.exe"
-    window.show_overview(
-        HostOverview(
-            data_dir="/data",
-            database="/data/mooring.sqlite3",
-            schema="0001",
-            servers=[],
-            task_counts={LocalState.COMPLETED: 1},
-            issues=[
-                Issue(
-                    id="i",
-                    kind=IssueKind.UNKNOWN_OUTCOME,
-                    subject="op",
-                    title=f"{hostile} may or may not have run",
-                    detail="",
-                    created_at=T0,
-                )
-            ],
-            tasks=[
-                TaskRow(
-                    operation="12345678",
-                    tool=hostile,
-                    server="demo",
-                    state="completed",
-                    detail=f"the tool reported an error: {hostile}",
-                )
-            ],
-        )
-    )
-    tool = window.tasks_table.item(0, 1)
-    assert tool is not None
-    assert tool.text() == "<b>bold</b>\\x1b[2J <U+202E>txt.exe"
-    assert tool.toolTip() == "<p>&lt;b&gt;bold&lt;/b&gt;\\x1b[2J &lt;U+202E&gt;txt.exe</p>"
-    detail = window.tasks_table.item(0, 4)
-    assert detail is not None
-    assert detail.text().startswith("the tool reported an error: <b>bold</b>\\x1b")
-    assert window.issues_label.textFormat() == Qt.TextFormat.PlainText
-    assert "\u202e" not in window.issues_label.text()
-    assert "<U+202E>txt.exe may or may not have run" in window.issues_label.text()
+    async with open_ui_host(tmp_path) as ui:
+        window = window_for(ui, qtbot, export_traces=export)
+        assert window.export_action.isEnabled()
+        assert window.settings.export_button.isEnabled()
+        target = tmp_path / "bug-report.jsonl"
+        await window.export_traces_to(target)
+        assert "mooring.tool_round demo" in target.read_text()
+        assert window.statusBar().currentMessage() == f"Wrote 1 span(s) to {target}"
+        window.close()
+        await window.stop_jobs()

@@ -3,7 +3,7 @@ click-to-open (also from a real D-Bus notification service)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -12,54 +12,84 @@ from pytestqt.qtbot import QtBot
 
 from mooring.adapters.notify.chain import HookLink, NotificationChain
 from mooring.adapters.notify.desktop import DesktopLink
+from mooring.bootstrap import build_host
 from mooring.core.notifications import Notice, NotifyKind, Occurrence, notice_for
-from mooring.ui.main_window import HostOverview, MainWindow, TaskRow
+from mooring.core.tasks.states import LocalState
+from mooring.core.tasks.words import state_words
+from mooring.services.host import TaskView
+from mooring.settings.paths import Paths
+from mooring.settings.store import Settings
+from mooring.storage.db import Database
+from mooring.ui.main_window import MainWindow, WindowInfo
 from mooring.ui.notifiers import ConsentQuestion, TrayNotifier, tray_icon
+from tests.core.tasks.factories import make_record
 from tests.helpers.notifyd import private_bus, start_service
 
-
-async def _never() -> HostOverview:
-    raise AssertionError("not loaded in this test")
+WindowFactory = Callable[[], MainWindow]
 
 
-def window_with_tasks(qtbot: QtBot) -> MainWindow:
-    window = MainWindow(_never)
-    qtbot.addWidget(window)
-    window.show_overview(
-        HostOverview(
-            data_dir="/d",
-            database="/d/m.sqlite3",
-            schema="0005",
-            tasks=[
-                TaskRow("aaaa1111", "import_suppliers", "demo", "completed", "", "aaaa1111-full"),
-                TaskRow("bbbb2222", "export_suppliers", "demo", "working", "", "bbbb2222-full"),
-            ],
-        )
+def _view(record_id: str, state: LocalState) -> TaskView:
+    record = make_record(state, id=record_id)
+    return TaskView(record, "demo", None, (), state_words(record))
+
+
+@pytest.fixture
+def make_window(qtbot: QtBot, tmp_path: Path) -> Iterator[WindowFactory]:
+    """A window over a real host (nothing started) listing two tasks."""
+    paths = Paths(
+        data_dir=tmp_path / "w",
+        config_dir=tmp_path / "w" / "config",
+        log_dir=tmp_path / "w",
+        overridden=True,
     )
-    return window
+    paths.data_dir.mkdir()
+    db = Database.open(paths.database)
+
+    def make() -> MainWindow:
+        host = build_host(paths, Settings({}), db)
+        window = MainWindow(host, WindowInfo(data_dir="/d", database="/d/m.sqlite3", schema="0005"))
+        qtbot.addWidget(window)
+        window.tasks.model.reset_views(
+            [
+                _view("aaaa1111-full", LocalState.COMPLETED),
+                _view("bbbb2222-full", LocalState.WORKING),
+            ]
+        )
+        return window
+
+    yield make
+    db.close()
+
+
+def selected_rows(window: MainWindow) -> list[int]:
+    return [i.row() for i in window.tasks.list_view.selectionModel().selectedRows()]
 
 
 def done(record: str, key: int = 1) -> Notice:
     return notice_for(key, [Occurrence(NotifyKind.COMPLETED, record, "conv-1")])
 
 
-def test_the_toast_shows_generic_words_and_open_selects_the_task(qtbot: QtBot) -> None:
-    window = window_with_tasks(qtbot)
+def test_the_toast_shows_generic_words_and_open_selects_the_task(
+    make_window: WindowFactory, qtbot: QtBot
+) -> None:
+    window = make_window()
     window.show()
     assert window.toast.show_notice(done("bbbb2222-full"))
     assert window.toast.isVisible()
     assert window.toast.message.text() == "Mooring: A background task completed"
-    assert window.tasks_box.title() == "Recent tasks (1 new)"
+    assert window.tabs.tabText(0) == "&Tasks (1 new)"
     with qtbot.waitSignal(window.target_opened) as opened:
         window.toast.open_button.click()
     assert opened.args == ["conv-1", "bbbb2222-full"]
-    assert [i.row() for i in window.tasks_table.selectionModel().selectedRows()] == [1]
+    assert selected_rows(window) == [1]
     assert not window.toast.isVisible()
-    assert window.tasks_box.title() == "Recent tasks"  # looked at: the badge is gone
+    assert window.tabs.tabText(0) == "&Tasks"  # looked at: the badge is gone
 
 
-def test_a_burst_replaces_its_toast_and_the_badge_counts_what_it_tells(qtbot: QtBot) -> None:
-    window = window_with_tasks(qtbot)
+def test_a_burst_replaces_its_toast_and_the_badge_counts_what_it_tells(
+    make_window: WindowFactory, qtbot: QtBot
+) -> None:
+    window = make_window()
     window.toast.show_notice(done("aaaa1111-full"))
     merged = notice_for(
         1,
@@ -70,22 +100,24 @@ def test_a_burst_replaces_its_toast_and_the_badge_counts_what_it_tells(qtbot: Qt
     )
     window.toast.show_notice(merged)
     window.toast.show_notice(done("cccc", key=2))
-    assert window.tasks_box.title() == "Recent tasks (3 new)"
+    assert window.tabs.tabText(0) == "&Tasks (3 new)"
     assert window.toast.message.text() == "Mooring: A background task completed"
     window.toast.dismiss_button.click()
     assert not window.toast.isVisible()
-    assert window.tasks_box.title() == "Recent tasks (3 new)"  # dismissed is not looked at
+    assert window.tabs.tabText(0) == "&Tasks (3 new)"  # dismissed is not looked at
 
 
-def test_without_a_system_tray_the_tray_link_does_not_deliver(qtbot: QtBot) -> None:
-    window = window_with_tasks(qtbot)
+def test_without_a_system_tray_the_tray_link_does_not_deliver(
+    make_window: WindowFactory, qtbot: QtBot
+) -> None:
+    window = make_window()
     tray = TrayNotifier(tray_icon(window), window, available=lambda: False)
     assert tray.show_notice(done("aaaa1111-full")) is False
     assert tray.tray is None
 
 
-def test_clicking_a_tray_message_opens_its_task(qtbot: QtBot) -> None:
-    window = window_with_tasks(qtbot)
+def test_clicking_a_tray_message_opens_its_task(make_window: WindowFactory, qtbot: QtBot) -> None:
+    window = make_window()
     tray = TrayNotifier(tray_icon(window), window, available=lambda: True)
     tray.opened.connect(window.open_target)
     assert tray.show_notice(done("aaaa1111-full"))
@@ -93,7 +125,7 @@ def test_clicking_a_tray_message_opens_its_task(qtbot: QtBot) -> None:
     with qtbot.waitSignal(window.target_opened) as opened:
         tray.tray.messageClicked.emit()
     assert opened.args == ["conv-1", "aaaa1111-full"]
-    assert [i.row() for i in window.tasks_table.selectionModel().selectedRows()] == [0]
+    assert selected_rows(window) == [0]
 
 
 @pytest.fixture
@@ -105,9 +137,9 @@ def bus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 @pytest.mark.anyio
 async def test_clicking_a_desktop_notification_raises_the_window_on_its_task(
-    qtbot: QtBot, bus: str
+    make_window: WindowFactory, qtbot: QtBot, bus: str
 ) -> None:
-    window = window_with_tasks(qtbot)
+    window = make_window()
     service_bus, service = await start_service(bus)
     desktop = DesktopLink()
     desktop.on_open = window.open_target
@@ -128,7 +160,7 @@ async def test_clicking_a_desktop_notification_raises_the_window_on_its_task(
             await clicked.wait()
         assert opened == [("conv-1", "bbbb2222-full")]
         assert window.isVisible()
-        assert [i.row() for i in window.tasks_table.selectionModel().selectedRows()] == [1]
+        assert selected_rows(window) == [1]
     finally:
         await desktop.aclose()
         service_bus.disconnect()
@@ -137,9 +169,9 @@ async def test_clicking_a_desktop_notification_raises_the_window_on_its_task(
 @pytest.mark.anyio
 @pytest.mark.parametrize(("press", "allowed"), [("allow", True), ("decline", False)])
 async def test_the_first_time_question_is_asked_in_the_window_and_answered(
-    qtbot: QtBot, press: str, allowed: bool
+    make_window: WindowFactory, qtbot: QtBot, press: str, allowed: bool
 ) -> None:
-    window = window_with_tasks(qtbot)
+    window = make_window()
     question = ConsentQuestion(window)
     question.open()
     assert question.box.isVisible()
@@ -152,8 +184,10 @@ async def test_the_first_time_question_is_asked_in_the_window_and_answered(
     assert not question.box.isVisible()
 
 
-def test_closing_keeps_mooring_in_the_tray_and_quit_really_quits(qtbot: QtBot) -> None:
-    window = window_with_tasks(qtbot)
+def test_closing_keeps_mooring_in_the_tray_and_quit_really_quits(
+    make_window: WindowFactory, qtbot: QtBot
+) -> None:
+    window = make_window()
     tray = TrayNotifier(tray_icon(window), window, available=lambda: True)
     tray.quit_requested.connect(window.quit)
     tray.opened.connect(window.open_target)
@@ -176,8 +210,8 @@ def test_closing_keeps_mooring_in_the_tray_and_quit_really_quits(qtbot: QtBot) -
     assert hidden == []  # closed for real, not hidden
 
 
-def test_without_a_tray_closing_closes(qtbot: QtBot) -> None:
-    window = window_with_tasks(qtbot)
+def test_without_a_tray_closing_closes(make_window: WindowFactory, qtbot: QtBot) -> None:
+    window = make_window()
     tray = TrayNotifier(tray_icon(window), window, available=lambda: False)
     window.keep_running = lambda: tray.available
     window.show()

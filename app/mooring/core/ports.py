@@ -49,6 +49,10 @@ class ServerCatalog(Protocol):
         """Whether Mooring ever configured a server of its own (even if since removed)."""
         ...
 
+    async def set_trusted(self, server_id: str, trusted: bool) -> None:
+        """Trust (or stop trusting) a server's tool annotations."""
+        ...
+
 
 class AccountBook(Protocol):
     """Credential profiles: several accounts per server (their secrets are in the keyring)."""

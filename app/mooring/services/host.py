@@ -643,6 +643,13 @@ class Host:
             self.secrets.set(HEADER_SCOPE, f"{server.id}:{name}", value)
         await self.catalog.add_server(server)
 
+    async def set_trusted(self, alias: str, trusted: bool) -> ServerDefinition:
+        """Trust (or stop trusting) a server: only a trusted server's tool annotations count
+        for approvals. Returns the server as it is now."""
+        server = await self.server(alias)
+        await self.catalog.set_trusted(server.id, trusted)
+        return await self.server(alias)
+
     async def remove_server(self, alias: str) -> ServerDefinition:
         """Remove a server (its past tasks keep their history) and forget its secrets."""
         server = await self.server(alias)

@@ -17,54 +17,33 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from mooring.core.errors import KnownError
-from mooring.core.events import Event, ReplyDidStream
 from mooring.services.host import Host
 from mooring.settings.paths import APP_ID, APP_NAME
-from mooring.ui.main_window import HostOverview, MainWindow, TaskRow
+from mooring.ui.dialogs.approval import DialogAsker
+from mooring.ui.main_window import MainWindow, WindowInfo
+from mooring.ui.palette_theme import follow_system
+from mooring.ui.single_instance import InstanceServer
 
 log = logging.getLogger("mooring.ui")
 
 
-def overview_loader(
-    host: Host, *, data_dir: str, database: str, schema: str
-) -> Callable[[], Awaitable[HostOverview]]:
-    """What the status window shows, read from the host's views."""
-
-    async def load() -> HostOverview:
-        overview = await host.overview()
-        aliases = {s.id: s.alias for s in overview.servers}
-        rows = [
-            TaskRow(
-                operation=view.short_id,
-                tool=view.record.tool,
-                server=aliases.get(view.record.server_id, "(removed)"),
-                state=view.words.label,
-                detail=view.words.detail,
-            )
-            for view in overview.tasks
-        ]
-        return HostOverview(
-            data_dir=data_dir,
-            database=database,
-            schema=schema,
-            servers=overview.servers,
-            task_counts=overview.counts,
-            issues=overview.issues,
-            tasks=rows,
-        )
-
-    return load
-
-
-log = logging.getLogger("mooring.ui")
+def ensure_app() -> QApplication:
+    """The one QApplication (made on first call)."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(APP_NAME)
+    QGuiApplication.setDesktopFileName(APP_ID)
+    return app
 
 
 def run_app(
     host: Host,
+    info: WindowInfo,
     *,
-    data_dir: str,
-    database: str,
-    schema: str,
+    asker: DialogAsker | None = None,
+    instance: InstanceServer | None = None,
+    layout_file: Path | None = None,
     on_ready: Callable[[MainWindow], None] | None = None,
     export_traces: Callable[[Path], Awaitable[int]] | None = None,
     attach: Callable[[MainWindow], None] | None = None,
@@ -73,14 +52,13 @@ def run_app(
 ) -> int:
     """Run the GUI over ``host`` until its last window closes; returns the exit code.
 
-    The window is painted first; then launch reconciliation runs and the task monitor starts
-    in the background. Every host event schedules a refresh (at most a few a second). When the
-    last window closed, the host stops on the same loop. ``attach`` is given the window as
-    soon as it exists (the notification links hook into it); ``background`` and ``shutdown``
-    replace the default launch work and clean-up (the composition root adds the one-poller rule
-    and notifications).
+    The window is painted first with the last known state from the database; then launch
+    reconciliation runs and the task monitor starts in the background, and the cards catch
+    up as the host tells what changed. When the last window closed, the host stops on the
+    same loop. ``attach`` is given the window as soon as it exists (the notification links hook
+    into it); ``background`` and ``shutdown`` replace the default launch work and clean-up (the
+    composition root adds the one-poller rule and notifications).
     """
-    load = overview_loader(host, data_dir=data_dir, database=database, schema=schema)
 
     async def reconcile_then_watch() -> None:
         # The window is up: reconcile what earlier runs started, then keep watching.
@@ -96,18 +74,8 @@ def run_app(
     launch_work = background or reconcile_then_watch
     clean_up = shutdown or stop_host
 
-    def subscribe(callback: Callable[[], None]) -> Callable[[], None]:
-        def changed(event: Event) -> None:
-            if not isinstance(event, ReplyDidStream):  # a piece of a reply changes no overview
-                callback()
-
-        return host.events.subscribe(changed)
-
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    assert isinstance(app, QApplication)
-    app.setApplicationName(APP_NAME)
-    app.setOrganizationName(APP_NAME)
-    QGuiApplication.setDesktopFileName(APP_ID)
+    app = ensure_app()
+    follow_system(app)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
@@ -115,30 +83,35 @@ def run_app(
     app.setQuitOnLastWindowClosed(False)
     app.lastWindowClosed.connect(closed.set)
 
-    def quit_like_the_menu() -> None:
-        log.info("SIGTERM received: closing the window as Quit does")
-        app.closeAllWindows()
-        closed.set()
-
     async def main() -> None:
         await host.prepare()
-        window = MainWindow(load, export_traces=export_traces)
+        window = MainWindow(host, info, export_traces=export_traces, layout_file=layout_file)
+        if asker is not None:
+            asker.set_parent(lambda: window)
+        if instance is not None:
+            instance.on_focus = window.bring_to_front
         if attach is not None:
             attach(window)
         window.show()
-        await window.refresh()
-        unsubscribe = subscribe(window.schedule_refresh)
+        await window.start()
         work = asyncio.ensure_future(launch_work())
         if on_ready is not None:
             on_ready(window)
         await closed.wait()
-        unsubscribe()
         if not work.done():
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await work
+        await window.stop_jobs()
         await clean_up()
         log.info("window closed: monitoring stopped, server connections closed")
+        if instance is not None:
+            instance.close()
+
+    def quit_like_the_menu() -> None:
+        log.info("SIGTERM received: closing the window as Quit does")
+        app.closeAllWindows()
+        closed.set()
 
     restore = on_sigterm(quit_like_the_menu)
     try:
@@ -188,8 +161,7 @@ def show_fatal(message: str, hint: str) -> None:
     """Tell the user, in a dialog, why the app cannot start (then return)."""
     from PySide6.QtWidgets import QMessageBox
 
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    assert isinstance(app, QApplication)
+    app = ensure_app()
     box = QMessageBox(QMessageBox.Icon.Critical, "Mooring cannot start", message)
     box.setInformativeText(hint)
     box.open()

@@ -1,236 +1,227 @@
-"""The main window. For now a status window: where the data is, the database, the servers.
+"""The main window: a thin view over the host, its panels in the centre.
 
-It is a real window over real state; the chat and task views replace its centre later.
+The centre is a tab per view — Tasks, Servers, Issues, Settings — and :meth:`MainWindow.add_view`
+adds more (the conversations view joins here when the chat service lands). Every panel reads
+the host's views and listens to its events; none holds business logic. The window's layout is
+saved in the data folder and restored on the next launch.
 """
 
 from __future__ import annotations
 
-import asyncio
-import html
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (
-    QFileDialog,
-    QFormLayout,
-    QGroupBox,
-    QHeaderView,
-    QLabel,
-    QMainWindow,
-    QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
-from mooring.core.issues import Issue
 from mooring.core.notifications import OpenTarget
 from mooring.core.servers import ServerDefinition
-from mooring.core.tasks.states import LocalState
-from mooring.core.text import neutralize
+from mooring.services.host import Host
+from mooring.ui.dialogs.palette import ToolPalette
 from mooring.ui.notifiers import Toast
+from mooring.ui.qt_async import Jobs
+from mooring.ui.text import neutralise
+from mooring.ui.views.issues_panel import IssuesPanel
+from mooring.ui.views.servers_panel import ServersPanel
+from mooring.ui.views.settings_view import SettingRow, SettingsView, WindowInfo
+from mooring.ui.views.tasks_panel import TasksPanel
 
-
-@dataclass(frozen=True, slots=True)
-class HostOverview:
-    """What the status window shows; built by the composition root from the services."""
-
-    data_dir: str
-    database: str
-    schema: str
-    servers: list[ServerDefinition] = field(default_factory=list)
-    task_counts: dict[LocalState, int] = field(default_factory=dict)
-    issues: list[Issue] = field(default_factory=list)
-    tasks: list[TaskRow] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class TaskRow:
-    """One task as the window lists it (the text is already in words)."""
-
-    operation: str
-    tool: str
-    server: str
-    state: str
-    detail: str
-    record_id: str = ""
-    """The full local id (a notification's click selects the task by it)."""
-
-
-SERVER_COLUMNS = ("Name", "Transport", "Command or URL", "Trusted")
-TASK_COLUMNS = ("Operation", "Tool", "Server", "State", "Detail")
-TASKS_TITLE = "Recent tasks"
+__all__ = ["MainWindow", "SettingRow", "WindowInfo"]
 
 
 class MainWindow(QMainWindow):
     """Mooring's top-level window."""
 
-    overview_shown = Signal()
-    """Emitted after every overview is on screen (tests and tools wait on it)."""
+    shown = Signal()
+    """The last known state is on screen (emitted once, after :meth:`start`)."""
+    palette_opened = Signal(object)
+    """A tool palette opened (tests and probes drive it)."""
     hidden_to_tray = Signal()
     """The window was closed but Mooring keeps running in the tray (polling, notifying)."""
     target_opened = Signal(object, object)
     """A notification was clicked: ``(conversation id, record id)``, either may be ``None``
-    (the conversation view opens the conversation; the tasks table selects the task)."""
+    (the conversation view opens the conversation; the Tasks panel selects the task)."""
 
     def __init__(
         self,
-        load: Callable[[], Awaitable[HostOverview]],
+        host: Host,
+        info: WindowInfo,
         *,
         export_traces: Callable[[Path], Awaitable[int]] | None = None,
+        layout_file: Path | None = None,
     ) -> None:
         super().__init__()
-        self._load = load
+        self.host = host
+        self.info = info
         self._export_traces = export_traces
-        self._pending: set[asyncio.Future[None]] = set()
-        self._task_rows: list[TaskRow] = []
+        self._layout_file = layout_file
+        self.jobs = Jobs(self.say)
         self._quitting = False
         self.keep_running: Callable[[], bool] = lambda: False
         """Whether closing the window keeps Mooring running in the tray (the composition root
         sets it from the setting and the tray's availability)."""
         self.setWindowTitle("Mooring")
         self.setObjectName("mooring-main-window")
-        self.resize(880, 560)
+        self.resize(1000, 660)
 
         central = QWidget(self)
-        layout = QVBoxLayout(central)
-
-        where = QGroupBox("Where your data lives", central)
-        form = QFormLayout(where)
-        self.data_dir_label = QLabel(where)
-        self.database_label = QLabel(where)
-        self.schema_label = QLabel(where)
-        self.tasks_label = QLabel(where)
-        for label in (self.data_dir_label, self.database_label):
-            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        form.addRow("Data folder:", self.data_dir_label)
-        form.addRow("Database:", self.database_label)
-        form.addRow("Schema:", self.schema_label)
-        form.addRow("Tasks:", self.tasks_label)
-        layout.addWidget(where)
-
-        servers_box = QGroupBox("MCP servers", central)
-        servers_layout = QVBoxLayout(servers_box)
-        self.servers_table = QTableWidget(0, len(SERVER_COLUMNS), servers_box)
-        self.servers_table.setObjectName("servers-table")
-        self.servers_table.setHorizontalHeaderLabels(SERVER_COLUMNS)
-        self.servers_table.verticalHeader().setVisible(False)
-        self.servers_table.horizontalHeader().setSectionResizeMode(
-            2, QHeaderView.ResizeMode.Stretch
-        )
-        self.servers_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        servers_layout.addWidget(self.servers_table)
-        layout.addWidget(servers_box, stretch=1)
-
+        column = QVBoxLayout(central)
+        column.setContentsMargins(0, 0, 0, 0)
         self.toast = Toast(central)
         self.toast.opened.connect(self.open_target)
         self.toast.badge_changed.connect(self._show_badge)
-        layout.addWidget(self.toast)
-
-        tasks_box = QGroupBox(TASKS_TITLE, central)
-        self.tasks_box = tasks_box
-        tasks_box.setAccessibleName("Tasks")
-        tasks_layout = QVBoxLayout(tasks_box)
-        self.tasks_table = QTableWidget(0, len(TASK_COLUMNS), tasks_box)
-        self.tasks_table.setObjectName("tasks-table")
-        self.tasks_table.setHorizontalHeaderLabels(TASK_COLUMNS)
-        self.tasks_table.verticalHeader().setVisible(False)
-        self.tasks_table.horizontalHeader().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
-        self.tasks_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        tasks_layout.addWidget(self.tasks_table)
-        layout.addWidget(tasks_box, stretch=2)
-
-        self.issues_label = QLabel(central)
-        self.issues_label.setTextFormat(Qt.TextFormat.PlainText)  # titles quote servers
-        self.issues_label.setWordWrap(True)
-        layout.addWidget(self.issues_label)
-
-        self.refresh_button = QPushButton("Refresh", central)
-        self.refresh_button.clicked.connect(self._on_refresh_clicked)
-        layout.addWidget(self.refresh_button, alignment=Qt.AlignmentFlag.AlignRight)
-
+        column.addWidget(self.toast)
+        self.tabs = QTabWidget(central)
+        self.tabs.setObjectName("main-tabs")
+        self.tabs.setAccessibleName("Views")
+        self.tabs.setDocumentMode(True)
+        self.tasks = TasksPanel(host, self.tabs)
+        self.servers = ServersPanel(host, self.tabs)
+        self.issues = IssuesPanel(host, self.tabs)
+        self.settings = SettingsView(info, self.tabs)
+        self.tabs.addTab(self.tasks, "&Tasks")
+        self.tabs.addTab(self.servers, "&Servers")
+        self.tabs.addTab(self.issues, "&Issues")
+        self.tabs.addTab(self.settings, "Se&ttings")
+        column.addWidget(self.tabs, stretch=1)
         self.setCentralWidget(central)
+        for panel in (self.tasks, self.servers, self.issues):
+            panel.report.connect(self.say)
+        self.issues.count_changed.connect(self._on_issue_count)
+        self.issues.show_task.connect(self.show_task)
+        self.issues.show_server.connect(self.show_server)
+        self.settings.export_button.clicked.connect(self._on_export_clicked)
+        self.settings.export_button.setEnabled(export_traces is not None)
         self.statusBar().showMessage("Loading…")
+
         file_menu = self.menuBar().addMenu("&File")
-        self.export_action = QAction("Export traces…", self)
+        self.palette_action = QAction("&Run a tool…", self)
+        self.palette_action.setShortcut(QKeySequence("Ctrl+K"))
+        self.palette_action.triggered.connect(self.open_palette)
+        file_menu.addAction(self.palette_action)
+        self.add_server_action = QAction("&Add server…", self)
+        self.add_server_action.triggered.connect(
+            lambda: self.jobs.start(self.servers.add_interactively())
+        )
+        file_menu.addAction(self.add_server_action)
+        self.export_action = QAction("&Export traces…", self)
         self.export_action.setEnabled(export_traces is not None)
         self.export_action.triggered.connect(self._on_export_clicked)
         file_menu.addAction(self.export_action)
+        file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.quit)
         file_menu.addAction(quit_action)
-        self._refresh_timer = QTimer(self)
-        self._refresh_timer.setSingleShot(True)
-        self._refresh_timer.setInterval(250)
-        self._refresh_timer.timeout.connect(self._on_refresh_clicked)
+        view_menu = self.menuBar().addMenu("&View")
+        panels: tuple[tuple[QWidget, str], ...] = (
+            (self.tasks, "Tasks"),
+            (self.servers, "Servers"),
+            (self.issues, "Issues"),
+        )
+        for number, (target, words) in enumerate(panels, start=1):
+            action = QAction(words, self)
+            action.setShortcut(QKeySequence(f"Ctrl+{number}"))
+            action.triggered.connect(lambda _=False, p=target: self.show_view(p))
+            view_menu.addAction(action)
+        settings_action = QAction("Settings", self)
+        settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        settings_action.triggered.connect(lambda: self.show_view(self.settings))
+        view_menu.addAction(settings_action)
+        self.restore_layout()
 
-    # -- notifications -----------------------------------------------------------------------
+    # -- views ---------------------------------------------------------------------------------
 
-    def open_target(self, target: OpenTarget | None) -> None:
-        """Raise the window and show what a notification was about (its task selected)."""
-        if self.isMinimized():
-            self.showNormal()
-        self.show()
-        self.raise_()
-        self.activateWindow()
-        self.toast.clear_badge()
-        if target is None:
-            self.target_opened.emit(None, None)
+    def add_view(self, widget: QWidget, title: str, *, first: bool = False) -> None:
+        """Add a view to the centre (the conversations view, when the chat service lands)."""
+        if first:
+            self.tabs.insertTab(0, widget, title)
+        else:
+            self.tabs.addTab(widget, title)
+
+    def show_view(self, widget: QWidget) -> None:
+        """Bring a view to the front and focus it."""
+        self.tabs.setCurrentWidget(widget)
+        widget.setFocus()
+
+    def show_task(self, record_id: str) -> None:
+        """Show one task's card in the Tasks panel."""
+        self.show_view(self.tasks)
+        if not self.tasks.select(record_id):
+            self.jobs.start(self._load_and_select(record_id))
+
+    async def _load_and_select(self, record_id: str) -> None:
+        record = await self.host.ledger.get(record_id)
+        if record is None:
+            self.say("That task is no longer in the ledger.")
             return
-        if target.record_id is not None:
-            self.select_task(target.record_id)
-        self.target_opened.emit(target.conversation_id, target.record_id)
+        self.tasks.model.upsert(await self.host.task_view(record))
+        self.tasks.select(record_id)
 
-    def select_task(self, record_id: str) -> bool:
-        """Select the task's row in the tasks table (``False`` if it is not listed)."""
-        for row, task in enumerate(self._task_rows):
-            if task.record_id == record_id:
-                self.tasks_table.selectRow(row)
-                item = self.tasks_table.item(row, 0)
-                if item is not None:
-                    self.tasks_table.scrollToItem(item)
-                return True
-        return False
+    def show_server(self, server_id: str) -> None:
+        """Show one server in the Servers panel."""
+        self.show_view(self.servers)
+        self.servers.select_server(server_id)
 
-    def _show_badge(self, unseen: int) -> None:
-        self.tasks_box.setTitle(f"{TASKS_TITLE} ({unseen} new)" if unseen else TASKS_TITLE)
+    def _on_issue_count(self, count: int) -> None:
+        self.tabs.setTabText(
+            self.tabs.indexOf(self.issues), f"&Issues ({count})" if count else "&Issues"
+        )
 
-    def quit(self) -> None:
-        """Close for real (File → Quit, the tray's Quit), whatever closing usually does."""
-        self._quitting = True
-        self.close()
+    def say(self, text: str) -> None:
+        """A short message in the status bar."""
+        self.statusBar().showMessage(text, 15_000)
 
-    def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing hides the window into the tray when Mooring keeps running there."""
-        if not self._quitting and self.keep_running():
-            event.ignore()
-            self.hide()
-            self.hidden_to_tray.emit()
-            return
-        super().closeEvent(event)
+    async def start(self) -> None:
+        """Show the last known state: tasks, servers and issues from the database (no server
+        is asked; reconciliation catches up afterwards)."""
+        await self.tasks.feed.load()
+        await self.servers.load()
+        await self.issues.load()
+        self.statusBar().showMessage("Ready")
+        self.shown.emit()
 
-    def changeEvent(self, event: QEvent) -> None:
-        """Looking at the window clears the badge."""
-        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
-            self.toast.clear_badge()
-        super().changeEvent(event)
+    # -- the tool palette ----------------------------------------------------------------------
+
+    def open_palette(self) -> ToolPalette:
+        """Open the tool palette (Ctrl+K)."""
+        palette = ToolPalette(self.host, self)
+        palette.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        palette.run_requested.connect(self._on_run_requested)
+        palette.open()
+        self.jobs.start(palette.load())
+        self.palette_opened.emit(palette)
+        return palette
+
+    def _on_run_requested(self, server: Any, tool: str, arguments: Any) -> None:
+        assert isinstance(server, ServerDefinition)
+        self.jobs.start(self.run_tool(server, tool, dict(arguments)))
+
+    async def run_tool(
+        self, server: ServerDefinition, tool: str, arguments: dict[str, Any]
+    ) -> None:
+        """Run one tool call through the host (approval first); its card shows the rest."""
+        self.show_view(self.tasks)
+        self.say(f"Running {neutralise(tool, limit=80)} on {neutralise(server.alias, limit=80)}…")
+
+        def persisted(record: Any) -> None:
+            self.tasks.feed.refresh(record)
+            self.tasks.select(record.id)
+
+        record = await self.host.call(server, tool, arguments, on_persisted=persisted)
+        self.tasks.feed.refresh(record)
+        self.tasks.select(record.id)
+
+    # -- traces --------------------------------------------------------------------------------
 
     def _on_export_clicked(self) -> None:
         dialog = QFileDialog(self, "Export traces", "mooring-traces.jsonl", "OTLP JSON (*.jsonl)")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
-        dialog.fileSelected.connect(self._on_export_file_chosen)
+        dialog.fileSelected.connect(lambda name: self.jobs.start(self.export_traces_to(Path(name))))
         dialog.open()  # never exec(): the event loop keeps running
         self._dialog = dialog
-
-    def _on_export_file_chosen(self, name: str) -> None:
-        task = asyncio.ensure_future(self.export_traces_to(Path(name)))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
 
     async def export_traces_to(self, path: Path) -> None:
         """Write the traces (OTLP/JSON lines) to ``path`` and say how many spans went."""
@@ -239,80 +230,105 @@ class MainWindow(QMainWindow):
         try:
             spans = await self._export_traces(path)
         except OSError as exc:
-            self.statusBar().showMessage(f"Could not export traces: {exc.strerror}")
+            self.say(f"Could not export traces: {exc.strerror}")
         else:
-            self.statusBar().showMessage(f"Wrote {spans} span(s) to {path}")
+            self.say(f"Wrote {spans} span(s) to {path}")
 
-    def schedule_refresh(self) -> None:
-        """Refresh soon; many changes in a burst cost one reload."""
-        if not self._refresh_timer.isActive():
-            self._refresh_timer.start()
+    # -- layout --------------------------------------------------------------------------------
 
-    def _on_refresh_clicked(self) -> None:
-        task = asyncio.ensure_future(self.refresh())
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
+    def _layout_store(self) -> QSettings | None:
+        if self._layout_file is None:
+            return None
+        return QSettings(str(self._layout_file), QSettings.Format.IniFormat)
 
-    async def refresh(self) -> None:
-        """Reload the overview from the services and show it."""
-        self.refresh_button.setEnabled(False)
-        try:
-            overview = await self._load()
-        except Exception as exc:  # noqa: BLE001  # shown to the user, logged by the loader
-            self.statusBar().showMessage(f"Could not load: {exc}")
-        else:
-            self.show_overview(overview)
-            self.statusBar().showMessage("Ready")
-        finally:
-            self.refresh_button.setEnabled(True)
+    def restore_layout(self) -> None:
+        """Put the window back as it was at the last close."""
+        store = self._layout_store()
+        if store is None:
+            return
+        for key, restore in (
+            ("geometry", self.restoreGeometry),
+            ("state", self.restoreState),
+            ("tasks_splitter", self.tasks.splitter.restoreState),
+            ("servers_splitter", self.servers.splitter.restoreState),
+        ):
+            value = store.value(key)
+            if isinstance(value, QByteArray):
+                restore(value)
+        tab = store.value("tab")
+        if tab is not None and str(tab).isdigit():
+            self.tabs.setCurrentIndex(int(str(tab)))
 
-    def show_overview(self, overview: HostOverview) -> None:
-        """Display an overview."""
-        self.data_dir_label.setText(overview.data_dir)
-        self.database_label.setText(overview.database)
-        self.schema_label.setText(overview.schema)
-        active = sum(
-            n
-            for state, n in overview.task_counts.items()
-            if state in (LocalState.WORKING, LocalState.INPUT_REQUIRED, LocalState.CREATING)
-        )
-        total = sum(overview.task_counts.values())
-        self.tasks_label.setText(f"{active} active, {total} in total")
-        self.servers_table.setRowCount(len(overview.servers))
-        for row, server in enumerate(overview.servers):
-            cells = (
-                server.alias + (" (bundled)" if server.builtin else ""),
-                "stdio" if server.transport.value == "stdio" else "Streamable HTTP",
-                server.target,
-                "yes" if server.trusted else "no",
-            )
-            for column, text in enumerate(cells):
-                self.servers_table.setItem(row, column, _cell(text))
-        self.servers_table.resizeColumnToContents(0)
-        self.servers_table.resizeColumnToContents(1)
-        self._task_rows = list(overview.tasks)
-        self.tasks_table.setRowCount(len(overview.tasks))
-        for row, task in enumerate(overview.tasks):
-            for column, text in enumerate(
-                (task.operation, task.tool, task.server, task.state, task.detail)
-            ):
-                self.tasks_table.setItem(row, column, _cell(text))
-        for column in range(4):
-            self.tasks_table.resizeColumnToContents(column)
-        if overview.issues:
-            self.issues_label.setText(
-                "Needs your attention: "
-                + "; ".join(neutralize(i.title, multiline=False) for i in overview.issues)
-            )
-        else:
-            self.issues_label.setText("No open issues.")
-        self.overview_shown.emit()
+    def save_layout(self) -> None:
+        """Remember the window's geometry, panels and current view."""
+        store = self._layout_store()
+        if store is None:
+            return
+        store.setValue("geometry", self.saveGeometry())
+        store.setValue("state", self.saveState())
+        store.setValue("tasks_splitter", self.tasks.splitter.saveState())
+        store.setValue("servers_splitter", self.servers.splitter.saveState())
+        store.setValue("tab", self.tabs.currentIndex())
+        store.sync()
 
+    # -- notifications -----------------------------------------------------------------------
 
-def _cell(text: str) -> QTableWidgetItem:
-    """A table cell for text that may come from a server: control and bidi characters made
-    visible, and a tooltip that is always plain text (never rendered as HTML)."""
-    shown = neutralize(text, multiline=False)
-    item = QTableWidgetItem(shown)
-    item.setToolTip(f"<p>{html.escape(shown)}</p>")
-    return item
+    def open_target(self, target: OpenTarget | None) -> None:
+        """Raise the window and show what a notification was about (its task selected)."""
+        self.bring_to_front()
+        self.toast.clear_badge()
+        if target is None:
+            self.target_opened.emit(None, None)
+            return
+        if target.record_id is not None:
+            self.show_task(target.record_id)
+        self.target_opened.emit(target.conversation_id, target.record_id)
+
+    def select_task(self, record_id: str) -> bool:
+        """Choose a task in the Tasks panel (``False`` if it is not listed)."""
+        return self.tasks.select(record_id)
+
+    def _show_badge(self, unseen: int) -> None:
+        title = f"&Tasks ({unseen} new)" if unseen else "&Tasks"
+        self.tabs.setTabText(self.tabs.indexOf(self.tasks), title)
+
+    def quit(self) -> None:
+        """Close for real (File → Quit, the tray's Quit), whatever closing usually does."""
+        self._quitting = True
+        self.close()
+
+    def changeEvent(self, event: QEvent) -> None:  # Qt API
+        """Looking at the window clears the badge."""
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self.toast.clear_badge()
+        super().changeEvent(event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # Qt API
+        """Closing hides the window into the tray when Mooring keeps running there; otherwise
+        the layout is saved and the panels stop listening."""
+        if not self._quitting and self.keep_running():
+            event.ignore()
+            self.hide()
+            self.hidden_to_tray.emit()
+            return
+        self.save_layout()
+        self.tasks.feed.close()
+        self.servers.close_panel()
+        self.issues.close_panel()
+        super().closeEvent(event)
+
+    async def stop_jobs(self) -> None:
+        """End the work the window's panels started (the window is closing)."""
+        await self.jobs.cancel_all()
+        await self.tasks.jobs.cancel_all()
+        await self.tasks.feed.stop()
+        await self.servers.stop()
+        await self.issues.stop()
+
+    def bring_to_front(self) -> None:
+        """Show the window above the others (a second launch asked for it)."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()

@@ -146,3 +146,8 @@ def profile_removed_at(session: Session, profile_id: str) -> datetime | None:
         select(t.credential_profiles.c.removed_at).where(t.credential_profiles.c.id == profile_id)
     ).scalar_one_or_none()
     return removed
+
+
+def set_server_trusted(session: Session, server_id: str, trusted: bool) -> None:
+    """Trust (or stop trusting) a server's tool annotations."""
+    session.execute(update(t.servers).where(t.servers.c.id == server_id).values(trusted=trusted))

@@ -1,0 +1,1 @@
+"""Dialogs of the window (each titled, opened with open(), never exec())."""

@@ -1,0 +1,241 @@
+"""The tool palette (Ctrl+K): run any tool of any server directly, with a form from its input
+schema — Mooring is useful with no model configured.
+
+A schema that is not a flat object of simple fields gets a JSON editor instead of a form. The
+call itself goes through the host (approval first), after the palette closed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from mooring.core.elicitation import InvalidAnswer, SchemaError, fields_of
+from mooring.core.servers import ServerDefinition
+from mooring.core.tools import ToolInfo
+from mooring.services.host import Host
+from mooring.ui.qt_async import Jobs
+from mooring.ui.text import neutralise, plain_tooltip
+from mooring.ui.widgets.schema_form import SchemaForm
+
+TITLE = "Run a tool"
+
+
+class ToolPalette(QDialog):
+    """Choose a server and a tool, fill in its arguments, run it."""
+
+    run_requested = Signal(object, str, object)
+    """(server definition, tool name, arguments) once the arguments are valid."""
+    tools_shown = Signal()
+
+    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.host = host
+        self.setWindowTitle(TITLE)
+        self.setObjectName("tool-palette")
+        self.resize(720, 520)
+        self.jobs = Jobs(self._say)
+        self._servers: list[ServerDefinition] = []
+        self._tools: list[ToolInfo] = []
+        self.form: SchemaForm | None = None
+        self.json_edit: QPlainTextEdit | None = None
+        layout = QVBoxLayout(self)
+        top = QFormLayout()
+        self.server_combo = QComboBox(self)
+        self.server_combo.setAccessibleName("Server")
+        self.filter_edit = QLineEdit(self)
+        self.filter_edit.setAccessibleName("Find a tool")
+        self.filter_edit.setPlaceholderText("Type to find a tool")
+        top.addRow("Server:", self.server_combo)
+        top.addRow("Find:", self.filter_edit)
+        layout.addLayout(top)
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.tool_list = QListWidget(splitter)
+        self.tool_list.setObjectName("palette-tools")
+        self.tool_list.setAccessibleName("Tools")
+        right = QWidget(splitter)
+        self.right = QVBoxLayout(right)
+        self.right.setContentsMargins(0, 0, 0, 0)
+        self.description_label = QLabel(right)
+        self.description_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.description_label.setWordWrap(True)
+        self.right.addWidget(self.description_label)
+        self.form_area = QScrollArea(right)
+        self.form_area.setWidgetResizable(True)
+        self.right.addWidget(self.form_area, stretch=1)
+        splitter.setStretchFactor(1, 2)
+        layout.addWidget(splitter, stretch=1)
+        self.message_label = QLabel(self)
+        self.message_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.message_label.setWordWrap(True)
+        layout.addWidget(self.message_label)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        self.close_button = QPushButton("Close", self)
+        self.run_button = QPushButton("Run", self)
+        self.run_button.setAccessibleName("Run")
+        self.run_button.setDefault(True)
+        self.run_button.setEnabled(False)
+        row.addWidget(self.close_button)
+        row.addWidget(self.run_button)
+        layout.addLayout(row)
+        self.close_button.clicked.connect(self.reject)
+        self.run_button.clicked.connect(self._on_run)
+        self.server_combo.currentIndexChanged.connect(lambda _i: self._load_tools())
+        self.filter_edit.textChanged.connect(self._filter)
+        self.tool_list.currentRowChanged.connect(lambda _r: self._show_tool())
+        self.filter_edit.setFocus()
+        self.finished.connect(lambda _r: self.jobs.cancel_soon())
+
+    def _say(self, text: str) -> None:
+        self.message_label.setText(text)
+
+    async def load(self) -> None:
+        """List the enabled servers (then the first one's tools)."""
+        self._servers = [s for s in await self.host.catalog.list_servers() if s.enabled]
+        self.server_combo.blockSignals(True)
+        self.server_combo.clear()
+        for server in self._servers:
+            self.server_combo.addItem(neutralise(server.alias, limit=80), server.id)
+        self.server_combo.blockSignals(False)
+        if not self._servers:
+            self._say("No servers yet: add one in the Servers panel.")
+            return
+        await self.show_tools()
+
+    def choose_server(self, alias: str) -> None:
+        """Pick a server by name."""
+        for i, server in enumerate(self._servers):
+            if server.alias == alias:
+                self.server_combo.setCurrentIndex(i)
+
+    def server(self) -> ServerDefinition | None:
+        """The chosen server."""
+        i = self.server_combo.currentIndex()
+        return self._servers[i] if 0 <= i < len(self._servers) else None
+
+    def _load_tools(self) -> None:
+        self.jobs.start(self.show_tools())
+
+    async def show_tools(self) -> None:
+        """List the chosen server's tools (connecting to it if needed)."""
+        server = self.server()
+        if server is None:
+            return
+        self.tool_list.clear()
+        self._tools = []
+        self._say(f"Reading the tools of {neutralise(server.alias, limit=80)}…")
+        tools = await self.host.tools.tools(server)
+        if self.server() is not server:
+            return
+        if tools is None:
+            self._say(f"{neutralise(server.alias, limit=80)} cannot be reached now.")
+            return
+        self._tools = sorted(tools, key=lambda t: t.name)
+        hidden = set(server.hidden_tools)
+        for info in self._tools:
+            item = QListWidgetItem(neutralise(info.name, limit=120), self.tool_list)
+            item.setData(Qt.ItemDataRole.UserRole, info.name)
+            item.setHidden(info.name in hidden)
+        self._say("" if self._tools else "This server offers no tools.")
+        self._filter(self.filter_edit.text())
+        self.tools_shown.emit()
+
+    def _filter(self, text: str) -> None:
+        needle = text.strip().lower()
+        first = -1
+        for row in range(self.tool_list.count()):
+            item = self.tool_list.item(row)
+            match = needle in item.text().lower()
+            item.setHidden(not match)
+            if match and first < 0:
+                first = row
+        if first >= 0 and (
+            self.tool_list.currentRow() < 0 or self.tool_list.currentItem().isHidden()
+        ):
+            self.tool_list.setCurrentRow(first)
+
+    def choose_tool(self, name: str) -> bool:
+        """Pick a tool by name."""
+        for row in range(self.tool_list.count()):
+            if self.tool_list.item(row).data(Qt.ItemDataRole.UserRole) == name:
+                self.tool_list.setCurrentRow(row)
+                return True
+        return False
+
+    def tool(self) -> ToolInfo | None:
+        """The chosen tool."""
+        if self.tool_list.currentRow() < 0:
+            return None
+        name = self.tool_list.currentItem().data(Qt.ItemDataRole.UserRole)
+        return next((t for t in self._tools if t.name == name), None)
+
+    def _show_tool(self) -> None:
+        info = self.tool()
+        self.run_button.setEnabled(info is not None)
+        self.form = None
+        self.json_edit = None
+        if info is None:
+            self.description_label.setText("")
+            self.form_area.setWidget(QWidget())
+            return
+        text = (info.description or info.name).strip()
+        self.description_label.setText(neutralise(text.split("\n\n")[0], limit=400, multiline=True))
+        self.description_label.setToolTip(
+            plain_tooltip(neutralise(text, limit=4000, multiline=True))
+        )
+        try:
+            self.form = SchemaForm(fields_of(info.input_schema or None), self)
+            self.form_area.setWidget(self.form)
+        except SchemaError:
+            self.json_edit = QPlainTextEdit(self)
+            self.json_edit.setAccessibleName("Arguments (JSON)")
+            self.json_edit.setPlainText("{}")
+            self.form_area.setWidget(self.json_edit)
+
+    def arguments(self) -> dict[str, Any]:
+        """The arguments entered, checked; raises ``ValueError`` saying what to fix."""
+        if self.form is not None:
+            return self.form.checked_content()
+        if self.json_edit is not None:
+            try:
+                value = json.loads(self.json_edit.toPlainText() or "{}")
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"The arguments are not valid JSON: {exc.msg}.") from exc
+            if not isinstance(value, dict):
+                raise ValueError("The arguments must be a JSON object.")
+            return value
+        return {}
+
+    def _on_run(self) -> None:
+        server, info = self.server(), self.tool()
+        if server is None or info is None:
+            return
+        try:
+            arguments = self.arguments()
+        except InvalidAnswer:
+            self._say("Some arguments need fixing.")
+            return
+        except ValueError as exc:
+            self._say(str(exc))
+            return
+        self.run_requested.emit(server, info.name, arguments)
+        self.accept()

@@ -1,0 +1,1 @@
+"""Qt item models: thin projections over the host's views, updated from its events."""

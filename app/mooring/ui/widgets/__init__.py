@@ -1,0 +1,1 @@
+"""Reusable widgets (forms built from JSON schemas)."""

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Screenshots of the window's main states under Xvfb (a real X11 window, no desktop needed):
+# first run, the tool palette, the approval dialog, a running task card, the input form, the
+# tasks panel, the servers panel, settings, and the dark palette. Output: build/screenshots/.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+python=${PYTHON:-$here/.venv/bin/python}
+out=$here/build/screenshots
+data=$(mktemp -d)
+trap 'rm -rf "$data"' EXIT
+rm -rf "$out"
+mkdir -p "$out"
+export MOORING_DATA_DIR=$data/mooring
+export PYTHONPATH=$here:$here/app${PYTHONPATH:+:$PYTHONPATH}
+export PYTHON_KEYRING_BACKEND=keyring.backends.null.Keyring
+export QT_QPA_PLATFORM=xcb
+csv=$here/resources/samples/suppliers_ambiguous_id.csv
+xvfb-run -a -s "-screen 0 1280x900x24" "$python" "$here/tests/ui/window_probe.py" flow "$csv" "$out" >/dev/null
+MOORING_COLOR_SCHEME=dark xvfb-run -a -s "-screen 0 1280x900x24" \
+  "$python" "$here/tests/ui/window_probe.py" shot "$out/10-dark-palette.png" >/dev/null
+ls "$out"

@@ -1,0 +1,187 @@
+"""The tasks list and card: live state words as text, and the buttons that fit each state."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from PySide6.QtCore import QModelIndex, Qt
+from pytestqt.modeltest import ModelTester
+from pytestqt.qtbot import QtBot
+
+from mooring.core.conversation import ToolRound
+from mooring.core.elicitation import ELICITATION_METHOD
+from mooring.core.tasks.inputs import TaskInput
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState, TaskFlag
+from mooring.core.tasks.words import state_words
+from mooring.services.host import TaskView
+from mooring.ui.models.tasks import TaskListModel, TaskRole
+from mooring.ui.views.tasks_panel import TaskCard, times_of
+from tests.core.tasks.factories import T0, make_record
+
+
+def view_of(record: TaskRecord, *, inputs: tuple[TaskInput, ...] = (), **round_: Any) -> TaskView:
+    tool_round = (
+        ToolRound(
+            id="r1",
+            server_id=record.server_id,
+            tool=record.tool,
+            arguments={},
+            argument_digest="d",
+            created_at=T0,
+            **round_,
+        )
+        if round_
+        else None
+    )
+    return TaskView(
+        record=record,
+        server_alias="demo",
+        tool_round=tool_round,
+        inputs=inputs,
+        words=state_words(record, tool_round.result if tool_round else None),
+    )
+
+
+def check(tester: ModelTester, model: TaskListModel) -> None:
+    tester.check(model, force_py=True)  # type: ignore[no-untyped-call]  # pytest-qt is untyped
+
+
+QUESTION = TaskInput(
+    record_id="op-1",
+    key="k1",
+    method=ELICITATION_METHOD,
+    params={"message": "Which column?", "requestedSchema": {"type": "object", "properties": {}}},
+    created_at=T0,
+)
+
+
+def test_the_model_passes_the_model_tester_through_inserts_updates_and_resets(
+    qtmodeltester: ModelTester,
+) -> None:
+    model = TaskListModel()
+    check(qtmodeltester, model)
+    model.upsert(view_of(make_record(id="a")))
+    model.upsert(view_of(make_record(id="b", tool="export_suppliers")))
+    model.upsert(view_of(make_record(LocalState.COMPLETED, id="a", updated_at=T0 + timedelta(1))))
+    model.reset_views([view_of(make_record(id="c"))])
+    check(qtmodeltester, model)
+    assert model.rowCount() == 1
+
+
+def test_a_change_updates_only_its_row_and_newer_rows_come_first(qtbot: QtBot) -> None:
+    model = TaskListModel()
+    model.upsert(view_of(make_record(id="a")))
+    model.upsert(view_of(make_record(id="b")))
+    assert [model.index(r, 0).data(TaskRole.ID) for r in range(2)] == ["b", "a"]
+    later = make_record(LocalState.COMPLETED, id="a", updated_at=T0 + timedelta(seconds=5))
+    with qtbot.waitSignal(model.dataChanged, timeout=1000) as changed:
+        model.upsert(view_of(later))
+    top_left, bottom_right = changed.args[0], changed.args[1]
+    assert (top_left.row(), bottom_right.row()) == (1, 1)
+    assert model.index(1, 0).data(TaskRole.STATE_WORDS) == "completed"
+    # A late event with an older record never rolls the row back.
+    model.upsert(view_of(make_record(id="a")))
+    assert model.index(1, 0).data(TaskRole.STATE_WORDS) == "completed"
+
+
+@pytest.mark.parametrize(
+    ("record", "words"),
+    [
+        (make_record(), "working"),
+        (make_record(LocalState.INPUT_REQUIRED), "needs your input"),
+        (make_record(cancel_requested=True), "cancel requested"),
+        (make_record(LocalState.CANCELLED, cancel_requested=True), "cancelled"),
+        (make_record(LocalState.UNKNOWN_OUTCOME), "outcome unknown"),
+        (
+            make_record(flags=frozenset({TaskFlag.STATUS_UNAVAILABLE})),
+            "status temporarily unavailable — last known: working",
+        ),
+        (
+            make_record(flags=frozenset({TaskFlag.AUTH_REQUIRED})),
+            "sign-in needed — last known: working",
+        ),
+        (make_record(LocalState.EXPIRED), "expired"),
+    ],
+)
+def test_the_accessible_text_is_the_state_words_the_delegate_paints(
+    record: TaskRecord, words: str
+) -> None:
+    model = TaskListModel()
+    model.upsert(view_of(record))
+    index = model.index(0, 0)
+    accessible = index.data(Qt.ItemDataRole.AccessibleTextRole)
+    assert accessible.startswith("import_suppliers on demo: ")
+    assert index.data(TaskRole.STATE_WORDS) == words
+    assert words in accessible
+    if record.cancel_requested and not record.is_terminal:
+        assert "cancelled" not in accessible  # a request is not an outcome
+
+
+def test_server_text_in_a_row_is_neutralised() -> None:
+    model = TaskListModel()
+    model.upsert(view_of(make_record(status_message="done\u202e<b>txt.exe</b>\x1b[31m")))
+    shown = model.index(0, 0).data(Qt.ItemDataRole.AccessibleTextRole)
+    assert "\u202e" not in shown
+    assert "\x1b" not in shown
+    assert "<U+202E><b>txt.exe</b>\\x1b[31m" in shown
+    tip = model.index(0, 0).data(Qt.ItemDataRole.ToolTipRole)
+    assert "&lt;b&gt;txt.exe&lt;/b&gt;" in tip  # a tooltip never renders server text as HTML
+    assert model.index(-1, 0).data() is None
+    assert model.data(QModelIndex()) is None
+
+
+@pytest.mark.parametrize(
+    ("record", "inputs", "buttons"),
+    [
+        (make_record(), (), ["Cancel"]),
+        (make_record(LocalState.INPUT_REQUIRED), (QUESTION,), ["Answer", "Cancel"]),
+        (make_record(cancel_requested=True), (), []),
+        (make_record(LocalState.UNKNOWN_OUTCOME), (), ["Retry", "Abandon"]),
+        (make_record(flags=frozenset({TaskFlag.AUTH_REQUIRED})), (), ["Cancel", "Sign in"]),
+        (make_record(LocalState.COMPLETED), (), []),
+        (make_record(LocalState.FAILED), (), []),
+    ],
+)
+def test_the_card_offers_the_buttons_that_fit_the_state(
+    qtbot: QtBot, record: TaskRecord, inputs: tuple[TaskInput, ...], buttons: list[str]
+) -> None:
+    card = TaskCard(now=lambda: T0 + timedelta(seconds=90))
+    qtbot.addWidget(card)
+    card.show_view(view_of(record, inputs=inputs))
+    assert card.visible_buttons() == buttons
+    assert card.state_label.text() == state_words(record).label
+
+
+def test_the_card_says_elapsed_last_checked_and_time_to_live_left(qtbot: QtBot) -> None:
+    record = make_record(
+        last_checked_at=T0 + timedelta(seconds=80),
+        ttl_ms=600_000,
+        status_message="row 40 of 120",
+    )
+    now = T0 + timedelta(seconds=90)
+    card = TaskCard(now=lambda: now)
+    qtbot.addWidget(card)
+    card.show_view(view_of(record))
+    assert card.elapsed_label.text() == "1 min 30 s"
+    assert card.checked_label.text() == "10 s ago"
+    assert card.ttl_label.text() == "8 min 30 s"
+    assert card.message_label.text() == "row 40 of 120"
+    assert (
+        times_of(make_record(LocalState.COMPLETED, updated_at=T0 + timedelta(seconds=5)), now)[0]
+        == "5 s"
+    )
+
+
+def test_a_completed_card_shows_the_tools_text_result(qtbot: QtBot) -> None:
+    card = TaskCard(now=lambda: T0)
+    qtbot.addWidget(card)
+    card.show_view(
+        view_of(
+            make_record(LocalState.COMPLETED),
+            result={"content": [{"type": "text", "text": "Imported 120 suppliers"}]},
+        )
+    )
+    assert card.result_label.text() == "Imported 120 suppliers"
