@@ -270,6 +270,44 @@ def broken(config: ProviderConfig, partial: str, why: str = "") -> ProviderError
     )
 
 
+def broken_stream(
+    config: ProviderConfig,
+    options: ProviderOptions,
+    text: list[str],
+    exc: BaseException,
+    why: str,
+    *,
+    timeouts: tuple[type[BaseException], ...],
+) -> ProviderError:
+    """A stream that ended early because of ``exc``: logged by size only, classified (a read
+    timeout says how long nothing arrived), what arrived kept."""
+    log.info(
+        "provider %s: stream broke after %d characters (%s)",
+        config.id,
+        sum(len(t) for t in text),
+        type(exc).__name__,
+    )
+    if isinstance(exc, timeouts):
+        why = f"nothing arrived for {options.read_timeout:.0f} s"
+    return broken(config, "".join(text), why)
+
+
+async def list_model_ids(
+    config: ProviderConfig,
+    options: ProviderOptions,
+    secrets: tuple[str, ...],
+    fetch: Callable[[], Awaitable[list[str]]],
+    classify: Callable[[BaseException], ProviderError | None],
+) -> list[str]:
+    """The endpoint's model ids (one retry after a 429); empty when it has no list (404)."""
+    try:
+        return await with_one_retry(config, options, fetch, classify)
+    except ProviderError as exc:
+        if exc.status == 404:
+            return []
+        raise redact(exc, secrets) from None
+
+
 async def with_one_retry(
     config: ProviderConfig,
     options: ProviderOptions,

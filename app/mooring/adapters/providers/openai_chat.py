@@ -22,8 +22,10 @@ from mooring.adapters.providers.common import (
     ProviderOptions,
     StatusFailure,
     broken,
+    broken_stream,
     classify_status,
     classify_transport,
+    list_model_ids,
     parse_arguments,
     redact,
     stop_reason,
@@ -302,15 +304,8 @@ class OpenAIChatProvider:
     def _broken(
         self, text: list[str], exc: BaseException, why: str = "the connection was lost"
     ) -> ProviderError:
-        log.info(
-            "provider %s: stream broke after %d characters (%s)",
-            self.config.id,
-            sum(len(t) for t in text),
-            type(exc).__name__,
-        )
-        if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
-            why = f"nothing arrived for {self.options.read_timeout:.0f} s"
-        return broken(self.config, "".join(text), why)
+        timeouts = (openai.APITimeoutError, httpx2.TimeoutException)
+        return broken_stream(self.config, self.options, text, exc, why, timeouts=timeouts)
 
     async def list_models(self) -> list[str]:
         """The endpoint's model ids; empty when it has no model list (404)."""
@@ -318,14 +313,13 @@ class OpenAIChatProvider:
         async def fetch() -> list[str]:
             return [model.id async for model in self._client.models.list()]
 
-        try:
-            return await with_one_retry(
-                self.config, self.options, fetch, lambda exc: classify(self.config, exc)
-            )
-        except ProviderError as exc:
-            if exc.status == 404:
-                return []
-            raise redact(exc, self._secrets) from None
+        return await list_model_ids(
+            self.config,
+            self.options,
+            self._secrets,
+            fetch,
+            lambda exc: classify(self.config, exc),
+        )
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -23,13 +23,9 @@ from mooring.storage.repositories.issues import (
     resolve_issue,
 )
 from mooring.storage.repositories.rounds import (
-    add_conversation,
-    add_message,
     add_tool_round,
     finish_tool_round,
     get_tool_round,
-    list_conversations,
-    list_messages,
 )
 from mooring.storage.repositories.servers import (
     add_profile,
@@ -64,8 +60,6 @@ from mooring.storage.repositories.tasks import (
 
 __all__ = [
     "add_audit",
-    "add_conversation",
-    "add_message",
     "add_profile",
     "add_rule",
     "add_server",
@@ -82,8 +76,6 @@ __all__ = [
     "get_task_record",
     "get_tool_round",
     "list_audit",
-    "list_conversations",
-    "list_messages",
     "list_open_issues",
     "list_profiles",
     "list_rules",

@@ -1,5 +1,6 @@
-"""Tool rounds (one call the model or a user asked for), and plain conversation rows (the chat
-keeps its own in ``storage/conversations.py``)."""
+"""Tool rounds: one call the model or a user asked for, with its arguments and outcome.
+
+(Conversations and their messages live in ``storage/conversations.py``.)"""
 
 from __future__ import annotations
 
@@ -9,68 +10,10 @@ from typing import Any
 from sqlalchemy import Row, insert, select, update
 from sqlalchemy.orm import Session
 
-from mooring.core.conversation import Conversation, Message, Role, RoundOutcome, ToolRound
+from mooring.core.conversation import RoundOutcome, ToolRound
 from mooring.storage import tables as t
 
 # -- conversations and tool rounds ----------------------------------------------------------
-
-
-def add_conversation(session: Session, conversation: Conversation) -> None:
-    """Store a new conversation."""
-    session.execute(
-        insert(t.conversations).values(
-            id=conversation.id,
-            title=conversation.title,
-            created_at=conversation.created_at,
-            updated_at=conversation.updated_at,
-        )
-    )
-
-
-def list_conversations(session: Session) -> list[Conversation]:
-    """Conversations, most recently active first."""
-    rows = session.execute(select(t.conversations).order_by(t.conversations.c.updated_at.desc()))
-    return [
-        Conversation(id=r.id, title=r.title, created_at=r.created_at, updated_at=r.updated_at)
-        for r in rows
-    ]
-
-
-def add_message(session: Session, message: Message) -> None:
-    """Append a message and mark its conversation active."""
-    session.execute(
-        insert(t.messages).values(
-            id=message.id,
-            conversation_id=message.conversation_id,
-            role=message.role.value,
-            content=message.content,
-            created_at=message.created_at,
-        )
-    )
-    session.execute(
-        update(t.conversations)
-        .where(t.conversations.c.id == message.conversation_id)
-        .values(updated_at=message.created_at)
-    )
-
-
-def list_messages(session: Session, conversation_id: str) -> list[Message]:
-    """A conversation's messages in order."""
-    rows = session.execute(
-        select(t.messages)
-        .where(t.messages.c.conversation_id == conversation_id)
-        .order_by(t.messages.c.created_at, t.messages.c.id)
-    )
-    return [
-        Message(
-            id=r.id,
-            conversation_id=r.conversation_id,
-            role=Role(r.role),
-            content=r.content,
-            created_at=r.created_at,
-        )
-        for r in rows
-    ]
 
 
 def _round(row: Row[Any]) -> ToolRound:
