@@ -271,3 +271,46 @@ async def test_a_hostile_reply_is_shown_inert(
         assert "\\x1b[31mred" in shown
         assert "<U+202E>evil" in shown
         view.transcript.grab()  # the delegate paints it without loading anything
+
+
+async def test_a_tool_round_appears_in_the_transcript_as_its_result(
+    tmp_path: Path, qtbot: QtBot, chat_model: ScriptedModel
+) -> None:
+    chat_model.call("import_suppliers", {"file": "a.csv"}).reply("That tool is not here.")
+    async with open_chat(tmp_path, qtbot, chat_model) as (_window, view, chat):
+        QTest.keyClicks(view.composer, "Import the suppliers")
+        QTest.keyClick(view.composer, Qt.Key.Key_Return)
+        await wait_turn(view)
+        lines = transcript(view)
+        assert lines[0] == "You: Import the suppliers"
+        assert lines[1] == "Assistant: (asked to run: import_suppliers)"
+        assert lines[2].startswith("Tool result: There is no tool called 'import_suppliers'")
+        assert lines[3] == "Assistant: That tool is not here."
+        assert view.current_id is not None
+        assert len(await chat.messages(view.current_id)) == len(lines)
+
+
+async def test_the_transcript_keeps_the_reading_position_while_a_reply_streams(
+    tmp_path: Path, qtbot: QtBot, chat_model: ScriptedModel
+) -> None:
+    async with open_chat(tmp_path, qtbot, chat_model) as (window, view, _chat):
+        window.resize(700, 420)
+        history = [message(f"m{i}", Role.USER, f"message {i}\n\nsecond line") for i in range(40)]
+        view.messages.show("c1", history)
+        bar = view.transcript.verticalScrollBar()
+        await until(lambda: bar.maximum() > 0, bar.rangeChanged)
+        view.transcript.scrollToBottom()
+        await until(lambda: bar.value() == bar.maximum())
+
+        # At the bottom, the streaming reply is followed.
+        grown = bar.maximum()
+        view.messages.stream("r1", "a reply\n\n" * 5)
+        await until(lambda: bar.maximum() > grown, bar.rangeChanged)
+        assert bar.value() == bar.maximum()
+
+        # Scrolled up to read, the reader stays where they are while more arrives.
+        bar.setValue(0)
+        grown = bar.maximum()
+        view.messages.stream("r1", "more text\n\n" * 5)
+        await until(lambda: bar.maximum() > grown, bar.rangeChanged)
+        assert bar.value() == 0

@@ -185,6 +185,7 @@ class MainWindow(QMainWindow):
         """Show the last known state: tasks, servers and issues from the database (no server
         is asked; reconciliation catches up afterwards)."""
         await self.conversations.load()
+        self.conversations.open_latest()
         await self.tasks.feed.load()
         await self.servers.load()
         await self.issues.load()

@@ -65,7 +65,12 @@ NO_CHAT = (
 
 
 class MessageDelegate(QStyledItemDelegate):
-    """Paints a message: who speaks, then the text (Markdown without HTML, or plain)."""
+    """Paints a message: who speaks, then the text (Markdown without HTML, or plain), wrapped
+    to the transcript's width."""
+
+    def __init__(self, view: QListView) -> None:
+        super().__init__(view)
+        self._view = view
 
     def _document(self, index: _Index, width: int) -> Any:
         document = render(
@@ -76,7 +81,7 @@ class MessageDelegate(QStyledItemDelegate):
         return document
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # Qt API
-        width = option.rect.width() if option.rect.width() > 0 else 600
+        width = self._view.viewport().width() or option.rect.width() or 600
         document = self._document(index, width)
         header = option.fontMetrics.height()
         return QSize(width, int(document.size().height()) + header + 2 * PADDING)
@@ -218,6 +223,7 @@ class ConversationsView(QWidget):
         self.composer.setPlaceholderText("Message (Enter sends, Shift+Enter for a new line)")
         self.composer.setTabChangesFocus(True)
         self.composer.setMaximumHeight(120)
+        self.setFocusProxy(self.composer)
         main_layout.addWidget(self.composer)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -287,6 +293,11 @@ class ConversationsView(QWidget):
             self._select_row(row)
         self._update_buttons()
         self.loaded.emit()
+
+    def open_latest(self) -> None:
+        """Show the most recently active conversation, when none is chosen yet."""
+        if self.current_id is None and self.conversations.rowCount():
+            self.list_view.setCurrentIndex(self.conversations.index(0, 0))
 
     def schedule_reload(self) -> None:
         """Read the list again soon (one read at a time)."""
