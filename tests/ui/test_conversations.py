@@ -6,7 +6,7 @@ provider the view says so; hostile replies are shown inert."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from mooring.bootstrap import build_host
+from mooring.core.chat import ProviderFailure
 from mooring.core.conversation import Conversation, Message, MessageStatus, Role
 from mooring.services.chat import ChatService
 from mooring.settings.paths import Paths
@@ -41,9 +42,13 @@ ACCESSIBLE = Qt.ItemDataRole.AccessibleTextRole
 
 @contextlib.asynccontextmanager
 async def open_chat(
-    tmp_path: Path, qtbot: QtBot, model: ScriptedModel
+    tmp_path: Path,
+    qtbot: QtBot,
+    model: ScriptedModel,
+    before: Callable[[ChatService], Awaitable[object]] | None = None,
 ) -> AsyncIterator[tuple[MainWindow, ConversationsView, ChatService]]:
-    """The main window over a host whose chat talks to the scripted model."""
+    """The main window over a host whose chat talks to the scripted model (``before`` runs
+    on the chat before the window starts)."""
     data = tmp_path / "data"
     data.mkdir()
     paths = Paths(data_dir=data, config_dir=data / "config", log_dir=data / "logs", overridden=True)
@@ -55,6 +60,8 @@ async def open_chat(
     qtbot.addWidget(window)
     window.show()
     try:
+        if before is not None:
+            await before(host.chat)
         await window.start()
         window.show_view(window.conversations)
         yield window, window.conversations, host.chat
@@ -314,3 +321,24 @@ async def test_the_transcript_keeps_the_reading_position_while_a_reply_streams(
         view.messages.stream("r1", "more text\n\n" * 5)
         await until(lambda: bar.maximum() > grown, bar.rangeChanged)
         assert bar.value() == 0
+
+
+async def test_a_failed_reply_says_why_and_the_latest_conversation_opens_at_launch(
+    tmp_path: Path, qtbot: QtBot, chat_model: ScriptedModel
+) -> None:
+    chat_model.reply("An older answer.")
+    chat_model.fail(ProviderFailure.SERVER_ERROR, "upstream exploded", partial="Half of it")
+
+    async def earlier(chat: ChatService) -> None:
+        older = await chat.create()
+        await chat.send(older.id, "An older question")
+
+    async with open_chat(tmp_path, qtbot, chat_model, earlier) as (_window, view, _chat):
+        await until(lambda: len(transcript(view)) == 2, view.transcript_loaded)
+        assert transcript(view) == ["You: An older question", "Assistant: An older answer."]
+        QTest.keyClicks(view.composer, "And now?")
+        QTest.keyClick(view.composer, Qt.Key.Key_Return)
+        await wait_turn(view)
+        last = transcript(view)[-1]
+        assert last.startswith("Assistant: Half of it\n(error: ")
+        assert view.messages.rowCount() == 4

@@ -163,6 +163,7 @@ class ConversationsView(QWidget):
         self.current_id: str | None = None
         self._reload: asyncio.Future[None] | None = None
         self._search_generation = 0
+        self._stale = False
 
         self.conversations = ConversationListModel(self)
         self.messages = MessageListModel(self)
@@ -300,9 +301,17 @@ class ConversationsView(QWidget):
             self.list_view.setCurrentIndex(self.conversations.index(0, 0))
 
     def schedule_reload(self) -> None:
-        """Read the list again soon (one read at a time)."""
+        """Read the list again soon (one read at a time; a change during a read reads again)."""
         if self._reload is None or self._reload.done():
-            self._reload = self.jobs.start(self.load())
+            self._reload = self.jobs.start(self._reload_until_settled())
+        else:
+            self._stale = True
+
+    async def _reload_until_settled(self) -> None:
+        self._stale = True
+        while self._stale:
+            self._stale = False
+            await self.load()
 
     def _select_row(self, row: int) -> None:
         selection = self.list_view.selectionModel()
