@@ -36,7 +36,7 @@ def test_first_launch_configures_the_demo_server_and_shows_it(tmp_path: Path) ->
     assert shown["data_dir"] == str(tmp_path / "data")
     assert str(shown["schema"]).startswith(head_revision())
     assert shown["status"] == "Ready"
-    assert shown["tabs"] == ["Tasks", "Servers", "Issues", "Settings"]
+    assert shown["tabs"] == ["Conversations", "Tasks", "Servers", "Issues", "Settings"]
     servers = shown["servers"]
     assert isinstance(servers, list)
     [[name, transport, target, trusted, _connection]] = servers

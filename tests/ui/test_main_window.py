@@ -52,7 +52,7 @@ async def test_the_window_shows_its_views_and_where_the_data_lives(
         window.show()
         await window.start()
         names = [window.tabs.widget(i).accessibleName() for i in range(window.tabs.count())]  # type: ignore[union-attr]
-        assert names == ["Tasks", "Servers", "Issues", "Settings"]
+        assert names == ["Conversations", "Tasks", "Servers", "Issues", "Settings"]
         assert window.statusBar().currentMessage() == "Ready"
         assert window.settings.data_dir_label.text() == str(ui.data_dir)
         first_setting = window.settings.table.item(0, 0)
@@ -69,6 +69,7 @@ async def test_the_window_shows_its_views_and_where_the_data_lives(
             for menu in window.menuBar().findChildren(QMenu)
             for action in menu.actions()
         }
+        assert keys["Conversations"] == "Ctrl+0"
         assert keys["Tasks"] == "Ctrl+1"
         assert keys["Servers"] == "Ctrl+2"
         assert keys["Issues"] == "Ctrl+3"

@@ -1,7 +1,7 @@
 """The main window: a thin view over the host, its panels in the centre.
 
-The centre is a tab per view — Tasks, Servers, Issues, Settings — and :meth:`MainWindow.add_view`
-adds more (the conversations view joins here when the chat service lands). Every panel reads
+The centre is a tab per view — Conversations, Tasks, Servers, Issues, Settings — and
+:meth:`MainWindow.add_view` adds more. Every panel reads
 the host's views and listens to its events; none holds business logic. The window's layout is
 saved in the data folder and restored on the next launch.
 """
@@ -23,6 +23,7 @@ from mooring.ui.dialogs.palette import ToolPalette
 from mooring.ui.notifiers import Toast
 from mooring.ui.qt_async import Jobs
 from mooring.ui.text import neutralise
+from mooring.ui.views.conversations_view import ConversationsView
 from mooring.ui.views.issues_panel import IssuesPanel
 from mooring.ui.views.servers_panel import ServersPanel
 from mooring.ui.views.settings_view import SettingRow, SettingsView, WindowInfo
@@ -77,6 +78,8 @@ class MainWindow(QMainWindow):
         self.tabs.setObjectName("main-tabs")
         self.tabs.setAccessibleName("Views")
         self.tabs.setDocumentMode(True)
+        self.conversations = ConversationsView(host, self.tabs)
+        self.tabs.addTab(self.conversations, "&Conversations")
         self.tasks = TasksPanel(host, self.tabs)
         self.servers = ServersPanel(host, self.tabs)
         self.issues = IssuesPanel(host, self.tabs)
@@ -87,7 +90,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.settings, "Se&ttings")
         column.addWidget(self.tabs, stretch=1)
         self.setCentralWidget(central)
-        for panel in (self.tasks, self.servers, self.issues):
+        for panel in (self.conversations, self.tasks, self.servers, self.issues):
             panel.report.connect(self.say)
         self.issues.count_changed.connect(self._on_issue_count)
         self.issues.show_task.connect(self.show_task)
@@ -116,6 +119,10 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.quit)
         file_menu.addAction(quit_action)
         view_menu = self.menuBar().addMenu("&View")
+        conversations_action = QAction("Conversations", self)
+        conversations_action.setShortcut(QKeySequence("Ctrl+0"))
+        conversations_action.triggered.connect(lambda: self.show_view(self.conversations))
+        view_menu.addAction(conversations_action)
         panels: tuple[tuple[QWidget, str], ...] = (
             (self.tasks, "Tasks"),
             (self.servers, "Servers"),
@@ -135,7 +142,7 @@ class MainWindow(QMainWindow):
     # -- views ---------------------------------------------------------------------------------
 
     def add_view(self, widget: QWidget, title: str, *, first: bool = False) -> None:
-        """Add a view to the centre (the conversations view, when the chat service lands)."""
+        """Add a view to the centre."""
         if first:
             self.tabs.insertTab(0, widget, title)
         else:
@@ -177,6 +184,8 @@ class MainWindow(QMainWindow):
     async def start(self) -> None:
         """Show the last known state: tasks, servers and issues from the database (no server
         is asked; reconciliation catches up afterwards)."""
+        await self.conversations.load()
+        self.conversations.open_latest()
         await self.tasks.feed.load()
         await self.servers.load()
         await self.issues.load()
@@ -250,6 +259,7 @@ class MainWindow(QMainWindow):
             ("geometry", self.restoreGeometry),
             ("state", self.restoreState),
             ("tasks_splitter", self.tasks.splitter.restoreState),
+            ("conversations_splitter", self.conversations.splitter.restoreState),
             ("servers_splitter", self.servers.splitter.restoreState),
         ):
             value = store.value(key)
@@ -267,6 +277,7 @@ class MainWindow(QMainWindow):
         store.setValue("geometry", self.saveGeometry())
         store.setValue("state", self.saveState())
         store.setValue("tasks_splitter", self.tasks.splitter.saveState())
+        store.setValue("conversations_splitter", self.conversations.splitter.saveState())
         store.setValue("servers_splitter", self.servers.splitter.saveState())
         store.setValue("tab", self.tabs.currentIndex())
         store.sync()
@@ -282,6 +293,9 @@ class MainWindow(QMainWindow):
             return
         if target.record_id is not None:
             self.show_task(target.record_id)
+        elif target.conversation_id is not None:
+            self.show_view(self.conversations)
+            self.conversations.select(target.conversation_id)
         self.target_opened.emit(target.conversation_id, target.record_id)
 
     def select_task(self, record_id: str) -> bool:
@@ -313,6 +327,7 @@ class MainWindow(QMainWindow):
             return
         self.save_layout()
         self.tasks.feed.close()
+        self.conversations.close_view()
         self.servers.close_panel()
         self.issues.close_panel()
         super().closeEvent(event)
@@ -322,6 +337,7 @@ class MainWindow(QMainWindow):
         await self.jobs.cancel_all()
         await self.tasks.jobs.cancel_all()
         await self.tasks.feed.stop()
+        await self.conversations.stop()
         await self.servers.stop()
         await self.issues.stop()
 
