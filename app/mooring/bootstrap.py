@@ -149,9 +149,12 @@ def run_gui(
     delivering: list[asyncio.Future[None]] = []
     pending: set[asyncio.Future[None]] = set()
 
+    windows: list[MainWindow] = []
+
     def attach(window: MainWindow) -> None:
         from mooring.ui.notifiers import STILL_RUNNING, TrayNotifier, tray_icon
 
+        windows.append(window)
         tray = TrayNotifier(tray_icon(window), window)
         tray.opened.connect(window.open_target)
         tray.quit_requested.connect(window.quit)
@@ -209,6 +212,10 @@ def run_gui(
             adopter.knows({r.id for r in report.refreshed})
         except KnownError as exc:
             log.warning("launch reconciliation stopped: %s", exc.message)
+        for window in windows:
+            # Another process may have finished work between the first paint and this one
+            # taking the lock (reconciliation reads only unfinished tasks): read it all again.
+            await window.tasks.feed.load()
         await adopter.run()
 
     async def shutdown() -> None:
