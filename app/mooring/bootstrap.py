@@ -214,8 +214,9 @@ def run_gui(
             log.warning("launch reconciliation stopped: %s", exc.message)
         for window in windows:
             # Another process may have finished work between the first paint and this one
-            # taking the lock (reconciliation reads only unfinished tasks): read it all again.
-            await window.tasks.feed.load()
+            # taking the lock (reconciliation reads only unfinished tasks): read those rows again.
+            for view in window.tasks.feed.model.unfinished():
+                window.tasks.feed.refresh(view.record)
         await adopter.run()
 
     async def shutdown() -> None:

@@ -117,6 +117,10 @@ class TaskListModel(QAbstractListModel):
                 return row
         return -1
 
+    def unfinished(self) -> list[TaskView]:
+        """The rows whose task had not ended when they were last read."""
+        return [v for v in self._views if not v.record.is_terminal]
+
     def view(self, record_id: str) -> TaskView | None:
         """The current view of a task, if listed."""
         row = self.row_of(record_id)
