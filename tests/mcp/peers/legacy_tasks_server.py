@@ -156,6 +156,8 @@ class Server:
         self.pending: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self.ids = 0
         self.handlers: dict[str, asyncio.Task[None]] = {}
+        self.cancelled = asyncio.Event()
+        """Set when this process cancels a task (a held ``tasks/result`` answers at once)."""
 
     def forget(self, key: str) -> Callable[[asyncio.Task[None]], None]:
         def done(_job: asyncio.Task[None]) -> None:
@@ -235,6 +237,7 @@ class Server:
                     "cancelled",
                     time.time(),
                 )
+                self.cancelled.set()
                 return wire(task)
         if method == "tasks/result":
             return await self.result(params.get("taskId", ""))
@@ -324,6 +327,7 @@ class Server:
 
     async def result(self, task_id: str) -> dict[str, Any]:
         while True:
+            self.cancelled.clear()  # before reading: a cancel after this read is not missed
             task = self.known({"taskId": task_id})
             if task["status"] in TERMINAL:
                 if task["status"] == "cancelled":
@@ -338,7 +342,12 @@ class Server:
                         stored["finish_at"] = time.time() + 0.3
                         stored["status"], stored["message"] = "working", "thanks"
                 continue
-            await asyncio.sleep(0.05)
+            # The job runs until ``finish_at`` (its simulated length); a cancel from this
+            # process ends the wait at once, one from another process at ``finish_at``.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self.cancelled.wait(), max(task["finish_at"] - time.time(), 0)
+                )
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send the client a request and wait for its reply (result or error)."""
