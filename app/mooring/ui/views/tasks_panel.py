@@ -295,8 +295,9 @@ class TaskCard(QWidget):
         label = QLabel(self)
         label.setTextFormat(Qt.TextFormat.PlainText)
         label.setWordWrap(True)
-        # Long server text wraps within the pane instead of widening the card past it.
-        label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # Long server text wraps within the pane instead of widening the card past it; a
+        # Preferred width keeps Qt's height-for-width, so a wrapped line is never cut off.
+        label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.MinimumExpanding)
         label.setMinimumWidth(120)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return label
@@ -340,6 +341,12 @@ class TaskCard(QWidget):
         self.message_label.setText(neutralise(record.status_message or "—", limit=1000))
         self.id_label.setText(view.short_id)
         self.result_label.setText(self._result_text(view))
+        # New text may wrap to more lines: the form must measure its rows again, or a wrapped
+        # line is drawn in the height of the old one (cut off).
+        form = self.details.layout()
+        if form is not None:
+            form.invalidate()
+        self.details.updateGeometry()
         flags = record.flags
         live = not record.is_terminal
         wants = {
