@@ -64,7 +64,7 @@ from mooring.core.events import (
     TurnDidEnd,
 )
 from mooring.core.ids import new_id
-from mooring.core.ports import ConversationBook, Gateway, ServerCatalog, TaskLedger
+from mooring.core.ports import ConversationBook, ServerCatalog, TaskLedger
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
@@ -94,7 +94,6 @@ __all__ = [
     "build_context",
     "failure_words",
     "followup_text",
-    "gateway_tools",
     "result_for_model",
     "tool_result_text",
 ]
@@ -173,22 +172,6 @@ def offered(server: ServerDefinition, tool: str) -> bool:
     return server.allowed_tools is None or any(
         fnmatch.fnmatchcase(tool, p) for p in server.allowed_tools
     )
-
-
-def gateway_tools(catalog: ServerCatalog, gateway: Gateway) -> ToolSource:
-    """The default tool source: ``tools/list`` on every enabled server, concurrently (a server
-    that cannot be reached offers nothing this turn)."""
-
-    async def one(server: ServerDefinition) -> list[tuple[ServerDefinition, ToolInfo]]:
-        connection = await gateway.connect(server)
-        return [(server, i) for i in await connection.list_tools() if offered(server, i.name)]
-
-    async def tools() -> list[tuple[ServerDefinition, ToolInfo]]:
-        servers = [s for s in await catalog.list_servers() if s.enabled]
-        found = await asyncio.gather(*(one(s) for s in servers))
-        return [pair for pairs in found for pair in pairs]
-
-    return tools
 
 
 def _title_from(text: str) -> str:

@@ -158,16 +158,6 @@ class Cancelled:
     record: TaskRecord
 
 
-@dataclass(frozen=True, slots=True)
-class Overview:
-    """The host at a glance (the status view, ``doctor``)."""
-
-    servers: list[ServerDefinition]
-    counts: dict[LocalState, int]
-    issues: list[Issue]
-    tasks: list[TaskView]
-
-
 class AmbiguousId(KnownError):
     """A typed prefix that matches several records."""
 
@@ -446,15 +436,6 @@ class Host:
     async def open_issues(self) -> list[IssueView]:
         """What needs the user, with what they can do about it."""
         return [IssueView(i, actions_for(i)) for i in await self.issue_board.open_issues()]
-
-    async def overview(self, *, limit: int = 50) -> Overview:
-        """The host at a glance."""
-        return Overview(
-            servers=await self.catalog.list_servers(),
-            counts=await self.ledger.counts(),
-            issues=await self.issue_board.open_issues(),
-            tasks=await self.tasks(limit=limit),
-        )
 
     # -- actions -------------------------------------------------------------------------------
 
