@@ -49,7 +49,8 @@ def test_claude_desktop_servers_are_imported_and_the_rest_skipped_with_reasons()
     assert fs.transport is Transport.STDIO
     assert fs.command == "npx"
     assert fs.args == ("-y", "@modelcontextprotocol/server-filesystem", "/home/me/Documents")
-    assert fs.env == {"LOG_LEVEL": "debug", "RETRIES": "3"}
+    assert fs.env == {"LOG_LEVEL": "", "RETRIES": ""}  # names only: values may be API keys...
+    assert result.env_secrets == {fs.id: {"LOG_LEVEL": "debug", "RETRIES": "3"}}  # ...kept here
     assert fs.created_at == NOW
     remote = by_alias["remote"]
     assert remote.transport is Transport.HTTP
