@@ -172,12 +172,26 @@ def run_gui(
             saving.add_done_callback(pending.discard)
 
         window.hidden_to_tray.connect(hidden_to_tray)
+        if not settings.get("window.welcome_shown"):
+            window.shown.connect(lambda: welcome_once(window))
         bg.fallbacks[0].show = tray.show_notice  # system tray
         bg.fallbacks[1].show = window.toast.show_notice  # in-app toast and badge
         bg.desktop.on_open = window.open_target
         bg.notifier.window_active = window.isActiveWindow
         if not settings.get("notifications.asked"):
             bg.notifier.consent = lambda: _ask_consent_once(window, paths, settings)
+
+    def welcome_once(window: MainWindow) -> None:
+        # The first launch on this data folder: the welcome, once (remembered at once).
+        if settings.get("window.welcome_shown"):
+            return
+        window.show_welcome()
+        changes: dict[str, object] = {"window.welcome_shown": True}
+        saving = asyncio.ensure_future(
+            asyncio.to_thread(remember_settings, paths, settings, changes)
+        )
+        pending.add(saving)
+        saving.add_done_callback(pending.discard)
 
     async def background() -> None:
         # The window is up. One process per data folder polls: if a watcher (or another

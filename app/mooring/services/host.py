@@ -52,7 +52,7 @@ from mooring.core.tools import ToolInfo
 from mooring.services.approvals import ApprovalBroker, AskUser, Preview
 from mooring.services.catalogue import ToolCatalogue
 from mooring.services.chat import ChatService, ProviderResolver
-from mooring.services.first_run import ensure_demo_server
+from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
 from mooring.services.reconciler import Reconciler, ReconcileReport, UnknownOutcomes
 from mooring.services.sampling import InputBroker
 from mooring.services.server_setup import ENV_SCOPE as ENV_SCOPE
@@ -753,3 +753,25 @@ class Host:
         server = await self.server(alias)
         await self.setup.sign_out(server, label)
         self.events.emit(ServersDidChange((server.id,)))
+
+    # -- the first run ---------------------------------------------------------------------------
+
+    async def bundled_server(self) -> ServerDefinition | None:
+        """The bundled demo server, while it is configured."""
+        return next((s for s in await self.catalog.list_servers() if s.builtin), None)
+
+    async def run_sample_import(
+        self, *, on_persisted: Callable[[TaskRecord], None] | None = None
+    ) -> TaskRecord:
+        """Import the bundled sample suppliers on the bundled demo server: a real task, asked
+        for approval like any other call (the welcome's "Try the sample import")."""
+        server = await self.bundled_server()
+        if server is None:
+            raise KnownError(
+                "The bundled demo server is not configured.",
+                hint="It was removed; the sample import needs it.",
+                code="not_found",
+            )
+        return await self.call(
+            server, SAMPLE_TOOL, {"path": SAMPLE_FILE}, on_persisted=on_persisted
+        )
