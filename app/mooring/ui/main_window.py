@@ -250,6 +250,7 @@ class MainWindow(QMainWindow):
         if self.welcome is dialog:
             dialog.show_found(previews)
             dialog.set_sample_available(bundled is not None)
+            dialog.is_filled = True
             dialog.filled.emit()
 
     async def _import_found(self, previews: list[Any]) -> None:

@@ -55,6 +55,7 @@ class AddServerDialog(QDialog):
         self.editing = server
         self.setWindowTitle(EDIT_TITLE if server else TITLE)
         self.setObjectName("edit-server-dialog" if server else "add-server-dialog")
+        self.setMinimumWidth(540)
         layout = QVBoxLayout(self)
         form = QFormLayout()
         self.alias_edit = QLineEdit(self)

@@ -3,7 +3,7 @@ its servers with a checkbox (new ones ticked), and why the others cannot be impo
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QDialog,
@@ -73,16 +73,19 @@ class ImportDialog(QDialog):
             )
         for found in previews:
             title = f"{found.source.app} — {neutralise(found.source.path, limit=200)}"
+            if found.problem:
+                title += f" ({neutralise(found.problem, limit=300)})"
             file_item = QStandardItem(title)
             file_item.setEditable(False)
             file_item.setData(title, Qt.ItemDataRole.AccessibleTextRole)
-            note = QStandardItem(neutralise(found.problem, limit=300) if found.problem else "")
-            note.setEditable(False)
+            file_item.setToolTip(plain_tooltip(title))
             for entry in found.entries:
                 file_item.appendRow(self._row(entry))
-            self.model.appendRow([file_item, note])
+            self.model.appendRow(file_item)
+            # The file's row spans both columns: its path is long, its servers' names short.
+            self.tree.setFirstColumnSpanned(self.model.rowCount() - 1, QModelIndex(), True)
         self.tree.expandAll()
-        self.tree.resizeColumnToContents(0)
+        self.tree.setColumnWidth(0, 200)
         self._update()
 
     def _row(self, entry: ImportEntry) -> list[QStandardItem]:

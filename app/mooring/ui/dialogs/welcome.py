@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -47,7 +48,11 @@ class WelcomeDialog(QDialog):
         self.setModal(False)
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.previews: list[ConfigPreview] = []
+        self.is_filled = False
+        """Whether :attr:`filled` was emitted."""
         layout = QVBoxLayout(self)
+        # Wrapped labels need their height for the width: the dialog takes its layout's size.
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetFixedSize)
         heading = QLabel(TITLE, self)
         font = QFont(heading.font())
         font.setPointSizeF(font.pointSizeF() * 1.4)
@@ -57,7 +62,7 @@ class WelcomeDialog(QDialog):
         about = QLabel(ABOUT, self)
         about.setTextFormat(Qt.TextFormat.PlainText)
         about.setWordWrap(True)
-        about.setMinimumWidth(460)
+        about.setFixedWidth(560)
         layout.addWidget(about)
         self.import_button = QPushButton("Import servers…", self)
         self.import_button.setAccessibleName("Import servers")
@@ -83,6 +88,7 @@ class WelcomeDialog(QDialog):
         ):
             note.setTextFormat(Qt.TextFormat.PlainText)
             note.setWordWrap(True)
+            note.setFixedWidth(340)
             row = QHBoxLayout()
             button.setMinimumWidth(200)
             row.addWidget(button, alignment=Qt.AlignmentFlag.AlignTop)
