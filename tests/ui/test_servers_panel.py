@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QCheckBox, QInputDialog, QPushButton, QWidget
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from mooring.core.issues import IssueAction, IssueKind
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tools import ToolInfo
 from mooring.services.host import ServerSpec
@@ -258,5 +259,36 @@ async def test_sign_in_opens_the_browser_and_waits_without_blocking_the_window(
                 lambda: panel.accounts_list.item(0).text() == "default — not signed in",
                 panel.accounts_shown,
             )
+    finally:
+        demo.stop_all()
+
+
+async def test_an_issues_sign_in_button_signs_the_server_in_from_the_window(
+    tmp_path: Path, qtbot: QtBot, auth: AuthServer
+) -> None:
+    demo = DemoServer(tmp_path / "web")
+    demo.root.mkdir()
+    try:
+        url = demo.start_http("--oauth-issuer", auth.issuer)
+        async with open_window(tmp_path, qtbot) as (window, ui_host):
+            web = await ui_host.host.add_server(ServerSpec(alias="web", url=url))
+            await ui_host.host.issues.raise_issue(
+                IssueKind.SIGN_IN_NEEDED, web.id, "web needs a sign-in", "tokens expired"
+            )
+            issues = window.issues
+            await until(lambda: issues.model.rowCount() == 1, issues.count_changed)
+            opened: list[str] = []
+
+            async def browser(address: str) -> None:
+                opened.append(address)
+                async with httpx2.AsyncClient(timeout=10) as client:
+                    page = await client.get(address, follow_redirects=True)
+                assert page.status_code == 200, page.text
+
+            window.servers.open_url = browser
+            issues.buttons[IssueAction.SIGN_IN].click()
+            await until(lambda: bool(opened), window.servers.signed_in, limit=60)
+            assert window.tabs.currentWidget() is window.servers
+            assert [a.signed_in for a in await ui_host.host.accounts_of("web")] == [True]
     finally:
         demo.stop_all()

@@ -99,6 +99,8 @@ class MainWindow(QMainWindow):
         self.issues.count_changed.connect(self._on_issue_count)
         self.issues.show_task.connect(self.show_task)
         self.issues.show_server.connect(self.show_server)
+        self.issues.sign_in_requested.connect(lambda s: self.jobs.start(self.sign_in_for(s)))
+        self.tasks.sign_in_requested.connect(lambda s: self.jobs.start(self.sign_in_for(s)))
         self.settings.export_button.clicked.connect(self._on_export_clicked)
         self.settings.export_button.setEnabled(export_traces is not None)
         self.statusBar().showMessage("Loading…")
@@ -175,6 +177,27 @@ class MainWindow(QMainWindow):
         """Show one server in the Servers panel."""
         self.show_view(self.servers)
         self.servers.select_server(server_id)
+
+    async def sign_in_for(self, subject: str) -> None:
+        """Sign in the account a task (by record id) or a server (by id) needs: the Servers
+        panel shows the server and its accounts, and the browser opens."""
+        record = await self.host.ledger.get(subject)
+        server_id = record.server_id if record is not None else subject
+        profile_id = record.credential_profile_id if record is not None else None
+        server = await self.host.catalog.get_server(server_id)
+        if server is None or await self.host.catalog.is_removed(server_id):
+            self.say("That server is no longer configured.")
+            return
+        account = next(
+            (a for a in await self.host.accounts_of(server.alias) if a.profile_id == profile_id),
+            None,
+        )
+        if account is None:
+            self.say("The account of that task was removed; its task cannot sign in again.")
+            return
+        self.show_view(self.servers)
+        self.servers.select_server(server.id)
+        await self.servers.sign_in(server.alias, account)
 
     def _on_issue_count(self, count: int) -> None:
         self.tabs.setTabText(
