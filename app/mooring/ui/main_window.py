@@ -115,6 +115,11 @@ class MainWindow(QMainWindow):
             lambda: self.jobs.start(self.servers.add_interactively())
         )
         file_menu.addAction(self.add_server_action)
+        self.import_servers_action = QAction("&Import servers…", self)
+        self.import_servers_action.triggered.connect(
+            lambda: self.jobs.start(self._import_servers())
+        )
+        file_menu.addAction(self.import_servers_action)
         self.export_action = QAction("&Export traces…", self)
         self.export_action.setEnabled(export_traces is not None)
         self.export_action.triggered.connect(self._on_export_clicked)
@@ -275,6 +280,10 @@ class MainWindow(QMainWindow):
             dialog.set_sample_available(bundled is not None)
             dialog.is_filled = True
             dialog.filled.emit()
+
+    async def _import_servers(self) -> None:
+        self.show_view(self.servers)
+        await self.servers.import_interactively()
 
     async def _import_found(self, previews: list[Any]) -> None:
         self.show_view(self.servers)
