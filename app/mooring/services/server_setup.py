@@ -270,7 +270,7 @@ class ServerSetup:
             # Trust belongs to what the server is: a re-pointed server starts untrusted.
             edited = replace(edited, trusted=False)
         await self.catalog.update_server(edited)
-        self.store_secrets(edited.id, edited_values(headers, url), edited_values(env, not url))
+        self.store_secrets(edited.id, headers if url else {}, {} if url else env)
         self.forget_secrets(
             edited.id,
             set(current.headers) - set(edited.headers),
@@ -407,11 +407,6 @@ class ServerSetup:
 def matches(tool: str, patterns: Iterable[str]) -> bool:
     """Whether a tool name matches one of the names or patterns."""
     return any(fnmatch.fnmatchcase(tool, p) for p in patterns)
-
-
-def edited_values(values: Mapping[str, str], applies: bool | str | None) -> Mapping[str, str]:
-    """The values to store for a transport that ``applies`` (else none)."""
-    return values if applies else {}
 
 
 def _read_text(path: str) -> str:
