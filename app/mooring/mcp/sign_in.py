@@ -14,16 +14,13 @@ from mooring.core.servers import ServerDefinition, Transport
 if TYPE_CHECKING:
     from mooring.mcp.oauth import OAuthProviders
 
-SIGN_IN_TIMEOUT = 300.0
-"""How long a sign-in waits for the browser to come back (seconds)."""
-
 
 class OAuthSignIn:
     """Implements ``AccountSignIn`` over the gateway's :class:`OAuthProviders`, given as a
     function: the MCP SDK loads only when an account is first asked about."""
 
     def __init__(
-        self, oauth: Callable[[], OAuthProviders], *, timeout: float = SIGN_IN_TIMEOUT
+        self, oauth: Callable[[], OAuthProviders], *, timeout: float | None = None
     ) -> None:
         self._oauth = oauth
         self._timeout = timeout
@@ -33,11 +30,11 @@ class OAuthSignIn:
     ) -> bool:
         import httpx2
 
-        from mooring.mcp.oauth import LoopbackSignIn, SignInNeededError
+        from mooring.mcp.oauth import DEFAULT_SIGN_IN_TIMEOUT, LoopbackSignIn, SignInNeededError
 
         if server.transport is not Transport.HTTP:
             return False
-        flow = LoopbackSignIn(open_url=open_url, timeout=self._timeout)
+        flow = LoopbackSignIn(open_url=open_url, timeout=self._timeout or DEFAULT_SIGN_IN_TIMEOUT)
         try:
             return await self._oauth().sign_in_now(server, profile_id, flow)
         except SignInNeededError as exc:
