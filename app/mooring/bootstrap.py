@@ -37,7 +37,7 @@ from mooring.mcp.lazy import LazyGateway
 from mooring.services.approvals import AskUser
 from mooring.services.diagnostics import Check, Level
 from mooring.services.follower import Adopter, DatabaseFollower
-from mooring.services.host import HEADER_SCOPE, Host, HostConfig
+from mooring.services.host import ENV_SCOPE, HEADER_SCOPE, Host, HostConfig
 from mooring.services.notifier import Notifier
 from mooring.services.sampling import InputBroker
 from mooring.settings.paths import APP_NAME, Paths, resolve_paths
@@ -48,7 +48,6 @@ from mooring.storage.store import SqlStore
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
-    from mooring.cli.accounts import SignInActions
     from mooring.core.chat import ProviderFactory
     from mooring.services.chat import ProviderResolver
     from mooring.ui.main_window import MainWindow, WindowInfo
@@ -173,12 +172,26 @@ def run_gui(
             saving.add_done_callback(pending.discard)
 
         window.hidden_to_tray.connect(hidden_to_tray)
+        if not settings.get("window.welcome_shown"):
+            window.shown.connect(lambda: welcome_once(window))
         bg.fallbacks[0].show = tray.show_notice  # system tray
         bg.fallbacks[1].show = window.toast.show_notice  # in-app toast and badge
         bg.desktop.on_open = window.open_target
         bg.notifier.window_active = window.isActiveWindow
         if not settings.get("notifications.asked"):
             bg.notifier.consent = lambda: _ask_consent_once(window, paths, settings)
+
+    def welcome_once(window: MainWindow) -> None:
+        # The first launch on this data folder: the welcome, once (remembered at once).
+        if settings.get("window.welcome_shown"):
+            return
+        window.show_welcome()
+        changes: dict[str, object] = {"window.welcome_shown": True}
+        saving = asyncio.ensure_future(
+            asyncio.to_thread(remember_settings, paths, settings, changes)
+        )
+        pending.add(saving)
+        saving.add_done_callback(pending.discard)
 
     async def background() -> None:
         # The window is up. One process per data folder polls: if a watcher (or another
@@ -323,6 +336,13 @@ def wire(
                 )
         return found
 
+    def env_for(server: ServerDefinition) -> dict[str, str]:
+        # Environment values kept as secrets (imported API keys) are stored empty.
+        return {
+            name: value or secrets.get(ENV_SCOPE, f"{server.id}:{name}") or ""
+            for name, value in server.env.items()
+        }
+
     inputs = InputBroker(rules=store, clock=clock)
 
     def make_gateway() -> Gateway:
@@ -349,10 +369,17 @@ def wire(
             ),
             headers_for=headers_for,
             input_handler=inputs.handle,
+            env_for=env_for,
         )
 
     oauth_holder: list[Any] = []
     gateway = LazyGateway(make_gateway)
+
+    def oauth() -> Any:
+        if not oauth_holder:
+            gateway.load()
+        return oauth_holder[0]
+
     max_ms = int(settings.get("polling.max_interval_ms"))
     config = HostConfig(
         poll_policy=PollPolicy(max_interval_ms=max(max_ms, PollPolicy().default_interval_ms)),
@@ -365,6 +392,8 @@ def wire(
     # only when a provider is first built.
     from mooring.adapters.providers.common import ProviderOptions
     from mooring.adapters.providers.factory import SdkProviderFactory
+    from mooring.adapters.server_configs import LocalConfigFiles
+    from mooring.mcp.sign_in import OAuthSignIn
     from mooring.storage.conversations import SqlConversations
     from mooring.storage.providers import SqlProviderBook
 
@@ -395,13 +424,9 @@ def wire(
         conversations=SqlConversations(db, clock),
         auto_continue=bool(settings.get("chat.continue_automatically")),
         inputs=inputs,
+        config_files=LocalConfigFiles(),
+        sign_in=OAuthSignIn(oauth),
     )
-
-    def oauth() -> Any:
-        if not oauth_holder:
-            gateway.load()
-        return oauth_holder[0]
-
     return Wiring(host, oauth)
 
 
@@ -414,26 +439,6 @@ def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> TracerPr
             synchronous=synchronous,
         )
     )
-
-
-def _sign_in_actions(oauth: Callable[[], Any]) -> SignInActions:
-    from mooring.cli.accounts import SignInActions
-
-    async def sign_in(server: ServerDefinition, profile_id: str | None) -> bool:
-        from mooring.mcp.oauth import LoopbackSignIn
-
-        result: bool = await oauth().sign_in_now(
-            server, profile_id, LoopbackSignIn.printing(sys.stderr)
-        )
-        return result
-
-    def sign_out(server: ServerDefinition, profile_id: str | None) -> None:
-        oauth().forget(server.id, profile_id)
-
-    def signed_in(server: ServerDefinition, profile_id: str | None) -> bool:
-        return bool(oauth().signed_in(server.id, profile_id))
-
-    return SignInActions(sign_in=sign_in, sign_out=sign_out, signed_in=signed_in)
 
 
 # -- Notifications and the one-poller rule ------------------------------------------------------
@@ -547,7 +552,6 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
             await host.prepare()
             ctx = CliContext(
                 host=host,
-                sign_in=_sign_in_actions(wiring.oauth),
                 as_json=args.json,
                 terminal=terminal,
                 poller_lock=background.lock,

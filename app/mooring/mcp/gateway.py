@@ -7,8 +7,9 @@ two accounts on one server never share a ``Client``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 import anyio
 
@@ -24,6 +25,9 @@ from mooring.mcp.connection import (
 
 logger = logging.getLogger("mooring.mcp.gateway")
 
+EnvFor = Callable[[ServerDefinition], Mapping[str, str]]
+"""A stdio server's environment with the values kept in the keyring filled in (blocking)."""
+
 TaskListener = Callable[[str, str], None]
 """Told ``(server_id, task_id)`` when a ``notifications/tasks`` frame arrives."""
 
@@ -33,8 +37,9 @@ class McpGateway:
 
     ``headers_for`` supplies extra HTTP headers per server and profile (secret values come from
     the keyring through it); ``auth_for`` supplies an ``httpx2.Auth`` such as the SDK's OAuth
-    provider. Neither is called for stdio servers. ``input_handler`` answers a server's
-    sampling and elicitation requests during plain calls (declined without one).
+    provider. Neither is called for stdio servers; ``env_for`` fills in a stdio server's
+    environment values kept in the keyring (those stored empty). ``input_handler`` answers a
+    server's sampling and elicitation requests during plain calls (declined without one).
     """
 
     def __init__(
@@ -44,8 +49,10 @@ class McpGateway:
         headers_for: HeadersFor | None = None,
         auth_for: AuthFor | None = None,
         input_handler: InputHandler | None = None,
+        env_for: EnvFor | None = None,
     ) -> None:
         self.settings = settings or ConnectionSettings()
+        self._env_for = env_for
         self._input_handler = input_handler
         self._headers_for = headers_for
         self._auth_for = auth_for
@@ -62,6 +69,11 @@ class McpGateway:
         A changed definition (command, URL, headers, ...) replaces the old connection. After
         :meth:`aclose` the returned connection is stopped and answers every request "not sent".
         """
+        if self._env_for is not None and "" in server.env.values():
+            # Environment values kept as secrets (imported API keys) come from the keyring,
+            # which may block: ask it off the event loop.
+            env = await anyio.to_thread.run_sync(self._env_for, server)
+            server = dataclasses.replace(server, env=dict(env))
         key = (server.id, profile_id)
         existing = self._connections.get(key)
         if existing is not None and existing.server == server and not self._closed:
