@@ -14,13 +14,8 @@ import anyio
 
 from mooring.core.ports import ConnectionStatus
 from mooring.core.servers import ServerDefinition
-from mooring.mcp.connection import (
-    AuthFor,
-    ConnectionSettings,
-    HeadersFor,
-    InputHandler,
-    McpConnection,
-)
+from mooring.mcp.connection import ConnectionSettings, InputHandler, McpConnection
+from mooring.mcp.transport import AuthFor, HeadersFor, TransportOpener
 
 logger = logging.getLogger("mooring.mcp.gateway")
 
@@ -35,6 +30,7 @@ class McpGateway:
     the keyring through it); ``auth_for`` supplies an ``httpx2.Auth`` such as the SDK's OAuth
     provider. Neither is called for stdio servers. ``input_handler`` answers a server's
     sampling and elicitation requests during plain calls (declined without one).
+    ``open_transport`` replaces the real transports (stdio, HTTP): the in-process test tier.
     """
 
     def __init__(
@@ -44,7 +40,9 @@ class McpGateway:
         headers_for: HeadersFor | None = None,
         auth_for: AuthFor | None = None,
         input_handler: InputHandler | None = None,
+        open_transport: TransportOpener | None = None,
     ) -> None:
+        self._open_transport = open_transport
         self.settings = settings or ConnectionSettings()
         self._input_handler = input_handler
         self._headers_for = headers_for
@@ -78,6 +76,7 @@ class McpGateway:
             on_task_notification=self._notifier(server.id),
             on_status=self._status_changed,
             input_handler=self._input_handler,
+            open_transport=self._open_transport,
         )
         if self._closed:
             await connection.aclose()
