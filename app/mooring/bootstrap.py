@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
     from mooring.cli.accounts import SignInActions
     from mooring.core.chat import ProviderFactory
+    from mooring.mcp.transport import TransportOpener
     from mooring.services.chat import ProviderResolver
     from mooring.ui.main_window import MainWindow, WindowInfo
 
@@ -284,13 +285,15 @@ def build_host(
     *,
     ask: AskUser | None = None,
     models: tuple[ProviderResolver, ProviderFactory] | None = None,
+    open_transport: TransportOpener | None = None,
 ) -> Host:
     """Wire one host over one database (the GUI, the CLI and the service tests share this).
 
     ``ask`` is the face's approval prompt (a terminal question, a dialog); without one, a call
-    that needs approval is refused, never sent.
+    that needs approval is refused, never sent. ``open_transport`` replaces the real MCP
+    transports (the in-process test tier serves servers over memory streams).
     """
-    return wire(paths, settings, db, ask=ask, models=models).host
+    return wire(paths, settings, db, ask=ask, models=models, open_transport=open_transport).host
 
 
 def wire(
@@ -300,6 +303,7 @@ def wire(
     *,
     ask: AskUser | None = None,
     models: tuple[ProviderResolver, ProviderFactory] | None = None,
+    open_transport: TransportOpener | None = None,
 ) -> Wiring:
     """:func:`build_host`, also handing out the OAuth providers.
 
@@ -349,6 +353,7 @@ def wire(
             ),
             headers_for=headers_for,
             input_handler=inputs.handle,
+            open_transport=open_transport,
         )
 
     oauth_holder: list[Any] = []
