@@ -89,6 +89,9 @@ R = TypeVar("R")
 
 TaskNotified = Callable[[str], Awaitable[None]]
 
+ToolsChanged = Callable[[], Awaitable[None]]
+"""Told that the server's tool list changed (``notifications/tools/list_changed``)."""
+
 InputHandler = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 """Answers a server's ``elicitation/create`` / ``sampling/createMessage`` outside any task:
 ``(server, method, params) -> result``, or ``None`` to decline."""
@@ -250,8 +253,10 @@ class McpConnection:
         on_status: Callable[[ConnectionStatus], None] | None = None,
         input_handler: InputHandler | None = None,
         open_transport: TransportOpener | None = None,
+        on_tools_changed: ToolsChanged | None = None,
     ) -> None:
         self.server = server
+        self._on_tools_changed = on_tools_changed
         self._on_status = on_status
         self._input_handler = input_handler
         self.profile_id = profile_id
@@ -939,6 +944,7 @@ class McpConnection:
                             client_info=types.Implementation(name="mooring", version=__version__),
                             elicitation_callback=self._on_elicitation,
                             sampling_callback=self._on_sampling,
+                            message_handler=self._on_message,
                         )
                         await stack.enter_async_context(client)
                         connect_scope.deadline = math.inf
@@ -1016,8 +1022,40 @@ class McpConnection:
             task_wire=wire,
         )
 
+    # -- notifications/tools/list_changed -------------------------------------------------------
+
+    async def _on_message(self, message: types.ServerNotification | Exception) -> None:
+        """Notifications outside any request: a 2025-era server's changed tool list."""
+        if isinstance(message, types.ToolListChangedNotification):
+            await self._tools_changed()
+
+    async def _listen_for_tools(self, client: Client, watch: SessionWatch) -> None:
+        """Hold a ``subscriptions/listen`` stream for tool list changes (the 2026 wire delivers
+        them only there). A hint: a server that refuses is not asked again on this session."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    await self._tools_changed()
+        except MCPError as exc:
+            if exc.code != translate.CONNECTION_CLOSED:
+                logger.info("%s: no tool list changes: %s", self.server.alias, exc.message)
+        except Exception as exc:  # noqa: BLE001  (a hint channel: never fatal)
+            if not watch.over:
+                logger.info("%s: tool list changes ended: %r", self.server.alias, exc)
+
+    async def _tools_changed(self) -> None:
+        self._task_support.clear()  # read again with the new list
+        if self._on_tools_changed is not None:
+            await self._on_tools_changed()
+
     async def _serve(self, client: Client, watch: SessionWatch) -> None:
         async with anyio.create_task_group() as tg:
+            if (
+                self._on_tools_changed is not None
+                and client.protocol_version in MODERN_PROTOCOL_VERSIONS
+                and client.server_capabilities.tools is not None
+            ):
+                tg.start_soon(self._listen_for_tools, client, watch)
             if (
                 self._on_task_notification is not None
                 and self._status.task_wire is TaskWire.EXTENSION

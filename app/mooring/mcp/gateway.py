@@ -22,6 +22,9 @@ logger = logging.getLogger("mooring.mcp.gateway")
 TaskListener = Callable[[str, str], None]
 """Told ``(server_id, task_id)`` when a ``notifications/tasks`` frame arrives."""
 
+ToolsListener = Callable[[str, str | None], None]
+"""Told ``(server_id, profile_id)`` when a server says its tool list changed."""
+
 
 class McpGateway:
     """Owns every server connection; ``aclose()`` stops them all.
@@ -49,6 +52,7 @@ class McpGateway:
         self._auth_for = auth_for
         self._connections: dict[tuple[str, str | None], McpConnection] = {}
         self._listeners: list[TaskListener] = []
+        self._tools_listeners: list[ToolsListener] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self._closed = False
 
@@ -77,6 +81,7 @@ class McpGateway:
             on_status=self._status_changed,
             input_handler=self._input_handler,
             open_transport=self._open_transport,
+            on_tools_changed=self._tools_notifier(server.id, profile_id),
         )
         if self._closed:
             await connection.aclose()
@@ -99,6 +104,10 @@ class McpGateway:
         A notification only triggers a refresh: ``tasks/get`` stays the authority.
         """
         self._listeners.append(listener)
+
+    def add_tools_listener(self, listener: ToolsListener) -> None:
+        """Be told ``(server_id, profile_id)`` when a server's tool list changed."""
+        self._tools_listeners.append(listener)
 
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         """Be told every connection's new status when it changes."""
@@ -133,5 +142,17 @@ class McpGateway:
                     listener(server_id, task_id)
                 except Exception:  # one broken listener must not starve the others
                     logger.exception("task listener failed for %s/%s", server_id, task_id)
+
+        return notify
+
+    def _tools_notifier(
+        self, server_id: str, profile_id: str | None
+    ) -> Callable[[], Awaitable[None]]:
+        async def notify() -> None:
+            for listener in list(self._tools_listeners):
+                try:
+                    listener(server_id, profile_id)
+                except Exception:  # one broken listener must not starve the others
+                    logger.exception("tools listener failed for %s", server_id)
 
         return notify
