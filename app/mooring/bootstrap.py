@@ -254,6 +254,7 @@ def run_gui(
 
 
 def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
+    from mooring.services.preferences import SettingsEditor
     from mooring.settings.schema import SETTINGS
     from mooring.ui.main_window import SettingRow, WindowInfo
 
@@ -266,6 +267,7 @@ def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
         settings=tuple(
             SettingRow(s.key, str(settings.get(s.key)), s.description) for s in SETTINGS
         ),
+        editor=SettingsEditor(paths.settings_file, settings),
     )
 
 
