@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome
+from mooring.core.approval.rules import Decision, Scope
 from mooring.core.events import ApprovalDidEnd, ApprovalRequested, TaskDidChange
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.states import LocalState, TaskFlag
@@ -116,6 +117,18 @@ async def test_a_call_the_user_refuses_or_dismisses_never_reaches_the_server(
     assert demo.count("tools/call") == 0
     [ended] = [e for e in host.seen if isinstance(e, ApprovalDidEnd)]
     assert ended.outcome is outcome
+
+
+async def test_a_standing_allow_rule_runs_the_call_without_asking(
+    demo: Demo, hosts: HostFactory
+) -> None:
+    host = await demo.host(hosts)
+    await host.host.rule_desk.add(demo.definition, "gree*", Decision.ALLOW, Scope.ALWAYS)
+    record = await host.host.call(demo.definition, "greet", {"name": "Ada"})
+    assert record.state is LocalState.COMPLETED
+    assert host.asked == []
+    assert not [e for e in host.seen if isinstance(e, ApprovalRequested)]
+    assert demo.count("tools/call") == 1
 
 
 # -- the task monitor ----------------------------------------------------------------------------

@@ -173,7 +173,10 @@ class SettingsView(QWidget):
         self.open_folder_button = QPushButton("Open folder", box)
         self.open_folder_button.setAccessibleName("Open data folder")
         self.open_folder_button.clicked.connect(self.open_data_folder)
-        form.addRow("", self.open_folder_button)
+        row = QHBoxLayout()
+        row.addWidget(self.open_folder_button)
+        row.addStretch(1)
+        form.addRow("", row)
         return box
 
     def _providers(self, parent: QWidget) -> QGroupBox:
@@ -259,6 +262,7 @@ class SettingsView(QWidget):
     def _notifications(self, parent: QWidget) -> QGroupBox:
         box = QGroupBox("Notifications", parent)
         form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         self.notify_combo = QComboBox(box)
         self.notify_combo.setAccessibleName("Notify about background work")
         for value, words in NOTIFY_CHOICES:
