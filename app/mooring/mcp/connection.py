@@ -87,6 +87,8 @@ logger = logging.getLogger("mooring.mcp.connection")
 
 R = TypeVar("R")
 
+_SessionWatch = SessionWatch  # the name the listen half was written against
+
 TaskNotified = Callable[[str], Awaitable[None]]
 
 ToolsChanged = Callable[[], Awaitable[None]]
@@ -1145,7 +1147,7 @@ class McpConnection:
         self._watched_changed = anyio.Event()
         self._cancel_listen_on_change()
 
-    async def _listen(self, client: Client, watch: SessionWatch) -> None:
+    async def _listen(self, client: Client, watch: _SessionWatch) -> None:
         """Hold a ``subscriptions/listen`` stream for the watched tasks (re-opened on change).
 
         Only a hint to refresh: a server that refuses task subscriptions is simply not asked
