@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
     from mooring.core.chat import ProviderFactory
+    from mooring.mcp.transport import TransportOpener
     from mooring.services.chat import ProviderResolver
     from mooring.ui.main_window import MainWindow, WindowInfo
 
@@ -266,6 +267,7 @@ def run_gui(
 
 
 def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
+    from mooring.services.preferences import SettingsEditor
     from mooring.settings.schema import SETTINGS
     from mooring.ui.main_window import SettingRow, WindowInfo
 
@@ -278,6 +280,7 @@ def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
         settings=tuple(
             SettingRow(s.key, str(settings.get(s.key)), s.description) for s in SETTINGS
         ),
+        editor=SettingsEditor(paths.settings_file, settings),
     )
 
 
@@ -297,13 +300,15 @@ def build_host(
     *,
     ask: AskUser | None = None,
     models: tuple[ProviderResolver, ProviderFactory] | None = None,
+    open_transport: TransportOpener | None = None,
 ) -> Host:
     """Wire one host over one database (the GUI, the CLI and the service tests share this).
 
     ``ask`` is the face's approval prompt (a terminal question, a dialog); without one, a call
-    that needs approval is refused, never sent.
+    that needs approval is refused, never sent. ``open_transport`` replaces the real MCP
+    transports (the in-process test tier serves servers over memory streams).
     """
-    return wire(paths, settings, db, ask=ask, models=models).host
+    return wire(paths, settings, db, ask=ask, models=models, open_transport=open_transport).host
 
 
 def wire(
@@ -313,6 +318,7 @@ def wire(
     *,
     ask: AskUser | None = None,
     models: tuple[ProviderResolver, ProviderFactory] | None = None,
+    open_transport: TransportOpener | None = None,
 ) -> Wiring:
     """:func:`build_host`, also handing out the OAuth providers.
 
@@ -370,6 +376,7 @@ def wire(
             headers_for=headers_for,
             input_handler=inputs.handle,
             env_for=env_for,
+            open_transport=open_transport,
         )
 
     oauth_holder: list[Any] = []

@@ -301,6 +301,11 @@ class Gateway(Protocol):
         """Be told every connection's new status when it changes (connecting, ready, ...)."""
         ...
 
+    def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
+        """Be told ``(server_id, profile_id)`` when a server says its tool list changed
+        (``notifications/tools/list_changed``)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 

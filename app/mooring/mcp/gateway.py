@@ -15,13 +15,8 @@ import anyio
 
 from mooring.core.ports import ConnectionStatus
 from mooring.core.servers import ServerDefinition
-from mooring.mcp.connection import (
-    AuthFor,
-    ConnectionSettings,
-    HeadersFor,
-    InputHandler,
-    McpConnection,
-)
+from mooring.mcp.connection import ConnectionSettings, InputHandler, McpConnection
+from mooring.mcp.transport import AuthFor, HeadersFor, TransportOpener
 
 logger = logging.getLogger("mooring.mcp.gateway")
 
@@ -30,6 +25,9 @@ EnvFor = Callable[[ServerDefinition], Mapping[str, str]]
 
 TaskListener = Callable[[str, str], None]
 """Told ``(server_id, task_id)`` when a ``notifications/tasks`` frame arrives."""
+
+ToolsListener = Callable[[str, str | None], None]
+"""Told ``(server_id, profile_id)`` when a server says its tool list changed."""
 
 
 class McpGateway:
@@ -40,6 +38,7 @@ class McpGateway:
     provider. Neither is called for stdio servers; ``env_for`` fills in a stdio server's
     environment values kept in the keyring (those stored empty). ``input_handler`` answers a
     server's sampling and elicitation requests during plain calls (declined without one).
+    ``open_transport`` replaces the real transports (stdio, HTTP): the in-process test tier.
     """
 
     def __init__(
@@ -50,7 +49,9 @@ class McpGateway:
         auth_for: AuthFor | None = None,
         input_handler: InputHandler | None = None,
         env_for: EnvFor | None = None,
+        open_transport: TransportOpener | None = None,
     ) -> None:
+        self._open_transport = open_transport
         self.settings = settings or ConnectionSettings()
         self._env_for = env_for
         self._input_handler = input_handler
@@ -58,6 +59,7 @@ class McpGateway:
         self._auth_for = auth_for
         self._connections: dict[tuple[str, str | None], McpConnection] = {}
         self._listeners: list[TaskListener] = []
+        self._tools_listeners: list[ToolsListener] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self._closed = False
 
@@ -90,6 +92,8 @@ class McpGateway:
             on_task_notification=self._notifier(server.id),
             on_status=self._status_changed,
             input_handler=self._input_handler,
+            open_transport=self._open_transport,
+            on_tools_changed=self._tools_notifier(server.id, profile_id),
         )
         if self._closed:
             await connection.aclose()
@@ -112,6 +116,10 @@ class McpGateway:
         A notification only triggers a refresh: ``tasks/get`` stays the authority.
         """
         self._listeners.append(listener)
+
+    def add_tools_listener(self, listener: ToolsListener) -> None:
+        """Be told ``(server_id, profile_id)`` when a server's tool list changed."""
+        self._tools_listeners.append(listener)
 
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         """Be told every connection's new status when it changes."""
@@ -146,5 +154,17 @@ class McpGateway:
                     listener(server_id, task_id)
                 except Exception:  # one broken listener must not starve the others
                     logger.exception("task listener failed for %s/%s", server_id, task_id)
+
+        return notify
+
+    def _tools_notifier(
+        self, server_id: str, profile_id: str | None
+    ) -> Callable[[], Awaitable[None]]:
+        async def notify() -> None:
+            for listener in list(self._tools_listeners):
+                try:
+                    listener(server_id, profile_id)
+                except Exception:  # one broken listener must not starve the others
+                    logger.exception("tools listener failed for %s", server_id)
 
         return notify

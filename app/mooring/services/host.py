@@ -53,6 +53,7 @@ from mooring.services.approvals import ApprovalBroker, AskUser, Preview
 from mooring.services.catalogue import ToolCatalogue
 from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
+from mooring.services.preferences import ProviderDesk, RuleDesk
 from mooring.services.reconciler import Reconciler, ReconcileReport, UnknownOutcomes
 from mooring.services.sampling import InputBroker
 from mooring.services.server_setup import ENV_SCOPE as ENV_SCOPE
@@ -233,6 +234,14 @@ class Host:
         """Model provider configurations (``None``: this host talks to no model)."""
         self.provider_factory = provider_factory
         """Builds a chat provider with its keyring secrets."""
+        self.provider_desk = (
+            ProviderDesk(book=providers, factory=provider_factory, secrets=secrets)
+            if providers is not None and provider_factory is not None
+            else None
+        )
+        """Adding, testing and removing model providers (``None``: this host has none)."""
+        self.rule_desk = RuleDesk(rules=rules, catalog=catalog, clock=clock)
+        """Listing, adding and removing approval rules."""
         self.inputs = inputs or InputBroker(rules=rules, clock=clock)
         """Servers' sampling and form requests; the gateway's ``input_handler`` should be its
         ``handle`` (the face sets the askers on it)."""

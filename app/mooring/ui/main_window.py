@@ -87,14 +87,14 @@ class MainWindow(QMainWindow):
         self.tasks = TasksPanel(host, self.tabs)
         self.servers = ServersPanel(host, self.tabs)
         self.issues = IssuesPanel(host, self.tabs)
-        self.settings = SettingsView(info, self.tabs)
+        self.settings = SettingsView(info, self.tabs, host=host)
         self.tabs.addTab(self.tasks, "&Tasks")
         self.tabs.addTab(self.servers, "&Servers")
         self.tabs.addTab(self.issues, "&Issues")
         self.tabs.addTab(self.settings, "Se&ttings")
         column.addWidget(self.tabs, stretch=1)
         self.setCentralWidget(central)
-        for panel in (self.conversations, self.tasks, self.servers, self.issues):
+        for panel in (self.conversations, self.tasks, self.servers, self.issues, self.settings):
             panel.report.connect(self.say)
         self.issues.count_changed.connect(self._on_issue_count)
         self.issues.show_task.connect(self.show_task)
@@ -221,6 +221,7 @@ class MainWindow(QMainWindow):
         await self.tasks.feed.load()
         await self.servers.load()
         await self.issues.load()
+        await self.settings.load()
         self.statusBar().showMessage("Ready")
         self.shown.emit()
 
@@ -421,6 +422,7 @@ class MainWindow(QMainWindow):
         await self.conversations.stop()
         await self.servers.stop()
         await self.issues.stop()
+        await self.settings.stop()
 
     def bring_to_front(self) -> None:
         """Show the window above the others (a second launch asked for it)."""
