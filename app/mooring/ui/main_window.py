@@ -94,6 +94,7 @@ class MainWindow(QMainWindow):
             panel.report.connect(self.say)
         self.issues.count_changed.connect(self._on_issue_count)
         self.issues.show_task.connect(self.show_task)
+        self.conversations.show_task.connect(self.show_task)
         self.issues.show_server.connect(self.show_server)
         self.settings.export_button.clicked.connect(self._on_export_clicked)
         self.settings.export_button.setEnabled(export_traces is not None)
