@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPoint, Qt
 from PySide6.QtTest import QTest
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
@@ -31,7 +31,7 @@ from mooring.storage.db import Database
 from mooring.ui.dialogs.approval import DialogAsker
 from mooring.ui.main_window import MainWindow, WindowInfo
 from mooring.ui.models.conversations import MessageListModel, MessageRole
-from mooring.ui.views.conversations_view import PAGE_SIZE, ConversationsView
+from mooring.ui.views.conversations_view import PADDING, PAGE_SIZE, ConversationsView
 from tests.helpers.scripted_model import CONFIG, ScriptedModel
 from tests.services.conftest import SAMPLES, demo_definition
 from tests.ui.conftest import next_dialog, until
@@ -40,6 +40,8 @@ pytestmark = pytest.mark.anyio
 
 ACCESSIBLE = Qt.ItemDataRole.AccessibleTextRole
 CLEAN = str(SAMPLES / "suppliers_clean.csv")
+TOTAL = 1_000
+"""Messages in the long conversation (``bench/`` times 10,000 and more)."""
 
 
 @dataclass
@@ -182,16 +184,16 @@ async def test_the_provider_and_model_are_chosen_per_conversation(
         line = view.model_box.lineEdit()
         assert line is not None
         line.editingFinished.emit()
-        await until(lambda: "another-model" in ui.window.statusBar().currentMessage())
+        await until(lambda: "another-model" in ui.window.statusBar().currentMessage(), view.report)
         assert (await ui.chat.get(conversation_id)).model == "another-model"
         QTest.keyClicks(view.composer, "Hello")
         QTest.keyClick(view.composer, Qt.Key.Key_Return)
-        await until(lambda: lines(view)[-1] == "Assistant: Hi.", view.turn_ended)
+        await until(lambda: lines(view)[-1:] == ["Assistant: Hi."], view.turn_ended)
         assert chat_model.requests[-1].model == "another-model"
 
         view.model_box.setEditText("")
         line.editingFinished.emit()
-        await until(lambda: "default model" in ui.window.statusBar().currentMessage())
+        await until(lambda: "default model" in ui.window.statusBar().currentMessage(), view.report)
         assert (await ui.chat.get(conversation_id)).model is None
 
 
@@ -213,28 +215,28 @@ async def test_a_very_long_conversation_opens_on_its_newest_page_and_reads_older
                     content=f"message {n}",
                     created_at=start + timedelta(seconds=n),
                 )
-                for n in range(10_000)
+                for n in range(TOTAL)
             ]
         )
         await view.load()
         await view.open_conversation(conversation.id)
         model = view.messages
         assert model.rowCount() == PAGE_SIZE
-        assert lines(view)[-1] == "Assistant: message 9999"
-        assert lines(view)[0] == f"You: message {10_000 - PAGE_SIZE}"
+        assert lines(view)[-1] == f"Assistant: message {TOTAL - 1}"
+        assert lines(view)[0] == f"You: message {TOTAL - PAGE_SIZE}"
         bar = view.transcript.verticalScrollBar()
         await until(lambda: bar.maximum() > 0 and bar.value() == bar.maximum(), bar.rangeChanged)
 
         # Scrolling to the top reads the page before, and the reader stays on their message.
-        top = view.transcript.indexAt(view.transcript.viewport().rect().topLeft())
-        reading = str(top.data(ACCESSIBLE))
         added: list[int] = []
         view.older_loaded.connect(added.append)
         bar.setValue(bar.minimum())
+        reading = str(view.transcript.indexAt(QPoint(PADDING, PADDING)).data(ACCESSIBLE))
+        assert reading == f"You: message {TOTAL - PAGE_SIZE}"
         await until(lambda: bool(added), view.older_loaded)
         assert model.rowCount() == 2 * PAGE_SIZE
-        assert lines(view)[0] == f"You: message {10_000 - 2 * PAGE_SIZE}"
-        now_top = view.transcript.indexAt(view.transcript.viewport().rect().topLeft())
+        assert lines(view)[0] == f"You: message {TOTAL - 2 * PAGE_SIZE}"
+        now_top = view.transcript.indexAt(QPoint(PADDING, PADDING))
         assert str(now_top.data(ACCESSIBLE)) == str(model.index(PAGE_SIZE, 0).data(ACCESSIBLE)), (
             "the message that was at the top is still there"
         )

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QListView,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QStyle,
     QStyledItemDelegate,
@@ -254,8 +255,9 @@ class ConversationsView(QWidget):
         self.transcript.setWordWrap(True)
         self.transcript.setResizeMode(QListView.ResizeMode.Adjust)
         self.transcript.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.transcript.setLayoutMode(QListView.LayoutMode.Batched)
-        self.transcript.setBatchSize(100)
+        # A page at a time (PAGE_SIZE messages), so one layout pass stays short; a single pass
+        # also keeps row positions exact when an older page is inserted above the reader.
+        self.transcript.setLayoutMode(QListView.LayoutMode.SinglePass)
         self.transcript.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.stick = _StickToBottom(self.transcript)
         self.transcript.installEventFilter(self)
@@ -264,6 +266,8 @@ class ConversationsView(QWidget):
         self.card_label = QLabel(main)
         self.card_label.setAccessibleName("Tool round")
         self.card_label.setTextFormat(Qt.TextFormat.PlainText)
+        # Long words never widen the window: the label is cut, its tooltip-free text stays.
+        self.card_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         card_row.addWidget(self.card_label, stretch=1)
         self.arguments_button = self._button("Show arguments", main, card_row)
         self.arguments_button.setToolTip("Show or hide the call's arguments (Space)")
@@ -277,18 +281,28 @@ class ConversationsView(QWidget):
         self.composer.setTabChangesFocus(True)
         self.composer.setMaximumHeight(120)
         self.setFocusProxy(self.composer)
-        main_layout.addWidget(self.composer)
-        row = QHBoxLayout()
+        choice_row = QHBoxLayout()
         self.provider_box = QComboBox(main)
         self.provider_box.setAccessibleName("Provider")
+        self.provider_box.setMinimumContentsLength(8)
+        self.provider_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.provider_box.setToolTip("The model provider this conversation talks to")
-        row.addWidget(self.provider_box)
+        choice_row.addWidget(self.provider_box)
         self.model_box = QComboBox(main)
         self.model_box.setEditable(True)
         self.model_box.setAccessibleName("Model")
         self.model_box.setToolTip("The model to ask (empty: the provider's default)")
-        self.model_box.setMinimumContentsLength(18)
-        row.addWidget(self.model_box)
+        self.model_box.setMinimumContentsLength(12)
+        self.model_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        choice_row.addWidget(self.model_box)
+        choice_row.addStretch(1)
+        main_layout.addLayout(choice_row)
+        main_layout.addWidget(self.composer)
+        row = QHBoxLayout()
         row.addStretch(1)
         self.continue_button = self._button("Continue with result", main, row)
         self.continue_button.setToolTip(
