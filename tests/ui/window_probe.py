@@ -22,7 +22,7 @@ import json
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 
 from mooring.bootstrap import run_gui
@@ -142,6 +142,14 @@ def chat(window: MainWindow, text: str, shots: Path | None) -> None:
         label = state_words(event.record).label
         QTimer.singleShot(0, lambda: check(label))
 
+    class Watch(QObject):
+        def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.ChildAdded:  # the approval dialog, opening
+                QTimer.singleShot(0, lambda: check(""))
+            return False
+
+    watch = Watch(window)
+    window.installEventFilter(watch)
     window.host.events.on(TaskDidChange, on_task)
     window.show_view(view)
     view.composer.setPlainText(text)
