@@ -513,7 +513,9 @@ class ConversationsView(QWidget):
             self.model_box.clear()
             if config is not None:
                 self.model_box.addItem(neutralise(config.model, limit=80))
-                self.model_box.setPlaceholderText(f"default: {neutralise(config.model, limit=60)}")
+                line = self.model_box.lineEdit()
+                if line is not None:  # an editable box shows its line's placeholder
+                    line.setPlaceholderText(f"default: {neutralise(config.model, limit=60)}")
             self.model_box.setEditText(neutralise(conversation.model or "", limit=80))
         finally:
             self._choosing = False
