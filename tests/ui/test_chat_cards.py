@@ -146,13 +146,22 @@ async def test_a_task_round_shows_as_a_card_and_its_result_continues_the_convers
         assert any(line.startswith("Task result: ") for line in lines(view))
         assert view.continue_button.accessibleName() == "Continue with result"
 
-        # "Open task" shows the task's card in the Tasks view.
+        # "Open task" (Enter on the card) shows the task's card in the Tasks view, which
+        # offers to continue its conversation with the result.
         view.transcript.setCurrentIndex(view.messages.index(row, 0))
-        QTest.mouseClick(view.open_task_button, Qt.MouseButton.LeftButton)
-        assert ui.window.tabs.currentWidget() is ui.window.tasks
-        ui.window.show_view(view)
+        QTest.keyClick(view.transcript, Qt.Key.Key_Return)
+        tasks = ui.window.tasks
+        assert ui.window.tabs.currentWidget() is tasks
+        await until(
+            lambda: "Continue with result" in tasks.card.visible_buttons(), tasks.card.changed
+        )
+        assert tasks.card.view is not None
+        assert tasks.card.view.record.tool_round_id == view.messages.card(row).round_id  # type: ignore[union-attr]
+        assert "Open conversation" in tasks.card.visible_buttons()
+        assert "Cancel" not in tasks.card.visible_buttons()
 
-        QTest.mouseClick(view.continue_button, Qt.MouseButton.LeftButton)
+        QTest.mouseClick(tasks.card.buttons["Continue with result"], Qt.MouseButton.LeftButton)
+        assert ui.window.tabs.currentWidget() is view
         await until(
             lambda: lines(view)[-1] == "Assistant: All suppliers are imported.", view.turn_ended
         )

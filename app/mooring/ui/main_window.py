@@ -95,6 +95,10 @@ class MainWindow(QMainWindow):
         self.issues.count_changed.connect(self._on_issue_count)
         self.issues.show_task.connect(self.show_task)
         self.conversations.show_task.connect(self.show_task)
+        self.tasks.open_conversation.connect(self.show_conversation)
+        self.tasks.continue_conversation.connect(
+            lambda c: self.show_conversation(c, then_continue=True)
+        )
         self.issues.show_server.connect(self.show_server)
         self.settings.export_button.clicked.connect(self._on_export_clicked)
         self.settings.export_button.setEnabled(export_traces is not None)
@@ -167,6 +171,15 @@ class MainWindow(QMainWindow):
             return
         self.tasks.model.upsert(await self.host.task_view(record))
         self.tasks.select(record_id)
+
+    def show_conversation(self, conversation_id: str, *, then_continue: bool = False) -> None:
+        """Show a conversation (and, ``then_continue``, give it its task results)."""
+        self.show_view(self.conversations)
+        view = self.conversations
+        if then_continue:
+            view.jobs.start(view.continue_with_result(conversation_id))
+        else:
+            view.jobs.start(view.show_conversation(conversation_id))
 
     def show_server(self, server_id: str) -> None:
         """Show one server in the Servers panel."""

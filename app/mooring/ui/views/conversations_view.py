@@ -682,6 +682,14 @@ class ConversationsView(QWidget):
         await self.load()
         self.select(conversation_id)
 
+    async def show_conversation(self, conversation_id: str) -> None:
+        """Choose a conversation (the search is cleared when it hides it)."""
+        if self.conversations.row_of(conversation_id) < 0:
+            self.search_field.clear()
+            await self.load()
+        if not self.select(conversation_id):
+            raise KnownError("That conversation was deleted.", code="not_found")
+
     async def _delete_for_real(self, conversation_id: str) -> None:
         pending = self._pending_deletes.pop(conversation_id, None)
         if pending is None or self.chat is None:
@@ -773,15 +781,20 @@ class ConversationsView(QWidget):
         self.continue_button.setEnabled(can)
         self.continue_changed.emit(can)
 
-    async def continue_with_result(self) -> None:
+    async def continue_with_result(self, conversation_id: str | None = None) -> None:
         """Give the background results stored since the model last spoke to the model, and
-        let the conversation go on."""
-        if self.chat is None or self.current_id is None:
+        let the conversation go on (the shown one, or ``conversation_id``, which is shown)."""
+        if self.chat is None:
+            return
+        if conversation_id is not None and conversation_id != self.current_id:
+            await self.show_conversation(conversation_id)
+        conversation_id = conversation_id or self.current_id
+        if conversation_id is None:
             return
         self.stick.at_bottom = True
         self._update_buttons(sending=True)
         try:
-            result = await self.chat.continue_with_result(self.current_id)
+            result = await self.chat.continue_with_result(conversation_id)
         finally:
             self._update_buttons()
         if result.error:
