@@ -131,11 +131,11 @@ def chat(window: MainWindow, text: str, shots: Path | None) -> None:
         for dialog in window.findChildren(ApprovalDialog):
             if dialog.isVisible() and "approve" not in done:
                 done.add("approve")
-                save(dialog, shots, "10-chat-approval")
+                save(dialog, shots, "11-chat-approval")
                 dialog.buttons["Allow once"].click()
         if label == "needs your input" and "left" not in done:
             done.add("left")
-            save(window, shots, "11-chat-running-task-card")
+            save(window, shots, "12-chat-running-task-card")
             finish(window, {"left": label, "transcript": transcript(window)})
 
     def on_task(event: TaskDidChange) -> None:
@@ -187,7 +187,7 @@ def resume(window: MainWindow, final: str, shots: Path | None) -> None:
         lines = transcript(window)
         if lines and lines[-1] == f"Assistant: {final}" and "finish" not in done:
             done.add("finish")
-            save(window, shots, "12-chat-continued")
+            save(window, shots, "13-chat-continued")
             finish(window, {"seen": seen, "transcript": lines})
 
     card.changed.connect(on_card)
