@@ -21,7 +21,8 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from mooring.bootstrap import build_host
-from mooring.core.conversation import Message, Role
+from mooring.core.approval.rules import ApprovalAuditEntry
+from mooring.core.conversation import ConversationRound, Message, Role, ToolRound
 from mooring.core.ids import new_id
 from mooring.services.chat import ChatService
 from mooring.services.host import Host
@@ -31,6 +32,7 @@ from mooring.storage.db import Database
 from mooring.ui.dialogs.approval import DialogAsker
 from mooring.ui.main_window import MainWindow, WindowInfo
 from mooring.ui.models.conversations import MessageListModel, MessageRole
+from mooring.ui.models.tool_rounds import approval_words
 from mooring.ui.views.conversations_view import PADDING, PAGE_SIZE, ConversationsView
 from tests.helpers.scripted_model import CONFIG, ScriptedModel
 from tests.services.conftest import SAMPLES, demo_definition
@@ -278,3 +280,60 @@ def test_the_transcript_model_with_cards_and_pages_passes_the_tester(
         f"m{n}" for n in range(10)
     ]
     assert not model.canFetchMore(QModelIndex())
+
+
+def test_the_approval_on_a_card_says_who_decided_why_and_what_was_remembered() -> None:
+    at = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    tool_round = ToolRound(
+        id="r1",
+        server_id="s1",
+        tool="delete_supplier",
+        arguments={"id": "SUP-1"},
+        argument_digest="d",
+        created_at=at,
+        approval="approved",
+    )
+
+    def words(outcome: str, actor: str, **more: str | None) -> tuple[str, str]:
+        entry = ApprovalAuditEntry(
+            id="a1",
+            at=at,
+            server_id="s1",
+            tool="delete_supplier",
+            argument_digest="d",
+            outcome=outcome,
+            actor=actor,
+            **more,
+        )
+        return approval_words(ConversationRound(round=tool_round, record=None, approval=entry))
+
+    assert words("approved", "user", reason="the tool may delete data") == (
+        "Allowed once by you",
+        "the tool may delete data",
+    )
+    assert words("approved", "user", remembered="conversation")[0] == (
+        "Allowed by you — remembered for this conversation"
+    )
+    assert words("denied", "user", remembered="always")[0] == (
+        "Denied by you — remembered: always for this tool"
+    )
+    assert words("auto_allowed", "policy", rule_id="rule1")[0] == "Allowed by your rule"
+    assert words("auto_allowed", "policy")[0] == "Allowed by the policy"
+    assert words("auto_denied", "policy", reason="too big\u202e")[1] == "too big<U+202E>"
+    assert words("aborted", "program")[0] == "The question was withdrawn — not sent (by Mooring)"
+    # No audit entry (an older database): the round's own outcome still says something.
+    bare = ConversationRound(round=tool_round, record=None)
+    assert approval_words(bare) == ("Allowed once by you", "")
+
+
+async def test_a_deletion_waiting_for_undo_is_done_when_the_window_closes(
+    tmp_path: Path, qtbot: QtBot, chat_model: ScriptedModel
+) -> None:
+    async with open_window(tmp_path, qtbot, chat_model) as ui:
+        kept = await ui.chat.create(title="Kept")
+        gone = await ui.chat.create(title="Gone")
+        await ui.view.load()
+        await ui.view.delete(gone.id)
+        assert len(await ui.chat.list_conversations()) == 2  # still undoable
+        await ui.view.stop()
+        assert [c.id for c in await ui.chat.list_conversations()] == [kept.id]
