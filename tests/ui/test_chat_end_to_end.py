@@ -67,6 +67,8 @@ def test_a_chat_message_runs_a_task_through_approval_a_restart_and_input_then_co
     assert isinstance(lines, list)
     assert lines[-1] == f"Assistant: {FINAL}"
     assert any(line.startswith("Task result: ") for line in lines)
+    [card] = [line for line in lines if line.startswith("Tool round: ")]
+    assert "Background task: completed" in card  # the transcript's card caught up too
     assert demo.count("tasks/update") == 1  # answered once
     last = said(model_endpoint.model_requests[-1])[-1]
     assert last["role"] == "user"

@@ -341,6 +341,7 @@ class ConversationsView(QWidget):
         )
         self.messages.dataChanged.connect(lambda _t, _b, _r: self._update_card_bar())
         self.messages.modelReset.connect(self._update_card_bar)
+        self.messages.rowsInserted.connect(lambda _p, _f, _l: self._update_card_bar())
         stop_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         stop_key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         stop_key.activated.connect(self.stop_reply)
@@ -758,6 +759,10 @@ class ConversationsView(QWidget):
     def _update_card_bar(self) -> None:
         row = self._current_card_row()
         card = self.messages.card(row)
+        # The card buttons only where there are cards (Space and Enter work on them anyway).
+        any_cards = card is not None or bool(self.messages.round_ids())
+        for widget in (self.card_label, self.arguments_button, self.open_task_button):
+            widget.setVisible(any_cards)
         self.card_label.setText(
             f"Tool round: {card.server} · {card.tool} — {card.outcome}"[:200]
             if card is not None
@@ -867,8 +872,10 @@ class ConversationsView(QWidget):
         self.send_button.setEnabled(has_chat)
         self.composer.setEnabled(has_chat)
         self.stop_button.setEnabled(bool(busy))
-        self.provider_box.setEnabled(has_chat and chosen and self.provider_box.count() > 0)
-        self.model_box.setEnabled(has_chat and chosen and self.provider_box.count() > 0)
+        choosing = has_chat and chosen and self.provider_box.count() > 0
+        for box in (self.provider_box, self.model_box):
+            box.setEnabled(choosing)
+            box.setVisible(choosing)  # no empty boxes before there is anything to choose
         can_continue = has_chat and not busy and self.messages.continuable()
         self.continue_button.setEnabled(can_continue)
         self.continue_changed.emit(can_continue)
