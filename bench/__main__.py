@@ -9,6 +9,7 @@ from bench import (
     bench_providers,
     bench_scheduler,
     bench_tracing,
+    bench_transcript,
 )
 
 
@@ -20,6 +21,7 @@ def main() -> None:
     bench_providers.main()
     bench_chat.main()
     bench_notify.main()
+    bench_transcript.main()
 
 
 if __name__ == "__main__":

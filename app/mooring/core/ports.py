@@ -363,6 +363,13 @@ class ConversationBook(Protocol):
         ...
 
     async def messages(self, conversation_id: str) -> list[Message]: ...
+    async def messages_before(
+        self, conversation_id: str, before_id: str | None, limit: int
+    ) -> list[Message]:
+        """At most ``limit`` messages stored right before ``before_id`` (``None``: the newest
+        ones), oldest first: a page of a long transcript."""
+        ...
+
     async def awaiting_results(self, conversation_id: str) -> list[Message]:
         """Tool results that said a background task started, with no follow-up stored yet."""
         ...

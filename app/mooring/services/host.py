@@ -325,6 +325,9 @@ class Host:
             self.chat = ChatService(
                 conversations=conversations,
                 providers=resolve_provider or self._provider_config,
+                provider_list=providers.list_providers
+                if providers is not None and resolve_provider is None
+                else None,
                 provider_factory=provider_factory,
                 runner=self.runner,
                 monitor=self.monitor,

@@ -98,6 +98,11 @@ class MainWindow(QMainWindow):
             panel.report.connect(self.say)
         self.issues.count_changed.connect(self._on_issue_count)
         self.issues.show_task.connect(self.show_task)
+        self.conversations.show_task.connect(self.show_task)
+        self.tasks.open_conversation.connect(self.show_conversation)
+        self.tasks.continue_conversation.connect(
+            lambda c: self.show_conversation(c, then_continue=True)
+        )
         self.issues.show_server.connect(self.show_server)
         self.issues.sign_in_requested.connect(lambda s: self.jobs.start(self.sign_in_for(s)))
         self.tasks.sign_in_requested.connect(lambda s: self.jobs.start(self.sign_in_for(s)))
@@ -177,6 +182,15 @@ class MainWindow(QMainWindow):
             return
         self.tasks.model.upsert(await self.host.task_view(record))
         self.tasks.select(record_id)
+
+    def show_conversation(self, conversation_id: str, *, then_continue: bool = False) -> None:
+        """Show a conversation (and, ``then_continue``, give it its task results)."""
+        self.show_view(self.conversations)
+        view = self.conversations
+        if then_continue:
+            view.jobs.start(view.continue_with_result(conversation_id))
+        else:
+            view.jobs.start(view.show_conversation(conversation_id))
 
     def show_server(self, server_id: str) -> None:
         """Show one server in the Servers panel."""
