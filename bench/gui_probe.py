@@ -3,8 +3,9 @@
 - ``paint DATA_DIR``: launch the real app (``run_gui``, the composition root) and report the
   monotonic time of the main window's first paint and of "ready" (its data shown).
 - ``bare``: the baseline: a bare ``QMainWindow`` script, first paint time.
-- ``reconcile DATA_DIR``: the real app on a folder with live tasks; a 10 ms ``QTimer`` heartbeat
-  runs while launch reconciliation does; the worst gap between beats during it.
+- ``reconcile DATA_DIR SECONDS``: the real app on a folder with live tasks; a 10 ms ``QTimer``
+  heartbeat runs while launch reconciliation does; the worst gap between beats during it (cut
+  after SECONDS if it still runs then).
 - ``cards DATA_DIR SECONDS``: the real app; for SECONDS the unfinished task cards update (each
   record saved through the ledger, then ``TaskDidChange``, as the monitor does) while a reply
   streams into the open conversation (``ReplyDidStream`` every 20 ms); the worst gap meanwhile.
@@ -119,6 +120,7 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
     from mooring.ui.main_window import MainWindow
 
     report: dict[str, Any] = {}
+    ready: dict[str, float] = {}
     reconciling: dict[str, float] = {}
     reconciled: list[Callable[[], None]] = []
     original = Host.reconcile
@@ -139,12 +141,13 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
     jobs: list[asyncio.Future[None]] = []
 
     def on_ready(window: MainWindow) -> None:
-        report["ready"] = time.monotonic()
+        ready["at"] = time.monotonic()
         beat = Heartbeat()
 
         async def paint() -> None:
             def close(at: float) -> None:
                 report["painted"] = at
+                report["ready"] = ready["at"]
                 window.close()
 
             if painted.at is not None:
@@ -154,14 +157,22 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
 
         async def reconcile() -> None:
             def close() -> None:
-                report["worst_gap_ms"] = beat.worst_gap_ms(reconciling["start"], reconciling["end"])
-                report["reconcile_s"] = reconciling["end"] - reconciling["start"]
+                if report:
+                    return
+                end = reconciling.get("end")
+                start = reconciling.get("start", report_start)
+                report["worst_gap_ms"] = beat.worst_gap_ms(start, end or time.monotonic())
+                report["reconcile_s"] = None if end is None else end - start
+                report["cut_after_s"] = None if end is not None else seconds
                 window.close()
 
+            report_start = time.monotonic()
             if "end" in reconciling:
                 close()
             else:
                 reconciled.append(close)
+                # A bounded run: a reconciliation still going after ``seconds`` is cut there.
+                QTimer.singleShot(int(seconds * 1000), close)
 
         async def cards() -> None:
             host = window.host

@@ -44,14 +44,18 @@ class Size:
     chat_rounds: int
     import_rows: int
     cli_runs: int
+    reconcile_cut_s: float
+    """``gui_stall_reconcile`` stops after this long even if the window still reconciles."""
 
     @staticmethod
     def named(name: str) -> Size:
         """``small`` or ``full``."""
         if name == "small":
-            return Size("small", 2, 6, 1000, 4.0, 300, 60, 12, 1.5, 3, 3, 2_000, 2)
+            return Size("small", 2, 6, 1000, 4.0, 300, 60, 12, 1.5, 3, 3, 2_000, 2, 60.0)
         if name == "full":
-            return Size("full", 10, 1000, 5000, 60.0, 50_000, 10_000, 200, 10.0, 20, 40, 200_000, 7)
+            return Size(
+                "full", 10, 1000, 5000, 60.0, 50_000, 10_000, 200, 10.0, 20, 40, 200_000, 7, 120.0
+            )
         raise ValueError(f"unknown size {name!r}: small or full")
 
 
