@@ -3,8 +3,8 @@
 The generated large sample (``mooring.demo_server.samples.write_large``) is imported by a demo
 server over HTTP, started by the raw SDK client (nothing of Mooring's host in between: this is
 the server's own throughput), polled every 100 ms; timed from the task's creation to the
-completed ``tasks/get``. A second run with the server under ``pyinstrument`` writes where its
-time goes to ``build/bench/import_200k.profile.txt`` (the figure is from the first run).
+completed ``tasks/get``. A second run, sampled by ``py-spy`` (every thread), writes where the
+server's time goes to ``build/bench/import_200k.profile.txt`` (the figure is from the first run).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.demo_server.helpers import TasksDeclared, start_task, wait_task
 
 from bench.fleet import child_env
+from bench.spy import Spy, summary
 from bench.suite import REPO, Result, Size, measured, unmeasured
 from mooring.demo_server.samples import write_large
 
@@ -31,11 +32,9 @@ IDS = ("import_200k",)
 PROFILE = REPO / "build" / "bench" / "import_200k.profile.txt"
 
 
-def _server(store: Path, *, profile: Path | None) -> tuple[subprocess.Popen[str], str]:
-    prefix = [sys.executable]
-    if profile is not None:
-        prefix += ["-m", "pyinstrument", "--renderer", "text", "--outfile", str(profile)]
-    argv = [*prefix, "-m", "mooring.demo_server", "--http", "--port", "0", "--store", str(store)]
+def _server(store: Path) -> tuple[subprocess.Popen[str], str]:
+    argv = [sys.executable, "-m", "mooring.demo_server", "--http", "--port", "0"]
+    argv += ["--store", str(store)]
     argv += ["--poll-interval-ms", "100"]
     process = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=child_env()
@@ -61,7 +60,6 @@ async def _import(url: str, csv: Path) -> tuple[float, str, dict[str, object]]:
 
 
 def _stop(process: subprocess.Popen[str]) -> None:
-    # SIGINT: a profiled server ends its run normally, so pyinstrument writes the report.
     process.send_signal(signal.SIGINT)
     try:
         process.wait(timeout=60)
@@ -78,7 +76,7 @@ def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]
         return []
     csv = write_large(folder / "suppliers_large.csv", rows=size.import_rows)
     what = f"the demo server's {size.import_rows:,}-row import over HTTP (tools/call to completed)"
-    process, url = _server(folder / "plain.sqlite3", profile=None)
+    process, url = _server(folder / "plain.sqlite3")
     try:
         seconds, status, structured = anyio.run(_import, url, csv)
     finally:
@@ -88,13 +86,20 @@ def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]
     notes: dict[str, Any] = {"seconds": round(seconds, 3), "saved": structured.get("saved")}
     try:
         PROFILE.parent.mkdir(parents=True, exist_ok=True)
-        profiled, url = _server(folder / "profiled.sqlite3", profile=PROFILE)
+        profiled, url = _server(folder / "profiled.sqlite3")
+        spy = Spy.attach(profiled.pid, folder / "import.raw")
         try:
             profiled_s, _status, _ = anyio.run(_import, url, csv)
         finally:
+            if spy is not None:
+                spy.stop()
             _stop(profiled)
-        notes["profile"] = str(PROFILE.relative_to(REPO)) if PROFILE.exists() else None
-        notes["profiled_seconds"] = round(profiled_s, 3)
+        if spy is None:
+            notes["profile"] = "not written: py-spy is not installed"
+        else:
+            PROFILE.write_text(summary(spy.raw, f"demo server, {size.import_rows:,}-row import"))
+            notes["profile"] = str(PROFILE.relative_to(REPO))
+            notes["profiled_seconds"] = round(profiled_s, 3)
     except (RuntimeError, OSError) as exc:
         notes["profile"] = f"not written: {exc}"
     return [
