@@ -23,6 +23,7 @@ from bench import (
     bench_scale,
     bench_tracing,
     bench_window,
+    suite,
 )
 from bench.suite import REPO, Result, Size, machine, table, unmeasured
 
@@ -62,6 +63,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     """Run what was asked, print the table, write the JSON; 0 unless the suite itself broke."""
     args = parse(argv)
+    suite.OUT_DIR = args.out.parent
     size = Size.named(args.size)
     only = set(args.only.split(",")) if args.only else set(ALL_IDS)
     report: dict[str, object] = {"machine": machine(), "size": size.name, "results": []}

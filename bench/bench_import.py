@@ -4,7 +4,8 @@ The generated large sample (``mooring.demo_server.samples.write_large``) is impo
 server over HTTP, started by the raw SDK client (nothing of Mooring's host in between: this is
 the server's own throughput), polled every 100 ms; timed from the task's creation to the
 completed ``tasks/get``. A second run, sampled by ``py-spy`` (every thread), writes where the
-server's time goes to ``build/bench/import_200k.profile.txt`` (the figure is from the first run).
+server's time goes to ``import_200k.profile.txt`` beside the results (the figure is from the
+first run).
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from tests.demo_server.helpers import TasksDeclared, start_task, wait_task
 
+from bench import suite
 from bench.fleet import child_env
 from bench.spy import Spy, summary
-from bench.suite import REPO, Result, Size, measured, unmeasured
+from bench.suite import Result, Size, measured, unmeasured
 from mooring.demo_server.samples import write_large
 
 IDS = ("import_200k",)
-PROFILE = REPO / "build" / "bench" / "import_200k.profile.txt"
 
 
 def _server(store: Path) -> tuple[subprocess.Popen[str], str]:
@@ -84,8 +85,9 @@ def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]
     if status != "completed":
         return [unmeasured("import_200k", what, unit="rows/s", target="report", reason=status)]
     notes: dict[str, Any] = {"seconds": round(seconds, 3), "saved": structured.get("saved")}
+    profile = suite.OUT_DIR / "import_200k.profile.txt"
     try:
-        PROFILE.parent.mkdir(parents=True, exist_ok=True)
+        profile.parent.mkdir(parents=True, exist_ok=True)
         profiled, url = _server(folder / "profiled.sqlite3")
         spy = Spy.attach(profiled.pid, folder / "import.raw")
         try:
@@ -97,8 +99,8 @@ def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]
         if spy is None:
             notes["profile"] = "not written: py-spy is not installed"
         else:
-            PROFILE.write_text(summary(spy.raw, f"demo server, {size.import_rows:,}-row import"))
-            notes["profile"] = str(PROFILE.relative_to(REPO))
+            profile.write_text(summary(spy.raw, f"demo server, {size.import_rows:,}-row import"))
+            notes["profile"] = str(profile)
             notes["profiled_seconds"] = round(profiled_s, 3)
     except (RuntimeError, OSError) as exc:
         notes["profile"] = f"not written: {exc}"

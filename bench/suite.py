@@ -23,6 +23,8 @@ from typing import Any, Literal
 import mooring
 
 REPO = Path(__file__).resolve().parents[1]
+OUT_DIR = REPO / "build" / "bench"
+"""Where results and profiles go (``python -m bench --out`` moves it: the folder of ``--out``)."""
 SizeName = Literal["small", "full"]
 
 
