@@ -12,13 +12,14 @@ import asyncio
 import os
 import tempfile
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from bench.suite import Result, Size, measured
 from mooring.core.clock import SystemClock
 from mooring.core.conversation import Conversation, Message, Role
 from mooring.core.ids import new_id
@@ -26,16 +27,16 @@ from mooring.storage import conversations as store
 from mooring.storage.conversations import SqlConversations
 from mooring.storage.db import Database
 
-MESSAGES = 10_000
+IDS = ("transcript_open_10k",)
 
 
-def _seed(db: Database) -> str:
+def _seed(db: Database, count: int) -> str:
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     conversation = Conversation(id=new_id(), title="Long", created_at=t0, updated_at=t0)
 
     def write(session: Session) -> None:
         store.add_conversation(session, conversation)
-        for n in range(MESSAGES):
+        for n in range(count):
             store.append_message(
                 session,
                 Message(
@@ -51,8 +52,11 @@ def _seed(db: Database) -> str:
     return conversation.id
 
 
-def main() -> None:
-    """Measure both ways of opening the same conversation and print the ratio."""
+def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]:
+    """Open the same long conversation both ways; the page's time beside the whole's."""
+    if not wanted("transcript_open_10k"):
+        return []
+    count = 10_000 if size.name == "full" else 1_000
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication, QListView
 
@@ -60,9 +64,9 @@ def main() -> None:
     from mooring.ui.views.conversations_view import PAGE_SIZE, MessageDelegate
 
     app = QApplication.instance() or QApplication([])
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
         db = Database.open(Path(tmp) / "bench.sqlite3")
-        conversation_id = _seed(db)
+        conversation_id = _seed(db, count)
         book = SqlConversations(db, SystemClock())
         view = QListView()
         view.resize(800, 600)
@@ -84,11 +88,15 @@ def main() -> None:
         page = open_with(book.messages_before(conversation_id, None, PAGE_SIZE))
         whole = open_with(book.messages(conversation_id))
         db.close()
-    print(
-        f"transcript open ({MESSAGES} messages): newest page {page * 1000:.1f} ms, "
-        f"whole transcript {whole * 1000:.1f} ms, ratio {whole / page:.1f}x"
-    )
-
-
-if __name__ == "__main__":
-    main()
+    return [
+        measured(
+            "transcript_open_10k",
+            f"open a {count:,}-message conversation: read and lay out its newest page "
+            f"({PAGE_SIZE} messages) in the transcript view",
+            value=page * 1e3,
+            baseline=whole * 1e3,
+            unit="ms",
+            target="report (baseline: the whole transcript at once)",
+            met=None,
+        )
+    ]
