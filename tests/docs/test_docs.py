@@ -424,3 +424,45 @@ def test_source_files_the_docs_name_exist() -> None:
                 if not any((root / name).exists() for root in roots):
                     missing.append(f"{_rel(page)}:{number}: {name}")
     assert not missing, "\n".join(missing)
+
+
+NAMED = re.compile(r"`([\w/]+\.py): (\w+)")
+CAMEL = re.compile(r"`([A-Z][a-z]+(?:[A-Z][a-z]*)+)`")
+NOT_OURS = frozenset(
+    {
+        "CallToolResult",
+        "DetailedTask",
+        "ExportTraceServiceRequest",
+        "InputRequiredResult",
+        "MarkdownNoHTML",
+        "OAuthClientProvider",
+        "QAbstractListModel",
+        "QTextDocument",
+        "ReadStream",
+        "TokenStorage",
+        "TransportStreams",
+    }
+)
+"""Names the docs mention that belong to the MCP spec, the SDK, Qt or OpenTelemetry."""
+
+
+def _defines(source: str, name: str) -> bool:
+    return bool(
+        re.search(rf"^\s*(?:async def|def|class) {name}\b|^\s*{name}\b\s*[:=]", source, re.M)
+    )
+
+
+def test_names_the_docs_give_for_code_are_defined_there() -> None:
+    """`path.py: name` is defined in that file; a `CamelCase` name is one of Mooring's own."""
+    sources = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "app").rglob("*.py"))
+    wrong: list[str] = []
+    for page in PAGES:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for path, name in NAMED.findall(line):
+                file = REPO / "app" / "mooring" / path
+                if not file.exists() or not _defines(file.read_text(encoding="utf-8"), name):
+                    wrong.append(f"{_rel(page)}:{number}: {path}: {name}")
+            for name in CAMEL.findall(line):
+                if name not in NOT_OURS and not _defines(sources, name):
+                    wrong.append(f"{_rel(page)}:{number}: {name}")
+    assert not wrong, "\n".join(wrong)
