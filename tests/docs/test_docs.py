@@ -30,6 +30,7 @@ import pytest
 
 from mooring.cli import docgen
 from mooring.cli.parser import build_parser
+from tests.helpers.model_endpoints import ModelEndpoint, Text, ToolCall, ToolCalls
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = sorted([REPO / "README.md", *(REPO / "docs").glob("*.md")])
@@ -42,11 +43,6 @@ EXEMPT: dict[str, str] = {
     "against tests/helpers/authserver.py",
     "source .venv/bin/activate": "changes the reader's own shell",
     'ln -s "$PWD/.venv/bin/mooring" ~/.local/bin/mooring': "changes the reader's home folder",
-    "mooring providers test local": "needs a model endpoint on 127.0.0.1:11434: "
-    "tests/e2e/test_providers.py runs it against scripted endpoints",
-    "mooring providers models local": "needs a model endpoint: tests/e2e/test_providers.py",
-    'mooring chat --wait "Import suppliers_clean.csv and tell me what was saved"': "needs a "
-    "model: tests/e2e/test_chat_e2e.py runs chat --wait against scripted endpoints",
     "python -m mooring.demo_server": "a stdio server waits for a client: tests/demo_server",
     "python -m mooring.demo_server --http --port 8765": "a server runs until stopped: "
     "tests/demo_server start it on a free port",
@@ -69,6 +65,9 @@ PENDING_FILES: dict[str, str] = {
     "docs/benchmarks.md": "branch bench writes it",
 }
 """Pages the docs link to that another branch is adding (remove once merged)."""
+
+OLLAMA = "http://127.0.0.1:11434/v1"
+"""The local model address the providers page shows: a scripted endpoint answers in its place."""
 
 PLACEHOLDER = re.compile(r"\bID\b")
 EXIT = re.compile(r"#\s*exit\s+(\d+)\s*$")
@@ -237,6 +236,20 @@ def _pages_with_runs() -> list[Path]:
 
 @pytest.mark.parametrize("page", _pages_with_runs(), ids=lambda p: _rel(p))
 def test_console_blocks_run_as_documented(page: Path, tmp_path: Path) -> None:
+    """Each page's commands, in order; a page that uses the local model gets a scripted one."""
+    with ModelEndpoint.running(models=("llama3.2",)) as model:
+        model.script(
+            Text("OK"),  # providers test
+            ToolCalls([ToolCall("demo__import_suppliers", {"path": "suppliers_clean.csv"})]),
+            Text("The import has started; I will tell you when it is done."),
+            Text("12 suppliers were saved."),  # chat --wait continues with the task's result
+        )
+        _run_page(page, tmp_path, model.openai_url)
+        if OLLAMA in page.read_text(encoding="utf-8"):
+            assert model.pending == 0, "the page's model commands did not all reach the model"
+
+
+def _run_page(page: Path, tmp_path: Path, model_url: str) -> None:
     data = tmp_path / "data"
     work = tmp_path / "work"
     work.mkdir()
@@ -265,7 +278,7 @@ def test_console_blocks_run_as_documented(page: Path, tmp_path: Path) -> None:
             continue
         if not shown.text.startswith("mooring "):
             continue
-        text = shown.text
+        text = shown.text.replace(OLLAMA, model_url)
         if PLACEHOLDER.search(text):
             text = PLACEHOLDER.sub(_newest_task(env, work), text)
         argv = shlex.split(text, comments=True)

@@ -1,4 +1,4 @@
-"""Exit codes of ``mooring`` commands (documented in docs/cli.md)."""
+"""Exit codes of ``mooring`` commands (docs/cli-reference.md is generated from these docstrings)."""
 
 from __future__ import annotations
 
