@@ -21,4 +21,10 @@ xvfb-run -a -s "-screen 0 1280x900x24" "$python" "$here/tests/ui/window_probe.py
 xvfb-run -a -s "-screen 0 1280x900x24" "$python" "$here/tests/ui/chat_shots.py" "$out" >/dev/null
 MOORING_COLOR_SCHEME=dark xvfb-run -a -s "-screen 0 1280x900x24" \
   "$python" "$here/tests/ui/window_probe.py" shot "$out/10-dark-palette.png" >/dev/null
+# The docs show some of them: copy those into docs/images/, so `make screenshots` keeps the
+# docs' pictures current (tests/docs checks that every image there is one of these).
+mkdir -p "$here/docs/images"
+for shot in 03-approval-dialog 05-task-needs-input 06-input-form 08-servers-panel; do
+  cp "$out/$shot.png" "$here/docs/images/$shot.png"
+done
 ls "$out"
