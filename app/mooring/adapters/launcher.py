@@ -8,6 +8,7 @@ there the same programs are entries of the bundle (``mooring demo-server``, ``mo
 from __future__ import annotations
 
 import sys
+from collections.abc import MutableMapping
 from pathlib import Path
 
 DEMO_SERVER_ENTRY = "demo-server"
@@ -42,3 +43,18 @@ def demo_server_command(
     if is_frozen() if frozen is None else frozen:
         return exe, (DEMO_SERVER_ENTRY, *tail)
     return exe, ("-m", "mooring.demo_server", *tail)
+
+
+def restore_host_environment(environ: MutableMapping[str, str]) -> None:
+    """Give programs this bundle starts (a browser for sign-in, MCP servers, ``xdg-open``) the
+    library path the user had, not the bundle's.
+
+    PyInstaller's bootloader points ``LD_LIBRARY_PATH`` at the bundle and keeps the user's value
+    in ``LD_LIBRARY_PATH_ORIG``. This process resolved its own libraries already (the loader
+    reads the variable once, at start), so only children see the change.
+    """
+    original = environ.pop("LD_LIBRARY_PATH_ORIG", None)
+    if original is None:
+        environ.pop("LD_LIBRARY_PATH", None)
+    else:
+        environ["LD_LIBRARY_PATH"] = original
