@@ -53,10 +53,12 @@ state=$(grep -m1 '"state":' <<<"$call" | tr -d ' ,')
 grep -q '"saved": 12' <<<"$call" || fail "demo import did not save the 12 sample suppliers"
 step "demo import: completed, 12 suppliers saved"
 
-if ! window=$(MOORING_SMOKE=1 run timeout 120 "$exe" 2>"$work/window.err"); then
-  cat "$work/window.err" >&2
+if ! run env MOORING_SMOKE=1 timeout 120 "$exe" >"$work/window.out" 2>"$work/window.err"; then
+  cat "$work/window.out" "$work/window.err" >&2
+  tail -n 20 "$data/logs/mooring.log" >&2
   fail "the window did not open and quit cleanly"
 fi
+window=$(cat "$work/window.out")
 grep -q '"smoke": "painted"' <<<"$window" || fail "the window did not report its first paint: $window"
 grep -q '"icon": true' <<<"$window" || fail "the window has no icon: $window"
 grep -q '"demo (bundled)"' <<<"$window" || fail "the window does not show the demo server: $window"
