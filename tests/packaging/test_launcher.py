@@ -87,6 +87,32 @@ def test_a_fresh_data_folder_in_a_bundle_configures_the_bundle_entry(tmp_path: P
     assert server["args"] == ["demo-server", "--store", str(data / "demo-server.sqlite3")]
 
 
+def test_after_mooring_moved_the_demo_server_starts_from_the_new_place(tmp_path: Path) -> None:
+    # First used from a bundle that is gone now (run from dist/, then installed elsewhere):
+    # the next launch starts the demo server the way this installation does.
+    script = (
+        "import sys; sys.frozen = True; sys.executable = sys.argv[1];"
+        "from mooring.bootstrap import main; raise SystemExit(main(sys.argv[2:]))"
+    )
+    data = tmp_path / "data"
+    gone = str(tmp_path / "old bundle" / "mooring")
+    first = subprocess.run(
+        [sys.executable, "-c", script, gone, "servers", "list"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MOORING_DATA_DIR": str(data)},
+        timeout=60,
+        check=False,
+    )
+    assert first.returncode == 0, first.stderr
+    [before] = json.loads(run_mooring("servers", "list", "--json", data_dir=data).stdout)
+    assert before["command"] == sys.executable  # this installation, no longer the old bundle
+    assert before["args"][:2] == ["-m", "mooring.demo_server"]
+    tools = run_mooring("tools", "list", "demo", "--json", data_dir=data, timeout=90)
+    assert tools.returncode == 0, tools.stderr
+    assert "import_suppliers" in {tool["name"] for tool in json.loads(tools.stdout)}
+
+
 def test_the_demo_server_entry_serves_mcp(tmp_path: Path) -> None:
     # `mooring demo-server` is the same program as `python -m mooring.demo_server`: a server
     # configured through the entry lists the demo tools.

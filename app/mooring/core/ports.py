@@ -53,6 +53,10 @@ class ServerCatalog(Protocol):
         """Trust (or stop trusting) a server's tool annotations."""
         ...
 
+    async def set_command(self, server_id: str, command: str, args: Sequence[str]) -> None:
+        """Change how a stdio server is started (Mooring's own server, after Mooring moved)."""
+        ...
+
 
 class AccountBook(Protocol):
     """Credential profiles: several accounts per server (their secrets are in the keyring)."""

@@ -22,9 +22,12 @@ async def ensure_demo_server(
     the window or the CLI, on the first use of a data folder).
 
     A user who removed it does not get it back on the next launch, and a user's own server
-    called ``demo`` is never joined by a bundled copy.
+    called ``demo`` is never joined by a bundled copy. One configured before is started the
+    way this installation starts it (``command``, ``args``): after Mooring moved (a bundle
+    installed elsewhere, a new virtual environment) the old program may be gone.
     """
     if await catalog.builtin_ever_configured():
+        await _follow_this_installation(catalog, command, tuple(args))
         return None
     if await catalog.find_server(DEMO_ALIAS) is not None:
         # The user has a server of that name: theirs stays, and no second copy appears.
@@ -42,3 +45,21 @@ async def ensure_demo_server(
     await catalog.add_server(server)
     log.info("configured the bundled demo server as %r", DEMO_ALIAS)
     return server
+
+
+async def _follow_this_installation(
+    catalog: ServerCatalog, command: str, args: tuple[str, ...]
+) -> None:
+    for server in await catalog.list_servers():
+        if not server.builtin or server.transport is not Transport.STDIO:
+            continue
+        if (server.command, server.args) != (command, args):
+            await catalog.set_command(server.id, command, args)
+            log.info(
+                "the bundled demo server %r now starts as %s %s (was %s %s)",
+                server.alias,
+                command,
+                " ".join(args),
+                server.command,
+                " ".join(server.args),
+            )

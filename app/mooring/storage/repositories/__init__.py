@@ -39,6 +39,7 @@ from mooring.storage.repositories.servers import (
     remove_profile,
     remove_server,
     server_removed_at,
+    set_server_command,
     set_server_trusted,
 )
 from mooring.storage.repositories.tasks import (
@@ -94,6 +95,7 @@ __all__ = [
     "save_task_record",
     "server_removed_at",
     "set_round_approval",
+    "set_server_command",
     "set_server_trusted",
     "task_record_by_task_id",
     "task_records_matching",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -146,6 +147,15 @@ def profile_removed_at(session: Session, profile_id: str) -> datetime | None:
         select(t.credential_profiles.c.removed_at).where(t.credential_profiles.c.id == profile_id)
     ).scalar_one_or_none()
     return removed
+
+
+def set_server_command(session: Session, server_id: str, command: str, args: Sequence[str]) -> None:
+    """Change the program and arguments that start a stdio server."""
+    session.execute(
+        update(t.servers)
+        .where(t.servers.c.id == server_id)
+        .values(command=command, args=list(args))
+    )
 
 
 def set_server_trusted(session: Session, server_id: str, trusted: bool) -> None:
