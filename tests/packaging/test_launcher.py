@@ -117,11 +117,8 @@ def test_the_demo_server_entry_serves_mcp(tmp_path: Path) -> None:
     # `mooring demo-server` is the same program as `python -m mooring.demo_server`: a server
     # configured through the entry lists the demo tools.
     data = tmp_path / "data"
-    env: dict[str, str | None] = {}
-    assert (
-        run_mooring("settings", "set", "demo_server.enabled", "false", data_dir=data).returncode
-        == 0
-    )
+    off = run_mooring("settings", "set", "demo_server.enabled", "false", data_dir=data)
+    assert off.returncode == 0, off.stderr
     added = run_mooring(
         "servers",
         "add",
@@ -132,14 +129,13 @@ def test_the_demo_server_entry_serves_mcp(tmp_path: Path) -> None:
         "--arg=mooring",
         "--arg=demo-server",
         f"--arg=--store={tmp_path / 'store.sqlite3'}",
-        # A stdio server gets a minimal environment: point it at the sources under test.
-        "--env",
-        f"PYTHONPATH={Path(mooring.__file__).parents[1]}",
+        # `python -m` looks in the working folder first: the sources under test.
+        "--cwd",
+        str(Path(mooring.__file__).parents[1]),
         data_dir=data,
-        env=env,
     )
     assert added.returncode == 0, added.stderr
-    tools = run_mooring("tools", "list", "entry", "--json", data_dir=data, env=env, timeout=90)
+    tools = run_mooring("tools", "list", "entry", "--json", data_dir=data, timeout=90)
     assert tools.returncode == 0, tools.stderr
     names = {tool["name"] for tool in json.loads(tools.stdout)}
     assert {"import_suppliers", "export_suppliers", "list_suppliers"} <= names

@@ -1,9 +1,11 @@
-"""First-launch defaults: the bundled demo server, so the app does something real at once."""
+"""First-launch defaults: the bundled demo server, so the app does something real at once, and
+the sample import the welcome offers on it."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
 from mooring.core.clock import Clock
 from mooring.core.ids import new_id
@@ -13,6 +15,11 @@ from mooring.core.servers import ServerDefinition, Transport
 log = logging.getLogger("mooring.first_run")
 
 DEMO_ALIAS = "demo"
+
+SAMPLE_TOOL = "import_suppliers"
+"""The bundled demo server's long-running tool the welcome offers to try."""
+SAMPLE_FILE = "suppliers_clean.csv"
+"""The bundled sample it imports (relative to the demo server's samples folder)."""
 
 
 async def ensure_demo_server(
@@ -47,19 +54,40 @@ async def ensure_demo_server(
     return server
 
 
+# How Mooring starts its demo server: from Python, or as an entry of a frozen bundle.
+_DEMO_LAUNCHES = (("-m", "mooring.demo_server"), ("demo-server",))
+
+
+def _launch_split(args: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """``args`` as (how Mooring starts the demo server, the server's own flags), or ``None``
+    when they do not start it the way Mooring does."""
+    for launch in _DEMO_LAUNCHES:
+        if args[: len(launch)] == launch:
+            return launch, args[len(launch) :]
+    return None
+
+
 async def _follow_this_installation(
     catalog: ServerCatalog, command: str, args: tuple[str, ...]
 ) -> None:
+    # Only the program and how it is entered change: the server's own flags (its store, any
+    # the user added) stay, and a command line the user changed to something else is theirs.
+    ours = _launch_split(args)
+    if ours is None:
+        return
     for server in await catalog.list_servers():
-        if not server.builtin or server.transport is not Transport.STDIO:
+        theirs = _launch_split(server.args)
+        if not server.builtin or server.transport is not Transport.STDIO or theirs is None:
             continue
-        if (server.command, server.args) != (command, args):
-            await catalog.set_command(server.id, command, args)
-            log.info(
-                "the bundled demo server %r now starts as %s %s (was %s %s)",
-                server.alias,
-                command,
-                " ".join(args),
-                server.command,
-                " ".join(server.args),
-            )
+        wanted = (*ours[0], *theirs[1])
+        if (server.command, server.args) == (command, wanted):
+            continue
+        await catalog.update_server(replace(server, command=command, args=wanted))
+        log.info(
+            "the bundled demo server %r now starts as %s %s (was %s %s)",
+            server.alias,
+            command,
+            " ".join(wanted),
+            server.command,
+            " ".join(server.args),
+        )

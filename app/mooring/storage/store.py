@@ -44,8 +44,8 @@ class SqlStore:
     async def set_trusted(self, server_id: str, trusted: bool) -> None:
         await self.db.run(lambda s: repo.set_server_trusted(s, server_id, trusted))
 
-    async def set_command(self, server_id: str, command: str, args: Sequence[str]) -> None:
-        await self.db.run(lambda s: repo.set_server_command(s, server_id, command, args))
+    async def update_server(self, server: ServerDefinition) -> None:
+        await self.db.run(lambda s: repo.update_server(s, server))
 
     async def remove_server(self, server_id: str) -> None:
         at = self.clock.now()

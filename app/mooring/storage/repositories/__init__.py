@@ -39,8 +39,8 @@ from mooring.storage.repositories.servers import (
     remove_profile,
     remove_server,
     server_removed_at,
-    set_server_command,
     set_server_trusted,
+    update_server,
 )
 from mooring.storage.repositories.tasks import (
     add_task_inputs,
@@ -95,8 +95,8 @@ __all__ = [
     "save_task_record",
     "server_removed_at",
     "set_round_approval",
-    "set_server_command",
     "set_server_trusted",
     "task_record_by_task_id",
     "task_records_matching",
+    "update_server",
 ]

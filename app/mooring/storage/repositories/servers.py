@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -149,15 +148,28 @@ def profile_removed_at(session: Session, profile_id: str) -> datetime | None:
     return removed
 
 
-def set_server_command(session: Session, server_id: str, command: str, args: Sequence[str]) -> None:
-    """Change the program and arguments that start a stdio server."""
-    session.execute(
-        update(t.servers)
-        .where(t.servers.c.id == server_id)
-        .values(command=command, args=list(args))
-    )
-
-
 def set_server_trusted(session: Session, server_id: str, trusted: bool) -> None:
     """Trust (or stop trusting) a server's tool annotations."""
     session.execute(update(t.servers).where(t.servers.c.id == server_id).values(trusted=trusted))
+
+
+def update_server(session: Session, server: ServerDefinition) -> None:
+    """Store a changed definition (everything the user may edit; not its id or history)."""
+    session.execute(
+        update(t.servers)
+        .where(t.servers.c.id == server.id)
+        .values(
+            alias=server.alias,
+            transport=server.transport.value,
+            command=server.command,
+            args=list(server.args),
+            env=server.env,
+            cwd=server.cwd,
+            url=server.url,
+            headers=server.headers,
+            trusted=server.trusted,
+            enabled=server.enabled,
+            allowed_tools=None if server.allowed_tools is None else list(server.allowed_tools),
+            hidden_tools=list(server.hidden_tools),
+        )
+    )
