@@ -5,10 +5,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 RUN_STAMP := $(VENV)/.runtime-stamp
+PKG_STAMP := $(VENV)/.package-stamp
+BUNDLE := dist/mooring
 # Tests and `make run` never touch the real user profile unless asked: see README.
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: run test check lint typecheck contracts pytest system-deps venv runtime conformance samples bench clean screenshots
+.PHONY: run test check lint typecheck contracts pytest system-deps venv runtime conformance samples bench clean screenshots package install-desktop uninstall-desktop
 
 $(BIN)/python:
 	bash packaging/system-deps.sh venv
@@ -73,6 +75,29 @@ screenshots: venv
 .PHONY: docs
 docs: runtime
 	$(BIN)/python -m mooring.cli.docgen
+# What building the bundle needs on top of running: the `package` extra (PyInstaller).
+$(PKG_STAMP): $(RUN_STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[package]'
+	touch $(PKG_STAMP)
+
+## The desktop bundle: PyInstaller one-folder build in dist/mooring/ (executable dist/mooring/mooring),
+## then its smoke test (see docs/packaging.md). Not part of `make test`: it takes minutes.
+package: $(PKG_STAMP)
+	bash packaging/system-deps.sh gui
+	rm -rf $(BUNDLE) build/pyinstaller
+	$(BIN)/pyinstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller packaging/mooring.spec
+	bash packaging/smoke.sh $(BUNDLE)
+	@du -sh $(BUNDLE)
+
+$(BUNDLE)/mooring:
+	$(MAKE) package
+
+## Install the bundle, its menu entry and icons for the current user (XDG dirs), or remove them.
+install-desktop: $(BUNDLE)/mooring
+	bash packaging/desktop.sh install $(BUNDLE)
+
+uninstall-desktop:
+	bash packaging/desktop.sh uninstall
 
 bench: venv
 	$(BIN)/python -m bench

@@ -2,7 +2,8 @@
 # Installs the Debian/Ubuntu packages Mooring needs, only those that are missing.
 #   venv  - what `python3 -m venv` needs
 #   gui   - Qt's runtime libraries (offscreen and X11)
-#   all   - gui + Xvfb, xauth, a D-Bus daemon, AT-SPI and Node.js + npm for the test suite
+#   all   - gui + Xvfb, xauth, a D-Bus daemon, AT-SPI, desktop-file-utils, appstream and
+#           Node.js + npm for the test suite
 # On other systems (or without root/sudo) it says what is missing and leaves the rest to you.
 set -euo pipefail
 mode=${1:-all}
@@ -13,6 +14,8 @@ gui_pkgs=(libgl1 libegl1 libxkbcommon0 libglib2.0-0 libfontconfig1 libdbus-1-3
           libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-shape0)
 # at-spi2-core + python3-pyatspi: the window's accessibility test (tests/ui/test_accessibility.py).
 test_pkgs=(xvfb xauth dbus-daemon at-spi2-core python3-pyatspi)
+# desktop-file-validate and appstreamcli check the desktop entry and metainfo (tests/packaging).
+test_pkgs+=(desktop-file-utils appstream)
 # Node.js and npm run the npm MCP servers the suite talks to (tests/peers_node). A Node.js that
 # is already there (e.g. from NodeSource, which bundles npm) is kept: Debian's npm conflicts with it.
 if ! command -v node >/dev/null 2>&1; then test_pkgs+=(nodejs); fi

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mooring import __version__
+from mooring.adapters import launcher
 from mooring.adapters.notify.chain import HookLink, NotificationChain
 from mooring.adapters.notify.desktop import DesktopLink
 from mooring.adapters.poller_lock import FilePollerLock
@@ -57,8 +59,9 @@ log = logging.getLogger("mooring.bootstrap")
 
 
 def demo_server_command(paths: Paths) -> tuple[str, tuple[str, ...]]:
-    """How to start the bundled demo server with this Python, on a store in the data folder."""
-    return sys.executable, ("-m", "mooring.demo_server", "--store", str(paths.demo_store))
+    """How to start the bundled demo server (with this Python, or through this bundle's own
+    executable when frozen), on a store in the data folder."""
+    return launcher.demo_server_command(paths.demo_store)
 
 
 def _start(args: argparse.Namespace) -> tuple[Paths, Settings]:
@@ -580,8 +583,25 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
         db.close()
 
 
+def _smoke_run() -> Callable[[MainWindow], None] | None:
+    """With ``MOORING_SMOKE=1`` the window reports its first paint and quits (packaging's
+    smoke test of a built bundle); otherwise ``None``."""
+    if os.environ.get("MOORING_SMOKE", "") in ("", "0"):
+        return None
+    from mooring.ui.smoke import report_and_quit
+
+    return report_and_quit
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mooring`` command and ``python -m mooring``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == [launcher.DEMO_SERVER_ENTRY]:
+        # A separate program behind an entry of this one, so a frozen bundle (which cannot
+        # run `python -m`) can start it: `mooring demo-server --help` lists its flags.
+        from mooring.demo_server.cli import main as demo_server_main
+
+        return demo_server_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -599,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(run_autostart(args, resolve_paths(args.data_dir)))
         if args.command in HEADLESS:
             return int(run_headless(args))
-        return int(run_gui(args))
+        return int(run_gui(args, on_ready=_smoke_run()))
     except KnownError as exc:
         from mooring.cli.errors import report_known_error
 

@@ -11,7 +11,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_a_built_wheel_contains_the_sample_csvs_and_the_migrations(tmp_path: Path) -> None:
+def test_a_built_wheel_contains_the_sample_csvs_the_migrations_and_the_icon(tmp_path: Path) -> None:
     source = tmp_path / "src"
     shutil.copytree(
         REPO,
@@ -52,3 +52,6 @@ def test_a_built_wheel_contains_the_sample_csvs_and_the_migrations(tmp_path: Pat
     } <= samples
     assert any(n.startswith("mooring/storage/migrations/versions/0001") for n in names)
     assert not any("generated" in n for n in names)  # the large generated file stays out
+    # The window's icon (resources/icons, linked into mooring/ui).
+    assert "mooring/ui/icons/io.mooring.Mooring.svg" in names
+    assert "mooring/ui/icons/hicolor/48x48/apps/io.mooring.Mooring.png" in names

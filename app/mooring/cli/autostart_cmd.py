@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from mooring.adapters.autostart import autostart_file, disable_autostart, enable_autostart
+from mooring.adapters.launcher import mooring_command
 from mooring.cli.exit_codes import ExitCode
 from mooring.settings.paths import APP_ID, APP_NAME, Paths
 
 
 def monitor_command(paths: Paths) -> list[str]:
-    """The command the autostart entry runs: this Python, this data folder."""
-    command = [sys.executable, "-m", "mooring", "tasks", "watch", "--notify"]
+    """The command the autostart entry runs: this Python (or this bundle), this data folder."""
+    command = mooring_command("tasks", "watch", "--notify")
     if paths.overridden:
         command += ["--data-dir", str(paths.data_dir)]
     return command

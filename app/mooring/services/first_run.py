@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 
 from mooring.core.clock import Clock
 from mooring.core.ids import new_id
@@ -28,9 +29,12 @@ async def ensure_demo_server(
     the window or the CLI, on the first use of a data folder).
 
     A user who removed it does not get it back on the next launch, and a user's own server
-    called ``demo`` is never joined by a bundled copy.
+    called ``demo`` is never joined by a bundled copy. One configured before is started the
+    way this installation starts it (``command``, ``args``): after Mooring moved (a bundle
+    installed elsewhere, a new virtual environment) the old program may be gone.
     """
     if await catalog.builtin_ever_configured():
+        await _follow_this_installation(catalog, command, tuple(args))
         return None
     if await catalog.find_server(DEMO_ALIAS) is not None:
         # The user has a server of that name: theirs stays, and no second copy appears.
@@ -48,3 +52,42 @@ async def ensure_demo_server(
     await catalog.add_server(server)
     log.info("configured the bundled demo server as %r", DEMO_ALIAS)
     return server
+
+
+# How Mooring starts its demo server: from Python, or as an entry of a frozen bundle.
+_DEMO_LAUNCHES = (("-m", "mooring.demo_server"), ("demo-server",))
+
+
+def _launch_split(args: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """``args`` as (how Mooring starts the demo server, the server's own flags), or ``None``
+    when they do not start it the way Mooring does."""
+    for launch in _DEMO_LAUNCHES:
+        if args[: len(launch)] == launch:
+            return launch, args[len(launch) :]
+    return None
+
+
+async def _follow_this_installation(
+    catalog: ServerCatalog, command: str, args: tuple[str, ...]
+) -> None:
+    # Only the program and how it is entered change: the server's own flags (its store, any
+    # the user added) stay, and a command line the user changed to something else is theirs.
+    ours = _launch_split(args)
+    if ours is None:
+        return
+    for server in await catalog.list_servers():
+        theirs = _launch_split(server.args)
+        if not server.builtin or server.transport is not Transport.STDIO or theirs is None:
+            continue
+        wanted = (*ours[0], *theirs[1])
+        if (server.command, server.args) == (command, wanted):
+            continue
+        await catalog.update_server(replace(server, command=command, args=wanted))
+        log.info(
+            "the bundled demo server %r now starts as %s %s (was %s %s)",
+            server.alias,
+            command,
+            " ".join(wanted),
+            server.command,
+            " ".join(server.args),
+        )

@@ -20,6 +20,7 @@ from mooring.core.errors import KnownError
 from mooring.services.host import Host
 from mooring.settings.paths import APP_ID, APP_NAME
 from mooring.ui.dialogs.approval import DialogAsker
+from mooring.ui.icon import app_icon
 from mooring.ui.main_window import MainWindow, WindowInfo
 from mooring.ui.palette_theme import follow_system
 from mooring.ui.single_instance import InstanceServer
@@ -33,7 +34,10 @@ def ensure_app() -> QApplication:
     assert isinstance(app, QApplication)
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)
+    # Task bars (Wayland's app id, X11's hints) match the window to the installed entry.
     QGuiApplication.setDesktopFileName(APP_ID)
+    if app.windowIcon().isNull():
+        app.setWindowIcon(app_icon())
     return app
 
 
