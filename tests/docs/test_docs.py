@@ -50,6 +50,12 @@ EXEMPT: dict[str, str] = {
     "tests/demo_server start it this way",
     "python -m mooring.demo_server --http --port 0 --oauth-issuer http://127.0.0.1:9000": "needs "
     "an authorization server: tests/demo_server/test_oauth*.py",
+    "python -m bench --size small": "minutes of benchmarks: tests/bench/test_suite.py runs "
+    "the suite at this size",
+    "python -m bench --only reconcile_1000,cli_start": "minutes of benchmarks: "
+    "tests/bench/test_suite.py runs the suite with --only",
+    "python -m bench --out /tmp/results.json": "minutes of benchmarks: tests/bench/test_suite.py "
+    "runs the suite with --out",
 }
 """Commands shown in a console block that this check does not run, each with its reason."""
 
