@@ -44,6 +44,9 @@ class _NoGateway:
     def add_status_listener(self, listener: object) -> None:
         return None
 
+    def want_task_notifications(self, wanted: bool) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 

@@ -14,6 +14,7 @@ import anyio
 
 from mooring.core.ports import ConnectionStatus
 from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.reconcile import Observation
 from mooring.mcp.connection import (
     AuthFor,
     ConnectionSettings,
@@ -24,8 +25,9 @@ from mooring.mcp.connection import (
 
 logger = logging.getLogger("mooring.mcp.gateway")
 
-TaskListener = Callable[[str, str], None]
-"""Told ``(server_id, task_id)`` when a ``notifications/tasks`` frame arrives."""
+TaskListener = Callable[[str, str, Observation | None], None]
+"""Told ``(server_id, task_id, observation)`` of news about a task from a notification;
+``None`` when only ``tasks/get`` can say what happened."""
 
 
 class McpGateway:
@@ -52,6 +54,7 @@ class McpGateway:
         self._connections: dict[tuple[str, str | None], McpConnection] = {}
         self._listeners: list[TaskListener] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
+        self._notifications_wanted = False
         self._closed = False
 
     async def connect(
@@ -79,6 +82,7 @@ class McpGateway:
             on_status=self._status_changed,
             input_handler=self._input_handler,
         )
+        connection.want_task_notifications(self._notifications_wanted)
         if self._closed:
             await connection.aclose()
             return connection
@@ -95,11 +99,18 @@ class McpGateway:
         return [connection.status for connection in self._connections.values()]
 
     def add_task_listener(self, listener: TaskListener) -> None:
-        """Be told ``(server_id, task_id)`` when a ``notifications/tasks`` arrives.
+        """Be told ``(server_id, task_id, observation)`` when a notification brings news.
 
-        A notification only triggers a refresh: ``tasks/get`` stays the authority.
+        A ``notifications/tasks`` frame that repeats the last state seen is not passed on.
         """
         self._listeners.append(listener)
+
+    def want_task_notifications(self, wanted: bool) -> None:
+        """Hold one ``subscriptions/listen`` stream per connection (now and for connections
+        made later) for its running tasks, or none. Off by default: one-shot commands poll."""
+        self._notifications_wanted = wanted
+        for connection in self._connections.values():
+            connection.want_task_notifications(wanted)
 
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         """Be told every connection's new status when it changes."""
@@ -127,11 +138,11 @@ class McpGateway:
             for connection in connections:
                 tg.start_soon(connection.aclose)
 
-    def _notifier(self, server_id: str) -> Callable[[str], Awaitable[None]]:
-        async def notify(task_id: str) -> None:
+    def _notifier(self, server_id: str) -> Callable[[str, Observation | None], Awaitable[None]]:
+        async def notify(task_id: str, seen: Observation | None) -> None:
             for listener in list(self._listeners):
                 try:
-                    listener(server_id, task_id)
+                    listener(server_id, task_id, seen)
                 except Exception:  # one broken listener must not starve the others
                     logger.exception("task listener failed for %s/%s", server_id, task_id)
 

@@ -10,6 +10,9 @@ from collections.abc import Callable
 
 from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
 from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.reconcile import Observation
+
+TaskListener = Callable[[str, str, Observation | None], None]
 
 
 class LazyGateway:
@@ -18,8 +21,9 @@ class LazyGateway:
     def __init__(self, factory: Callable[[], Gateway]) -> None:
         self._factory = factory
         self._real: Gateway | None = None
-        self._task_listeners: list[Callable[[str, str], None]] = []
+        self._task_listeners: list[TaskListener] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
+        self._notifications_wanted = False
 
     @property
     def loaded(self) -> bool:
@@ -34,6 +38,7 @@ class LazyGateway:
                 self._real.add_task_listener(listener)
             for status_listener in self._status_listeners:
                 self._real.add_status_listener(status_listener)
+            self._real.want_task_notifications(self._notifications_wanted)
         return self._real
 
     async def connect(
@@ -44,7 +49,7 @@ class LazyGateway:
     def statuses(self) -> list[ConnectionStatus]:
         return self._real.statuses() if self._real is not None else []
 
-    def add_task_listener(self, listener: Callable[[str, str], None]) -> None:
+    def add_task_listener(self, listener: TaskListener) -> None:
         if self._real is not None:
             self._real.add_task_listener(listener)
         else:
@@ -55,6 +60,11 @@ class LazyGateway:
             self._real.add_status_listener(listener)
         else:
             self._status_listeners.append(listener)
+
+    def want_task_notifications(self, wanted: bool) -> None:
+        self._notifications_wanted = wanted
+        if self._real is not None:
+            self._real.want_task_notifications(wanted)
 
     async def aclose(self) -> None:
         if self._real is not None:
