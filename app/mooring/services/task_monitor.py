@@ -189,15 +189,25 @@ class TaskMonitor:
             notifications=self._notifications.pop(record.id, 0),
         )
 
+    def due_at(self, record_id: str) -> datetime | None:
+        """When the record's next poll is planned (``None``: not scheduled)."""
+        return self._due_at.get(record_id)
+
     def _on_notification(self, server_id: str, task_id: str, seen: Observation | None) -> None:
-        task = asyncio.ensure_future(self._take_notice(server_id, task_id, seen))
+        task = asyncio.ensure_future(self.take_notice(server_id, task_id, seen))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         task.add_done_callback(_log_failure)
 
-    async def _take_notice(self, server_id: str, task_id: str, seen: Observation | None) -> None:
-        """A notification: apply the task it carries if it is news (no poll); a bare hint
-        (2025-11-25) is looked at once; a malformed frame waits for the next poll."""
+    async def take_notice(self, server_id: str, task_id: str, seen: Observation | None) -> None:
+        """Act on a task notification (the gateway's listener runs this for each one).
+
+        A frame whose task tells something new is applied as the observation it is — persisted,
+        told, the next poll a full interval later — without a ``tasks/get``; one that repeats
+        what the record holds does nothing (no poll, no write, no event). A bare hint
+        (2025-11-25: ``seen`` is ``None``) is looked at once; a malformed frame waits for the
+        next poll.
+        """
         found = await self._ledger.by_task_id(server_id, task_id)
         if found is None or not found.is_monitored:
             return
