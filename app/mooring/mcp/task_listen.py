@@ -15,8 +15,8 @@ request with the current state of every listed task. So :class:`TaskSubscription
   dictionary look-up per task, not a database read — and frames about tasks it did not ask for.
 
 A frame that reports something new is handed on as the observation it is (it carries the full
-``DetailedTask``; a malformed one as a :class:`MalformedReply`); the 2025-11-25 wire's hints are
-handed on without one (``None``: only ``tasks/get`` can tell).
+``DetailedTask``); a malformed one is logged and dropped (the next poll reads the task); the
+2025-11-25 wire's hints are handed on without one (``None``: only ``tasks/get`` can tell).
 """
 
 from __future__ import annotations
@@ -132,8 +132,8 @@ class TaskSubscription:
             return  # not asked for on this connection's stream
         seen = translate.observation(params, task_id=task_id)
         if isinstance(seen, MalformedReply):
-            logger.info("%s: malformed task notification: %s", self._alias, seen.detail)
-            await self._tell(task_id, seen)  # not applied: the monitor polls on its schedule
+            # Not news: the next poll reads the task (tasks/get stays the authority).
+            logger.debug("%s: malformed task notification: %s", self._alias, seen.detail)
             return
         if isinstance(seen, ServerTask) and self._seen.get(task_id) == _marker(seen):
             return  # a repeat (e.g. the replay after a reopen): nothing to do

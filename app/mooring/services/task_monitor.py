@@ -205,9 +205,11 @@ class TaskMonitor:
         A frame whose task tells something new is applied as the observation it is — persisted,
         told, the next poll a full interval later — without a ``tasks/get``; one that repeats
         what the record holds does nothing (no poll, no write, no event). A bare hint
-        (2025-11-25: ``seen`` is ``None``) is looked at once; a malformed frame waits for the
-        next poll.
+        (2025-11-25: ``seen`` is ``None``) is looked at once; anything else waits for the next
+        poll.
         """
+        if seen is not None and not isinstance(seen, ServerTask):
+            return  # not a task to apply: the next poll reads it
         found = await self._ledger.by_task_id(server_id, task_id)
         if found is None or not found.is_monitored:
             return
@@ -215,9 +217,6 @@ class TaskMonitor:
             self._count_notification(found.id)
             self._server_of.setdefault(found.id, found.server_id)
             self._schedule(found.id, self._clock.now(), disciplined=False)
-            return
-        if not isinstance(seen, ServerTask):
-            self.poll_soon(found.id)
             return
         try:
             async with self._lock(found.id):
