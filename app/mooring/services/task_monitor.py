@@ -231,7 +231,7 @@ class TaskMonitor:
                 connection = await self._connection(record)
                 if connection is not None:
                     try:
-                        await self._observe(record, seen, connection)
+                        await self._observe(record, seen, connection, polled=False)
                     except RecordChanged:
                         log.info("task %s changed elsewhere; the next poll reads it", record.id)
         finally:
@@ -412,12 +412,22 @@ class TaskMonitor:
         return await self._observe(record, observation, connection)
 
     async def _observe(
-        self, record: TaskRecord, observation: Observation, connection: ServerConnection
+        self,
+        record: TaskRecord,
+        observation: Observation,
+        connection: ServerConnection,
+        *,
+        polled: bool = True,
     ) -> TaskRecord:
-        """Persist what the server said (a poll's answer or a notification), tell, plan the
-        next poll a full interval from now, then deliver saved answers and a pending cancel."""
+        """Persist what the server said (a poll's answer, or a notification: not ``polled``),
+        tell, plan the next poll a full interval from now, then deliver saved answers and a
+        pending cancel."""
         now = self._clock.now()
         rec = reconcile(record, observation, now=now)
+        if not polled and rec.changed:  # heard from the server, but not a tasks/get
+            rec = dataclasses.replace(
+                rec, record=dataclasses.replace(rec.record, poll_count=record.poll_count)
+            )
         rec = self._with_next_poll(rec)
         if rec.record.is_monitored:
             self._earliest[record.id] = now + self._floor(rec.record)
