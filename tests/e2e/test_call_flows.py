@@ -147,7 +147,10 @@ def test_a_task_the_server_forgot_is_expired_with_the_reason(cli: Cli, tmp_path:
 
 
 def test_a_malformed_status_keeps_the_last_valid_state(cli: Cli, tmp_path: Path) -> None:
-    demo = add_demo(cli, tmp_path, fault_malformed_status="unknown-status")
+    # Polling alone: a notification carries the (healthy) task and would need no tasks/get.
+    demo = add_demo(
+        cli, tmp_path, fault_malformed_status="unknown-status", fault_no_task_notifications=1
+    )
     shown = cli.json(
         "call",
         "demo",
@@ -165,7 +168,7 @@ def test_a_malformed_status_keeps_the_last_valid_state(cli: Cli, tmp_path: Path)
 
 
 def test_a_slow_status_request_is_status_unavailable_not_failure(cli: Cli, tmp_path: Path) -> None:
-    demo = add_demo(cli, tmp_path, fault_slow_get_ms=60_000)
+    demo = add_demo(cli, tmp_path, fault_slow_get_ms=60_000, fault_no_task_notifications=1)
     assert cli.run("settings", "set", "mcp.request_timeout_ms", "500").returncode == 0
     done = cli.run(
         "call",
