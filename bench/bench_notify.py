@@ -66,6 +66,9 @@ class _PollingOnly:
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         self._inner.add_status_listener(listener)
 
+    def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
+        self._inner.add_tools_listener(listener)
+
     async def aclose(self) -> None:
         await self._inner.aclose()
 

@@ -47,6 +47,9 @@ class _NoGateway:
     def want_task_notifications(self, wanted: bool) -> None:
         return None
 
+    def add_tools_listener(self, listener: object) -> None:
+        return None
+
     async def aclose(self) -> None:
         return None
 

@@ -49,6 +49,17 @@ def drive(window: MainWindow, csv: str, shots: Path | None, *, press: bool) -> N
     done: set[str] = set()
     card = window.tasks.card
     save(window, shots, "01-first-run")
+    welcome = window.welcome
+    if welcome is not None:  # a fresh data folder: the first-run welcome is up
+
+        def shoot_welcome() -> None:
+            save(welcome, shots, "00-welcome")
+            welcome.close()
+
+        if welcome.is_filled:
+            shoot_welcome()
+        else:
+            welcome.filled.connect(shoot_welcome)
 
     def on_palette(palette: object) -> None:
         assert isinstance(palette, ToolPalette)

@@ -88,7 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="import Claude Desktop / Cursor (mcpServers) or VS Code (servers) JSON",
     )
-    imp.add_argument("file")
+    imp.add_argument(
+        "file",
+        nargs="?",
+        help="the file to import (without one: show what the configurations found here hold)",
+    )
     servers_cmd.add_parser("list", parents=[common], help="list servers")
     rm = servers_cmd.add_parser("remove", parents=[common], help="remove a server")
     rm.add_argument("name")

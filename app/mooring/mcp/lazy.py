@@ -24,6 +24,7 @@ class LazyGateway:
         self._task_listeners: list[TaskListener] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self._notifications_wanted = False
+        self._tools_listeners: list[Callable[[str, str | None], None]] = []
 
     @property
     def loaded(self) -> bool:
@@ -39,6 +40,8 @@ class LazyGateway:
             for status_listener in self._status_listeners:
                 self._real.add_status_listener(status_listener)
             self._real.want_task_notifications(self._notifications_wanted)
+            for tools_listener in self._tools_listeners:
+                self._real.add_tools_listener(tools_listener)
         return self._real
 
     async def connect(
@@ -65,6 +68,12 @@ class LazyGateway:
         self._notifications_wanted = wanted
         if self._real is not None:
             self._real.want_task_notifications(wanted)
+
+    def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
+        if self._real is not None:
+            self._real.add_tools_listener(listener)
+        else:
+            self._tools_listeners.append(listener)
 
     async def aclose(self) -> None:
         if self._real is not None:

@@ -399,6 +399,8 @@ class TasksPanel(QWidget):
 
     report = Signal(str)
     dialog_opened = Signal(object)
+    sign_in_requested = Signal(str)
+    """A card's "Sign in" was pressed (the record id; the window signs its account in)."""
     """A dialog of this panel opened (a confirmation)."""
     """A message for the status bar (an action's outcome or failure)."""
 
@@ -513,10 +515,8 @@ class TasksPanel(QWidget):
             self.feed.refresh(new)
             self.report.emit(f"Retried as {new.id[:8]}.")
 
-    def _sign_in(self, _record_id: str) -> None:
-        # TODO(issue 13): OAuth sign-in from the window; the CLI's `mooring accounts login`
-        # does it today.
-        self.report.emit("Sign in from a terminal for now: mooring accounts login <server>")
+    def _sign_in(self, record_id: str) -> None:
+        self.sign_in_requested.emit(record_id)
 
     def open_answer(self, record_id: str) -> InputFormDialog | None:
         """Open the input form for the task's first open question (one form per task)."""
