@@ -489,4 +489,9 @@ async def test_task_notifications_reach_gateway_listeners(
     final = heard[-1][2]
     assert isinstance(final, ServerTask)
     assert final.result is not None  # the frame carries the whole task: no tasks/get needed
-    assert demo.log.count("subscriptions/listen") == 1
+    task_listens = [
+        e
+        for e in demo.log.entries()
+        if e["method"] == "subscriptions/listen" and "taskIds" in e.get("filters", [])
+    ]
+    assert len(task_listens) == 1
