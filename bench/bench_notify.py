@@ -28,6 +28,7 @@ from mooring.core.ids import new_id
 from mooring.core.notifications import Notice, NotifyPrefs, WhenToNotify
 from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
 from mooring.core.servers import ServerDefinition, Transport
+from mooring.core.tasks.reconcile import Observation
 from mooring.core.tasks.states import LocalState
 from mooring.mcp.gateway import McpGateway
 from mooring.services.approvals import ApprovalBroker
@@ -56,8 +57,11 @@ class _PollingOnly:
     def statuses(self) -> list[ConnectionStatus]:
         return self._inner.statuses()
 
-    def add_task_listener(self, listener: Callable[[str, str], None]) -> None:
+    def add_task_listener(self, listener: Callable[[str, str, Observation | None], None]) -> None:
         return None
+
+    def want_task_notifications(self, wanted: bool) -> None:
+        return None  # polling alone: no listen stream either
 
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         self._inner.add_status_listener(listener)

@@ -28,7 +28,11 @@ def test_a_task_completes_over_http(cli: Cli, http_demo_factory: Callable[..., H
 def test_an_expired_token_mid_task_is_sign_in_needed_not_failure(
     cli: Cli, http_demo_factory: Callable[..., HttpDemo]
 ) -> None:
-    demo = http_demo_factory(fault_token_expires_after=4, checkpoint_delay_ms=300)
+    # Polling alone: a listen stream authorised before the token expired would carry the
+    # task to its end without another request.
+    demo = http_demo_factory(
+        fault_token_expires_after=4, checkpoint_delay_ms=300, fault_no_task_notifications=1
+    )
     add_web(cli, demo, "--header", f"Authorization=Bearer {TOKEN}")
     done = cli.run(
         "call", demo.name, "import_suppliers", "--timeout", "6", "--args", f'{{"path": "{CLEAN}"}}'

@@ -119,7 +119,10 @@ class DemoServer:
 
     def stdio(self, *extra: str, alias: str = "demo") -> ServerDefinition:
         """A definition that starts this demo server over stdio (the connection spawns it)."""
-        return stdio_definition(sys.executable, *self.argv(*extra), alias=alias)
+        # The server runs the same sources as the code under test (a stdio server does not
+        # inherit the environment, so a worktree's PYTHONPATH is passed on explicitly).
+        env = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+        return stdio_definition(sys.executable, *self.argv(*extra), alias=alias, env=env)
 
     def start_http(self, *extra: str) -> str:
         """Start an HTTP instance (on the same port as before, if any); its URL."""

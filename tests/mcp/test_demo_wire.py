@@ -465,16 +465,17 @@ async def test_task_notifications_reach_gateway_listeners(
     demo: DemoServer, settings: ConnectionSettings, transport: str
 ) -> None:
     gateway = McpGateway(settings=settings)
-    heard: list[tuple[str, str]] = []
+    heard: list[tuple[str, str, Observation | None]] = []
     completed = anyio.Event()
     server = demo_definition(demo, transport)
 
-    def listener(server_id: str, task_id: str) -> None:
-        heard.append((server_id, task_id))
-        if len(heard) >= 2:
+    def listener(server_id: str, task_id: str, seen: Observation | None) -> None:
+        heard.append((server_id, task_id, seen))
+        if isinstance(seen, ServerTask) and seen.status == "completed":
             completed.set()
 
     gateway.add_task_listener(listener)
+    gateway.want_task_notifications(True)  # a long-lived watcher runs
     try:
         connection = await gateway.connect(server)
         task_id = await created_task(connection, "slow_compute", {"seconds": 0.5})
@@ -484,5 +485,13 @@ async def test_task_notifications_reach_gateway_listeners(
         with anyio.fail_after(30):
             await gateway.aclose()
 
-    assert set(heard) == {(server.id, task_id)}
-    assert demo.log.count("subscriptions/listen") >= 1
+    assert {(s, t) for s, t, _ in heard} == {(server.id, task_id)}
+    final = heard[-1][2]
+    assert isinstance(final, ServerTask)
+    assert final.result is not None  # the frame carries the whole task: no tasks/get needed
+    task_listens = [
+        e
+        for e in demo.log.entries()
+        if e["method"] == "subscriptions/listen" and "taskIds" in e.get("filters", [])
+    ]
+    assert len(task_listens) == 1

@@ -207,7 +207,9 @@ async def _follow(
     scheduler = asyncio.create_task(driver.run())
     try:
         for record in records:
-            driver.track(record, now=True)
+            # One task is looked at as soon as its interval allows; many are spread over
+            # their first interval (a burst would keep them bunched up ever after).
+            driver.track(record, now=len(records) == 1)
             for item in await ctx.ledger.inputs(record.id):
                 if (
                     item.awaiting_answer

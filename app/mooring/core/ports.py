@@ -290,11 +290,17 @@ class Gateway(Protocol):
 
     def statuses(self) -> list[ConnectionStatus]: ...
 
-    def add_task_listener(self, listener: Callable[[str, str], None]) -> None:
-        """Be told ``(server_id, task_id)`` when a ``notifications/tasks`` arrives.
-
-        A notification only triggers a refresh: ``tasks/get`` stays the authority.
+    def add_task_listener(self, listener: Callable[[str, str, Observation | None], None]) -> None:
+        """Be told ``(server_id, task_id, observation)`` when a task notification brings news:
+        the full task a ``notifications/tasks`` frame carries, or ``None`` when only
+        ``tasks/get`` can say what happened. A frame repeating the last state seen is not
+        passed on.
         """
+        ...
+
+    def want_task_notifications(self, wanted: bool) -> None:
+        """Hold one ``subscriptions/listen`` stream per connection for its running tasks
+        (``True``: a long-lived watcher runs), or none (the default: one-shot commands)."""
         ...
 
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:

@@ -86,7 +86,8 @@ def build_server(
     middleware: list[Any] = []
     if config.request_log is not None:
         middleware.append(RequestLog(config.request_log))
-    middleware.append(TaskListen(tasks))
+    if not config.faults.no_task_notifications:
+        middleware.append(TaskListen(tasks))
     auth: AuthSettings | None = None
     verifier: oauth.IntrospectionVerifier | None = None
     if config.oauth_issuer is not None:

@@ -30,6 +30,9 @@ class Faults:
             has been used for this many requests (a token expiring mid-task).
         db_write_fail_at_checkpoint: make the import's Nth checkpoint write fail (a database
             write failure), which ends the task ``failed``.
+        no_task_notifications: send no ``notifications/tasks`` (a server without the optional
+            feature: a listen request for task ids is acknowledged with none), so clients
+            learn everything by polling.
     """
 
     drop_create_reply: int = 0
@@ -38,6 +41,7 @@ class Faults:
     malformed_status: MalformedMode | None = None
     token_expires_after: int | None = None
     db_write_fail_at_checkpoint: int | None = None
+    no_task_notifications: bool = False
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,11 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "--fault-token-expires-after", type=_positive, default=default("fault-token-expires-after")
     )
     faults.add_argument(
+        "--fault-no-task-notifications",
+        action="store_true",
+        default=flag("fault-no-task-notifications"),
+    )
+    faults.add_argument(
         "--fault-db-write-fail-at-checkpoint",
         type=_positive,
         default=default("fault-db-write-fail-at-checkpoint"),
@@ -249,6 +258,7 @@ def parse_config(
             if args.fault_forget_after_ms is None
             else int(args.fault_forget_after_ms),
             slow_get_ms=int(args.fault_slow_get_ms),
+            no_task_notifications=bool(args.fault_no_task_notifications),
             malformed_status=args.fault_malformed_status,
             token_expires_after=(
                 None

@@ -39,7 +39,8 @@ class RequestLog:
     """Append-only JSON-lines log of received JSON-RPC requests (one line per request).
 
     Each line: ``{"ts", "pid", "transport", "method", "id"}`` plus ``"tool"`` for ``tools/call``,
-    ``"taskId"`` for ``tasks/*`` and, with ``--oauth-issuer``, ``"client"`` (the verified token's
+    ``"taskId"`` for ``tasks/*``, ``"filters"`` (the filter names) for ``subscriptions/listen``
+    and, with ``--oauth-issuer``, ``"client"`` (the verified token's
     OAuth client id). Several processes may append to the same file.
     """
 
@@ -75,6 +76,10 @@ class RequestLog:
                 entry["tool"] = params["name"]
             if ctx.method.startswith("tasks/") and isinstance(params.get("taskId"), str):
                 entry["taskId"] = params["taskId"]
+            if ctx.method == "subscriptions/listen" and isinstance(
+                params.get("notifications"), Mapping
+            ):
+                entry["filters"] = sorted(str(key) for key in params["notifications"])
             verified = get_access_token()
             if verified is not None:  # --oauth-issuer: who asked (never the token itself)
                 entry["client"] = verified.client_id

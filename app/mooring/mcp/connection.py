@@ -64,12 +64,11 @@ from mooring.core.tasks.calls import (
 from mooring.core.tasks.reconcile import (
     MalformedReply,
     Observation,
-    ServerTask,
     StatusUnavailable,
-    TaskGone,
 )
 from mooring.core.tools import ToolInfo
 from mooring.mcp import tasks_ext, tasks_legacy, translate
+from mooring.mcp.task_listen import TaskNotified, TaskSubscription
 from mooring.mcp.translate import Failure, FailureKind
 from mooring.mcp.transport import (
     AuthFor,
@@ -89,7 +88,6 @@ R = TypeVar("R")
 
 _SessionWatch = SessionWatch  # the name the listen half was written against
 
-TaskNotified = Callable[[str], Awaitable[None]]
 
 ToolsChanged = Callable[[], Awaitable[None]]
 """Told that the server's tool list changed (``notifications/tools/list_changed``)."""
@@ -98,7 +96,6 @@ InputHandler = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[
 """Answers a server's ``elicitation/create`` / ``sampling/createMessage`` outside any task:
 ``(server, method, params) -> result``, or ``None`` to decline."""
 
-_TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 _MAX_INPUT_ROUNDS: Final = 10
 """Multi-round-trip retries of one call at most (the SDK's and TypeScript SDK's default)."""
 
@@ -172,6 +169,9 @@ class ConnectionSettings:
     ``tasks/result`` before the status counts as unavailable for this poll."""
     result_stream_timeout: float = 7 * 24 * 3600.0
     """Deadline of a 2025-11-25 ``tasks/result`` held open for a task's questions and payload."""
+    listen_reopen_after: float = 5.0
+    """Tasks seen after the ``subscriptions/listen`` stream opened join it when it is reopened,
+    at most once per this many seconds (a listen request cannot be amended)."""
 
 
 @dataclass(eq=False)
@@ -278,9 +278,12 @@ class McpConnection:
         self._last_failure: Failure | None = None
         self._last_attempt_end = -math.inf
         self._failures = 0
-        self._watched: set[str] = set()
-        self._watched_changed = anyio.Event()
-        self._listen_scope: anyio.CancelScope | None = None
+        self.subscription = TaskSubscription(
+            alias=server.alias,
+            reopen_after=self.settings.listen_reopen_after,
+            notify=on_task_notification,
+        )
+        """The one ``subscriptions/listen`` stream for the tasks this connection watches."""
         self._task_support: dict[str, str] = {}
         self._calls: dict[str, _CallWatch] = {}
         self._questions = tasks_legacy.Questions()
@@ -941,7 +944,11 @@ class McpConnection:
                         transport = WatchedTransport(opened, watch)
                         client = Client(
                             transport,
-                            extensions=[tasks_ext.TasksClientExtension(self._notified)],
+                            extensions=[
+                                tasks_ext.TasksClientExtension(
+                                    self.subscription.frame, self.subscription.hint
+                                )
+                            ],
                             cache=None,
                             client_info=types.Implementation(name="mooring", version=__version__),
                             elicitation_callback=self._on_elicitation,
@@ -1062,7 +1069,7 @@ class McpConnection:
                 self._on_task_notification is not None
                 and self._status.task_wire is TaskWire.EXTENSION
             ):
-                tg.start_soon(self._listen, client, watch)
+                tg.start_soon(self.subscription.run, client.session, lambda: watch.over)
             while True:
                 if watch.over:
                     break
@@ -1130,60 +1137,16 @@ class McpConnection:
 
     def _observed(self, task_id: str, seen: Observation) -> Observation:
         """Watch the tasks that are still running; forget ended or unknown ones."""
-        if isinstance(seen, ServerTask):
-            self._set_watched(task_id, seen.status not in _TERMINAL)
-        elif isinstance(seen, TaskGone):
-            self._set_watched(task_id, False)
+        self.subscription.observed(task_id, seen)
         return seen
 
-    def _set_watched(self, task_id: str, watched: bool) -> None:
-        if watched == (task_id in self._watched):
-            return
-        if watched:
-            self._watched.add(task_id)
-        else:
-            self._watched.discard(task_id)
-        self._watched_changed.set()
-        self._watched_changed = anyio.Event()
-        self._cancel_listen_on_change()
-
-    async def _listen(self, client: Client, watch: _SessionWatch) -> None:
-        """Hold a ``subscriptions/listen`` stream for the watched tasks (re-opened on change).
-
-        Only a hint to refresh: a server that refuses task subscriptions is simply not asked
-        again on this connection, and polling carries on.
-        """
-        while not watch.over:
-            changed = self._watched_changed
-            task_ids = sorted(self._watched)
-            if not task_ids:
-                await changed.wait()
-                continue
-            with anyio.CancelScope() as scope:
-                self._listen_scope = scope
-                try:
-                    await tasks_ext.listen_for_tasks(client.session, task_ids)
-                except MCPError as exc:
-                    if exc.code == translate.CONNECTION_CLOSED:
-                        return
-                    logger.info("%s: no task notifications: %s", self.server.alias, exc.message)
-                    return
-                except Exception as exc:  # noqa: BLE001  (a hint channel: never fatal)
-                    logger.info("%s: task notifications ended: %r", self.server.alias, exc)
-                    return
-                finally:
-                    self._listen_scope = None
-            if not scope.cancelled_caught:
-                await changed.wait()  # the server ended the stream: re-listen on the next change
-
-    def _cancel_listen_on_change(self) -> None:
-        scope = self._listen_scope
-        if scope is not None:
-            scope.cancel()
+    def want_task_notifications(self, wanted: bool) -> None:
+        """Hold a ``subscriptions/listen`` stream for the running tasks (only a long-lived
+        watcher wants one; a one-shot command never opens it)."""
+        self.subscription.want(wanted)
 
     async def _notified(self, task_id: str) -> None:
-        if self._on_task_notification is not None:
-            await self._on_task_notification(task_id)
+        await self.subscription.hint(task_id)
 
 
 def _without_related_task(raw: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import anyio
 
 from mooring.core.ports import ConnectionStatus
 from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.reconcile import Observation
 from mooring.mcp.connection import ConnectionSettings, InputHandler, McpConnection
 from mooring.mcp.transport import AuthFor, HeadersFor, TransportOpener
 
@@ -23,8 +24,9 @@ logger = logging.getLogger("mooring.mcp.gateway")
 EnvFor = Callable[[ServerDefinition], Mapping[str, str]]
 """A stdio server's environment with the values kept in the keyring filled in (blocking)."""
 
-TaskListener = Callable[[str, str], None]
-"""Told ``(server_id, task_id)`` when a ``notifications/tasks`` frame arrives."""
+TaskListener = Callable[[str, str, Observation | None], None]
+"""Told ``(server_id, task_id, observation)`` of news about a task from a notification;
+``None`` when only ``tasks/get`` can say what happened."""
 
 ToolsListener = Callable[[str, str | None], None]
 """Told ``(server_id, profile_id)`` when a server says its tool list changed."""
@@ -61,6 +63,7 @@ class McpGateway:
         self._listeners: list[TaskListener] = []
         self._tools_listeners: list[ToolsListener] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
+        self._notifications_wanted = False
         self._closed = False
 
     async def connect(
@@ -95,6 +98,7 @@ class McpGateway:
             open_transport=self._open_transport,
             on_tools_changed=self._tools_notifier(server.id, profile_id),
         )
+        connection.want_task_notifications(self._notifications_wanted)
         if self._closed:
             await connection.aclose()
             return connection
@@ -111,11 +115,18 @@ class McpGateway:
         return [connection.status for connection in self._connections.values()]
 
     def add_task_listener(self, listener: TaskListener) -> None:
-        """Be told ``(server_id, task_id)`` when a ``notifications/tasks`` arrives.
+        """Be told ``(server_id, task_id, observation)`` when a notification brings news.
 
-        A notification only triggers a refresh: ``tasks/get`` stays the authority.
+        A ``notifications/tasks`` frame that repeats the last state seen is not passed on.
         """
         self._listeners.append(listener)
+
+    def want_task_notifications(self, wanted: bool) -> None:
+        """Hold one ``subscriptions/listen`` stream per connection (now and for connections
+        made later) for its running tasks, or none. Off by default: one-shot commands poll."""
+        self._notifications_wanted = wanted
+        for connection in self._connections.values():
+            connection.want_task_notifications(wanted)
 
     def add_tools_listener(self, listener: ToolsListener) -> None:
         """Be told ``(server_id, profile_id)`` when a server's tool list changed."""
@@ -147,11 +158,11 @@ class McpGateway:
             for connection in connections:
                 tg.start_soon(connection.aclose)
 
-    def _notifier(self, server_id: str) -> Callable[[str], Awaitable[None]]:
-        async def notify(task_id: str) -> None:
+    def _notifier(self, server_id: str) -> Callable[[str, Observation | None], Awaitable[None]]:
+        async def notify(task_id: str, seen: Observation | None) -> None:
             for listener in list(self._listeners):
                 try:
-                    listener(server_id, task_id)
+                    listener(server_id, task_id, seen)
                 except Exception:  # one broken listener must not starve the others
                     logger.exception("task listener failed for %s/%s", server_id, task_id)
 

@@ -10,6 +10,9 @@ from collections.abc import Callable
 
 from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
 from mooring.core.servers import ServerDefinition
+from mooring.core.tasks.reconcile import Observation
+
+TaskListener = Callable[[str, str, Observation | None], None]
 
 
 class LazyGateway:
@@ -18,8 +21,9 @@ class LazyGateway:
     def __init__(self, factory: Callable[[], Gateway]) -> None:
         self._factory = factory
         self._real: Gateway | None = None
-        self._task_listeners: list[Callable[[str, str], None]] = []
+        self._task_listeners: list[TaskListener] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
+        self._notifications_wanted = False
         self._tools_listeners: list[Callable[[str, str | None], None]] = []
 
     @property
@@ -35,6 +39,7 @@ class LazyGateway:
                 self._real.add_task_listener(listener)
             for status_listener in self._status_listeners:
                 self._real.add_status_listener(status_listener)
+            self._real.want_task_notifications(self._notifications_wanted)
             for tools_listener in self._tools_listeners:
                 self._real.add_tools_listener(tools_listener)
         return self._real
@@ -47,7 +52,7 @@ class LazyGateway:
     def statuses(self) -> list[ConnectionStatus]:
         return self._real.statuses() if self._real is not None else []
 
-    def add_task_listener(self, listener: Callable[[str, str], None]) -> None:
+    def add_task_listener(self, listener: TaskListener) -> None:
         if self._real is not None:
             self._real.add_task_listener(listener)
         else:
@@ -58,6 +63,11 @@ class LazyGateway:
             self._real.add_status_listener(listener)
         else:
             self._status_listeners.append(listener)
+
+    def want_task_notifications(self, wanted: bool) -> None:
+        self._notifications_wanted = wanted
+        if self._real is not None:
+            self._real.want_task_notifications(wanted)
 
     def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
         if self._real is not None:

@@ -10,7 +10,8 @@ with what a *host* needs and nothing more:
 * Typed ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` requests whose ``name_param`` is
   ``taskId``, so the SDK stamps ``Mcp-Name: <taskId>`` on Streamable HTTP (SEP-2243).
 * A ``subscriptions/listen`` request carrying ``taskIds`` and a ``notifications/tasks`` binding.
-  Notifications only prompt a refresh; ``tasks/get`` stays the authority.
+  A frame carries the full ``DetailedTask`` (what ``tasks/get`` would answer at that moment), so
+  it is handed on whole; :mod:`mooring.mcp.task_listen` decides what it means.
 
 Wire models accept unknown fields and keep ``status`` a plain string: judging whether a reply
 makes sense is :mod:`mooring.mcp.translate`'s job, not a parse error.
@@ -111,8 +112,14 @@ class AckResult(types.Result):
     result_type: str = "complete"
 
 
-class TaskNotificationParams(BaseModel):
-    """``notifications/tasks`` params: a ``DetailedTask``; only the id is needed to refresh."""
+class TaskNotificationParams(GetTaskResult):
+    """``notifications/tasks`` params: a full ``DetailedTask`` (the shape of a ``tasks/get``
+    answer, without ``resultType``). A frame without a ``taskId`` or ``status`` fails validation
+    and is dropped by the SDK; other fields are judged in :mod:`mooring.mcp.translate`."""
+
+
+class LegacyTaskNotificationParams(BaseModel):
+    """The 2025-11-25 ``notifications/tasks/status`` params: only the id is used (a hint)."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
@@ -127,21 +134,30 @@ class TaskClaimNotPolled(RuntimeError):
     """
 
 
-TaskNotificationHandler = Callable[[str], Awaitable[None]]
-"""Called with the task id of each ``notifications/tasks`` frame."""
+TaskFrameHandler = Callable[[TaskNotificationParams], Awaitable[None]]
+"""Called with each ``notifications/tasks`` frame (a full ``DetailedTask``)."""
+
+TaskHintHandler = Callable[[str], Awaitable[None]]
+"""Called with the task id of each 2025-11-25 ``notifications/tasks/status`` hint."""
 
 
 class TasksClientExtension(ClientExtension):
     """Declares ``io.modelcontextprotocol/tasks`` on every request and claims task results.
 
     The claim hands the :class:`CreateTaskResult` back to the caller instead of resolving it;
-    ``notifications/tasks`` frames are passed to ``on_task_notification`` by task id.
+    ``notifications/tasks`` frames go whole to ``on_task_frame``, and the 2025-11-25
+    ``notifications/tasks/status`` hints to ``on_task_hint`` by task id.
     """
 
     identifier = TASKS_EXTENSION
 
-    def __init__(self, on_task_notification: TaskNotificationHandler | None = None) -> None:
-        self._on_task_notification = on_task_notification
+    def __init__(
+        self,
+        on_task_frame: TaskFrameHandler | None = None,
+        on_task_hint: TaskHintHandler | None = None,
+    ) -> None:
+        self._on_task_frame = on_task_frame
+        self._on_task_hint = on_task_hint
 
     def claims(self) -> Sequence[ResultClaim[Any]]:
         """Claim ``resultType: "task"`` on ``tools/call``."""
@@ -152,13 +168,13 @@ class TasksClientExtension(ClientExtension):
         and the 2025-11-25 ``notifications/tasks/status``."""
         return [
             NotificationBinding(
-                method=TASK_NOTIFICATION, params_type=TaskNotificationParams, handler=self._notified
+                method=TASK_NOTIFICATION, params_type=TaskNotificationParams, handler=self._frame
             ),
             # The 2025-11-25 wire's name for the same hint (a bare Task, on any stream).
             NotificationBinding(
                 method=LEGACY_TASK_NOTIFICATION,
-                params_type=TaskNotificationParams,
-                handler=self._notified,
+                params_type=LegacyTaskNotificationParams,
+                handler=self._hint,
             ),
         ]
 
@@ -167,9 +183,13 @@ class TasksClientExtension(ClientExtension):
             f"task {created.task_id} must be monitored by the host; call with allow_claimed=True"
         )
 
-    async def _notified(self, params: TaskNotificationParams) -> None:
-        if self._on_task_notification is not None:
-            await self._on_task_notification(params.task_id)
+    async def _frame(self, params: TaskNotificationParams) -> None:
+        if self._on_task_frame is not None:
+            await self._on_task_frame(params)
+
+    async def _hint(self, params: LegacyTaskNotificationParams) -> None:
+        if self._on_task_hint is not None:
+            await self._on_task_hint(params.task_id)
 
 
 async def get_task(session: ClientSession, task_id: str) -> GetTaskResult:

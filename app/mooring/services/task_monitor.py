@@ -8,6 +8,17 @@ and no server gets more than ``per_server`` status requests at once.
 Each poll: load the record, ``tasks/get`` through the task's own server connection and account,
 reconcile (pure), persist everything in one transaction, then tell listeners ("write, then
 tell"), then schedule the next poll from the pure schedule.
+
+Discipline (docs/tasks.md, "How polling is scheduled"):
+
+* No scheduled poll comes sooner than the task's poll interval after the last word from its
+  server (a poll, or the answer that created it); "poll soon" means "as soon as that allows".
+* A task tracked when the monitor starts is due when its interval since the stored last check
+  ends; one that is overdue or never checked is placed at random within its first interval, so
+  a thousand tasks do not all go at once and none waits longer than that interval.
+* While the scheduler runs, connections hold a ``subscriptions/listen`` stream. A notification
+  that reports something new is applied as the observation it is (no extra poll) and moves the
+  next poll a full interval on; one that repeats the known state does nothing at all.
 """
 
 from __future__ import annotations
@@ -41,7 +52,7 @@ from mooring.core.tasks.reconcile import (
     reconcile,
 )
 from mooring.core.tasks.record import TaskRecord
-from mooring.core.tasks.states import LocalState
+from mooring.core.tasks.states import LocalState, TaskFlag
 from mooring.services.telling import IssueDesk, TaskWriter
 from mooring.services.tracing import PERSIST, child_span, emit_run_span
 
@@ -82,6 +93,8 @@ class TaskMonitor:
         self._jitter = jitter
         self._heap: list[tuple[datetime, int, str]] = []
         self._due_at: dict[str, datetime] = {}
+        self._earliest: dict[str, datetime] = {}
+        """Per record: no scheduled poll before this (last word from the server + interval)."""
         self._counter = itertools.count()
         self._wake = asyncio.Event()
         self._inflight: dict[str, asyncio.Task[None]] = {}
@@ -102,29 +115,62 @@ class TaskMonitor:
         return len(self._due_at)
 
     def track(self, record: TaskRecord, *, now: bool = False) -> None:
-        """Watch ``record`` (at its planned time, or at once)."""
+        """Watch ``record``: at its planned time, or at once with ``now`` — never sooner than
+        its poll interval after the last word from its server. Without ``now``, a record that
+        is overdue or was never checked is placed at random within its first interval."""
         if not record.is_monitored:
             return
         self._server_of[record.id] = record.server_id  # saves a read per poll
-        if now:
-            at = self._clock.now()
-        elif record.next_poll_at is not None:
-            at = record.next_poll_at
+        self._note_contact(record)
+        current = self._clock.now()
+        planned = record.next_poll_at
+        if now or self._earliest.get(record.id, current) > current:
+            at = current  # raised to the earliest allowed time by _schedule
+            if not now and planned is not None:
+                at = planned
+        elif planned is not None and planned > current:
+            at = planned
         else:
-            at = self._plan(record)
+            at = current + self._first_interval(record) * self._jitter()
         self._schedule(record.id, at)
 
     def poll_soon(self, record_id: str) -> None:
-        """Ask the server about this record as soon as possible."""
+        """Ask the server about this record as soon as its poll interval allows."""
         self._schedule(record_id, self._clock.now())
 
-    def _schedule(self, record_id: str, at: datetime) -> None:
+    def _schedule(
+        self, record_id: str, at: datetime, *, replace: bool = False, disciplined: bool = True
+    ) -> None:
+        """Plan the record's next poll at ``at`` (raised to the earliest allowed time unless
+        not ``disciplined``); an earlier plan is kept unless ``replace``."""
+        if disciplined:
+            at = max(at, self._earliest.get(record_id, at))
         current = self._due_at.get(record_id)
-        if current is not None and current <= at:
+        if current is not None and (current == at or (current < at and not replace)):
             return
         self._due_at[record_id] = at
         heapq.heappush(self._heap, (at, next(self._counter), record_id))
         self._wake.set()
+
+    def _floor(self, record: TaskRecord) -> timedelta:
+        """The shortest time between two polls of ``record``."""
+        return timedelta(
+            milliseconds=max(self._policy.min_interval_ms, record.poll_interval_ms or 0)
+        )
+
+    def _first_interval(self, record: TaskRecord) -> timedelta:
+        ms = record.poll_interval_ms or self._policy.default_interval_ms
+        return timedelta(milliseconds=max(ms, self._policy.min_interval_ms))
+
+    def _note_contact(self, record: TaskRecord) -> None:
+        """Remember the earliest next poll from the record's last word with its server (its
+        last check, else the answer that created the task, persisted with ``updated_at``)."""
+        contact = record.last_checked_at
+        if contact is None and record.task_id is not None:
+            contact = record.updated_at
+        if contact is not None:
+            earliest = contact + self._floor(record)
+            self._earliest[record.id] = max(earliest, self._earliest.get(record.id, earliest))
 
     async def emit_run_span(self, record: TaskRecord) -> None:
         """Trace the task's run, creation to terminal state, once it is known to be over."""
@@ -143,31 +189,97 @@ class TaskMonitor:
             notifications=self._notifications.pop(record.id, 0),
         )
 
-    def _on_notification(self, server_id: str, task_id: str) -> None:
-        task = asyncio.ensure_future(self._refresh_by_task_id(server_id, task_id))
+    def due_at(self, record_id: str) -> datetime | None:
+        """When the record's next poll is planned (``None``: not scheduled)."""
+        return self._due_at.get(record_id)
+
+    def _on_notification(self, server_id: str, task_id: str, seen: Observation | None) -> None:
+        task = asyncio.ensure_future(self.take_notice(server_id, task_id, seen))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         task.add_done_callback(_log_failure)
 
-    async def _refresh_by_task_id(self, server_id: str, task_id: str) -> None:
-        record = await self._ledger.by_task_id(server_id, task_id)
-        if record is not None:
-            self._notifications[record.id] = self._notifications.get(record.id, 0) + 1
-            self.poll_soon(record.id)
+    async def take_notice(self, server_id: str, task_id: str, seen: Observation | None) -> None:
+        """Act on a task notification (the gateway's listener runs this for each one).
+
+        A frame whose task tells something new is applied as the observation it is — persisted,
+        told, the next poll a full interval later — without a ``tasks/get``; one that repeats
+        what the record holds does nothing (no poll, no write, no event). A bare hint
+        (2025-11-25: ``seen`` is ``None``) is looked at once; anything else waits for the next
+        poll.
+        """
+        if seen is not None and not isinstance(seen, ServerTask):
+            return  # not a task to apply: the next poll reads it
+        found = await self._ledger.by_task_id(server_id, task_id)
+        if found is None or not found.is_monitored:
+            return
+        if seen is None:
+            self._count_notification(found.id)
+            self._server_of.setdefault(found.id, found.server_id)
+            self._schedule(found.id, self._clock.now(), disciplined=False)
+            return
+        try:
+            async with self._lock(found.id):
+                record = await self._ledger.get(found.id)
+                if (
+                    record is None
+                    or not record.is_monitored
+                    or not await self._is_news(record, seen)
+                ):
+                    return
+                self._count_notification(record.id)
+                connection = await self._connection(record)
+                if connection is not None:
+                    try:
+                        await self._observe(record, seen, connection, polled=False)
+                    except RecordChanged:
+                        log.info("task %s changed elsewhere; the next poll reads it", record.id)
+        finally:
+            self._forget(found.id)  # only if it is over (neither scheduled nor in flight)
+
+    def _count_notification(self, record_id: str) -> None:
+        self._notifications[record_id] = self._notifications.get(record_id, 0) + 1
+
+    async def _is_news(self, record: TaskRecord, seen: ServerTask) -> bool:
+        """Whether ``seen`` tells more than the record already holds."""
+        if seen.task_id != record.task_id:
+            return False
+        if record.flags & {TaskFlag.STATUS_UNAVAILABLE, TaskFlag.AUTH_REQUIRED}:
+            return True  # the server answers again: worth saying
+        known = (record.server_status, record.status_message)
+        if known != (seen.status, seen.status_message) or (
+            record.poll_interval_ms,
+            record.ttl_ms,
+        ) != (seen.poll_interval_ms, seen.ttl_ms):
+            return True
+        if not seen.input_requests:
+            return False
+        asked = {item.key for item in await self._ledger.inputs(record.id)}
+        return not set(seen.input_requests) <= asked
 
     async def run(self) -> None:
-        """The scheduler loop; runs until :meth:`stop` (and may be started again after)."""
+        """The scheduler loop; runs until :meth:`stop` (and may be started again after).
+
+        While it runs, the gateway holds task notification streams (a one-shot command that
+        never runs the loop opens none).
+        """
         self._stopping = False
+        self._gateway.want_task_notifications(True)
+        try:
+            await self._loop()
+        finally:
+            self._gateway.want_task_notifications(False)
+
+    async def _loop(self) -> None:
         while not self._stopping:
             now = self._clock.now()
             while self._heap and self._heap[0][0] <= now:
                 at, _, record_id = heapq.heappop(self._heap)
                 if self._due_at.get(record_id) != at:
-                    continue  # superseded by an earlier schedule
+                    continue  # superseded by another schedule
                 del self._due_at[record_id]
                 if record_id in self._inflight:
-                    self._due_at[record_id] = now  # poll again right after the current one
-                    continue
+                    continue  # the poll in flight is the news; it plans the next one
                 self._inflight[record_id] = asyncio.create_task(self._poll(record_id))
             timeout = None
             if self._heap:
@@ -264,6 +376,7 @@ class TaskMonitor:
         if record_id in self._due_at or record_id in self._inflight:
             return
         self._server_of.pop(record_id, None)
+        self._earliest.pop(record_id, None)
         self._cancel_sent.discard(record_id)
         self._notifications.pop(record_id, None)
         lock = self._locks.get(record_id)
@@ -274,7 +387,11 @@ class TaskMonitor:
     def remembered(self) -> int:
         """How many records the monitor keeps per-record state for (scheduled or not)."""
         return len(
-            set(self._server_of) | self._cancel_sent | set(self._notifications) | set(self._locks)
+            set(self._server_of)
+            | set(self._earliest)
+            | self._cancel_sent
+            | set(self._notifications)
+            | set(self._locks)
         )
 
     async def _connection(self, record: TaskRecord) -> ServerConnection | None:
@@ -292,8 +409,28 @@ class TaskMonitor:
             log.warning("task %s: its server %s no longer exists", record.id, record.server_id)
             return record
         observation = await connection.get_task(record.task_id, wire=record.wire)
-        rec = reconcile(record, observation, now=self._clock.now())
+        return await self._observe(record, observation, connection)
+
+    async def _observe(
+        self,
+        record: TaskRecord,
+        observation: Observation,
+        connection: ServerConnection,
+        *,
+        polled: bool = True,
+    ) -> TaskRecord:
+        """Persist what the server said (a poll's answer, or a notification: not ``polled``),
+        tell, plan the next poll a full interval from now, then deliver saved answers and a
+        pending cancel."""
+        now = self._clock.now()
+        rec = reconcile(record, observation, now=now)
+        if not polled and rec.changed:  # heard from the server, but not a tasks/get
+            rec = dataclasses.replace(
+                rec, record=dataclasses.replace(rec.record, poll_count=record.poll_count)
+            )
         rec = self._with_next_poll(rec)
+        if rec.record.is_monitored:
+            self._earliest[record.id] = now + self._floor(rec.record)
         if rec.state_changed:
             failpoint("poll.before-persist")
         if rec.state_changed and rec.record.is_terminal:
@@ -303,7 +440,9 @@ class TaskMonitor:
         else:
             new_inputs = await self._ledger.apply(rec)
         current = rec.record
-        if not current.is_monitored:
+        if current.is_monitored and current.next_poll_at is not None:
+            self._schedule(current.id, current.next_poll_at, replace=True)
+        else:
             self._due_at.pop(current.id, None)  # over: unscheduled before anyone hears of it
         self._writer.announce(rec, new_inputs)  # after the run span: a listener may stop us
         await self._deliver_pending_answers(current, connection, observation)
@@ -313,10 +452,6 @@ class TaskMonitor:
             and not current.is_terminal
         ):
             await self._send_cancel(current, connection)
-        if current.is_monitored and current.next_poll_at is not None:
-            self._schedule(current.id, current.next_poll_at)
-        else:
-            self._due_at.pop(current.id, None)
         return current
 
     def _plan(self, record: TaskRecord) -> datetime:

@@ -1,0 +1,235 @@
+"""Polling discipline: never sooner than a task's ``pollIntervalMs``, fair at start, and
+notifications that apply news at once and do nothing for a repeat.
+
+Scheduling is read with an injected clock (no waiting); the behaviour against the demo server is
+read from what the server received (its request log).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mooring.core.clock import parse_timestamp
+from mooring.core.events import Event, TaskDidChange
+from mooring.core.tasks.reconcile import ServerTask
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState
+from mooring.services.task_monitor import TaskMonitor
+from tests.services.conftest import SAMPLES, Host, HostFactory, demo_definition, run_until
+
+pytestmark = pytest.mark.anyio
+
+T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+class ManualClock:
+    """A clock the test sets."""
+
+    def __init__(self, now: datetime) -> None:
+        self.current = now
+
+    def now(self) -> datetime:
+        return self.current
+
+
+def working(
+    record_id: str, *, checked: datetime | None, interval_ms: int = 5_000, **changes: Any
+) -> TaskRecord:
+    return TaskRecord(
+        id=record_id,
+        server_id="server",
+        tool="import_suppliers",
+        argument_digest="digest",
+        state=LocalState.WORKING,
+        created_at=T0 - timedelta(hours=1),
+        updated_at=checked or T0 - timedelta(hours=1),
+        task_id=f"task-{record_id}",
+        server_status="working",
+        last_checked_at=checked,
+        poll_interval_ms=interval_ms,
+        **changes,
+    )
+
+
+def monitor_for(host: Host, clock: ManualClock, jitters: Iterator[float]) -> TaskMonitor:
+    return TaskMonitor(
+        ledger=host.store,
+        catalog=host.store,
+        gateway=host.gateway,
+        events=host.events,
+        clock=clock,
+        jitter=lambda: next(jitters),
+    )
+
+
+async def test_a_task_checked_recently_is_due_a_full_interval_after_that_check(
+    hosts: HostFactory,
+) -> None:
+    monitor = monitor_for(await hosts(), ManualClock(T0), iter(()))
+    recent = working("recent", checked=T0 - timedelta(seconds=2))
+    stale_plan = working(
+        "planned", checked=T0 - timedelta(seconds=1), next_poll_at=T0 - timedelta(seconds=9)
+    )
+
+    monitor.track(recent)
+    monitor.track(stale_plan, now=True)  # "at once" still waits for the interval
+
+    assert monitor.due_at("recent") == T0 + timedelta(seconds=3)
+    assert monitor.due_at("planned") == T0 + timedelta(seconds=4)
+
+
+async def test_tasks_not_checked_lately_are_spread_over_their_first_interval(
+    hosts: HostFactory,
+) -> None:
+    monitor = monitor_for(await hosts(), ManualClock(T0), iter([0.0, 0.5, 0.999]))
+    records = [
+        working("never", checked=None),
+        working("overdue", checked=T0 - timedelta(minutes=5)),
+        working("stale", checked=T0 - timedelta(seconds=6), next_poll_at=T0 - timedelta(seconds=1)),
+    ]
+    for record in records:
+        monitor.track(record)
+
+    due = [monitor.due_at(r.id) for r in records]
+    assert due == [
+        T0,
+        T0 + timedelta(milliseconds=2_500),
+        T0 + timedelta(milliseconds=4_995),
+    ]
+    assert all(at is not None and at <= T0 + timedelta(milliseconds=5_000) for at in due)
+
+
+async def test_asking_to_poll_soon_waits_for_the_interval(hosts: HostFactory) -> None:
+    clock = ManualClock(T0)
+    monitor = monitor_for(await hosts(), clock, iter(()))
+    monitor.track(
+        working("r", checked=T0 - timedelta(seconds=1), next_poll_at=T0 + timedelta(days=9))
+    )
+
+    monitor.poll_soon("r")
+    assert monitor.due_at("r") == T0 + timedelta(seconds=4)
+    clock.current = T0 + timedelta(seconds=7)
+    monitor.poll_soon("r")
+    assert monitor.due_at("r") == T0 + timedelta(seconds=4)  # an earlier plan is kept
+
+
+# -- against the demo server ---------------------------------------------------------------------
+
+
+def task_gets(log: Path, task_id: str) -> list[datetime]:
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line]
+    return [
+        parse_timestamp(entry["ts"])
+        for entry in lines
+        if entry.get("method") == "tasks/get" and entry.get("taskId") == task_id
+    ]
+
+
+async def test_the_server_never_sees_a_poll_sooner_than_the_interval_while_notified(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    log = tmp_path / "requests.log"
+    # Status messages change every 100 ms: a notification with news each time, far more often
+    # than the 400 ms the server asks between polls.
+    server = demo_definition(
+        tmp_path / "store.sqlite3",
+        log,
+        poll_interval_ms=400,
+        checkpoint_delay_ms=100,
+        rows_per_checkpoint=1,
+    )
+    await host.store.add_server(server)
+    record = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_clean.csv")}
+    )
+    changes: list[TaskRecord] = []
+    host.events.subscribe(
+        lambda e: (
+            changes.append(e.record)
+            if isinstance(e, TaskDidChange) and e.record.id == record.id
+            else None
+        )
+    )
+
+    done = await run_until(host, record.id, lambda r: r.is_terminal)
+
+    assert done.state is LocalState.COMPLETED
+    assert done.task_id is not None
+    polls = task_gets(log, done.task_id)
+    gaps = [later - earlier for earlier, later in pairwise(polls)]
+    assert all(gap >= timedelta(milliseconds=400) for gap in gaps), gaps
+    # Notifications were applied as they came: more changes told than polls made.
+    assert len({c.status_message for c in changes}) > len(polls)
+
+
+async def test_a_notification_repeating_the_known_state_does_nothing_and_news_needs_no_poll(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    log = tmp_path / "requests.log"
+    server = demo_definition(
+        tmp_path / "store.sqlite3",
+        log,
+        poll_interval_ms=30_000,
+        checkpoint_delay_ms=60_000,
+        rows_per_checkpoint=1,
+    )
+    await host.store.add_server(server)
+    created = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_clean.csv")}
+    )
+    record = await host.store.get(created.id)
+    assert record is not None
+    assert record.task_id is not None
+    host.monitor.track(record)
+    planned = host.monitor.due_at(record.id)
+    told: list[Event] = []
+    host.events.subscribe(told.append)
+    gets_before = task_gets(log, record.task_id)
+
+    same = ServerTask(
+        task_id=record.task_id,
+        status="working",
+        status_message=record.status_message,
+        created_at=record.server_created_at,
+        last_updated_at=record.server_updated_at,
+        ttl_ms=record.ttl_ms,
+        poll_interval_ms=record.poll_interval_ms,
+    )
+    await host.monitor.take_notice(server.id, record.task_id, same)
+
+    assert [e for e in told if isinstance(e, TaskDidChange)] == []
+    assert await host.store.get(record.id) == record  # not written
+    assert host.monitor.due_at(record.id) == planned
+
+    news = ServerTask(
+        task_id=record.task_id,
+        status="working",
+        status_message="Imported 1 of 5 rows",
+        created_at=record.server_created_at,
+        last_updated_at=datetime.now(UTC),
+        ttl_ms=record.ttl_ms,
+        poll_interval_ms=record.poll_interval_ms,
+    )
+    before = datetime.now(UTC)
+    with anyio.fail_after(20):
+        await host.monitor.take_notice(server.id, record.task_id, news)
+
+    [change] = [e for e in told if isinstance(e, TaskDidChange)]
+    assert change.record.status_message == "Imported 1 of 5 rows"
+    stored = await host.store.get(record.id)
+    assert stored is not None
+    assert stored.status_message == "Imported 1 of 5 rows"
+    assert task_gets(log, record.task_id) == gets_before  # applied, not polled
+    due = host.monitor.due_at(record.id)
+    assert due is not None
+    assert due >= before + timedelta(milliseconds=30_000)
