@@ -10,6 +10,11 @@ from tests.e2e.conftest import SAMPLES, Cli, DemoServer, add_demo
 CLEAN = str(SAMPLES / "suppliers_clean.csv")
 
 
+def listens(demo: DemoServer) -> list[list[str]]:
+    """The filters of every ``subscriptions/listen`` (tasks or tool list changes)."""
+    return [r.get("filters", []) for r in demo.requests() if r["method"] == "subscriptions/listen"]
+
+
 def task_listens(demo: DemoServer) -> list[list[str]]:
     """The filters of every ``subscriptions/listen`` that asked for task ids."""
     return [
@@ -30,7 +35,7 @@ def test_one_shot_commands_open_no_listen_stream_and_a_watcher_opens_one(
     assert report["refreshed"]
     assert cli.json("tasks", "show", shown["id"])["task_id"] == shown["task_id"]
     assert demo.count("tasks/get") >= 1
-    assert task_listens(demo) == []
+    assert listens(demo) == []  # neither for tasks nor for tool list changes
 
     finished = cli.json("tasks", "watch", shown["id"])
 

@@ -47,6 +47,7 @@ async def test_a_changed_tool_list_is_read_again_and_announced(hosts: HostFactor
     servers.serve(definition, growing_server())
     host = await hosts(open_transport=servers)
     await host.store.add_server(definition)
+    host.host.start_monitoring()  # a long-lived face (the window): it listens for changes
     catalogue = host.host.tools
 
     before = await catalogue.tools(definition)

@@ -259,6 +259,8 @@ class McpConnection:
     ) -> None:
         self.server = server
         self._on_tools_changed = on_tools_changed
+        self._long_lived = False  # a watcher wants notifications: see want_task_notifications
+        self._long_lived_now: anyio.Event | None = None
         self._on_status = on_status
         self._input_handler = input_handler
         self.profile_id = profile_id
@@ -1040,7 +1042,12 @@ class McpConnection:
 
     async def _listen_for_tools(self, client: Client, watch: SessionWatch) -> None:
         """Hold a ``subscriptions/listen`` stream for tool list changes (the 2026 wire delivers
-        them only there). A hint: a server that refuses is not asked again on this session."""
+        them only there), once a long-lived watcher wants notifications: a one-shot command's
+        catalogue is read fresh and opens no stream. A hint: a server that refuses is not asked
+        again on this session."""
+        if not self._long_lived:
+            self._long_lived_now = anyio.Event()
+            await self._long_lived_now.wait()
         try:
             async with client.listen(tools_list_changed=True) as subscription:
                 async for _event in subscription:
@@ -1142,8 +1149,13 @@ class McpConnection:
 
     def want_task_notifications(self, wanted: bool) -> None:
         """Hold a ``subscriptions/listen`` stream for the running tasks (only a long-lived
-        watcher wants one; a one-shot command never opens it)."""
+        watcher wants one; a one-shot command never opens it), and, from then on, the one for
+        tool list changes."""
         self.subscription.want(wanted)
+        if wanted and not self._long_lived:
+            self._long_lived = True
+            if self._long_lived_now is not None:
+                self._long_lived_now.set()
 
     async def _notified(self, task_id: str) -> None:
         await self.subscription.hint(task_id)
