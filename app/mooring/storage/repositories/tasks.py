@@ -156,10 +156,12 @@ def list_task_records(
 
 def list_unfinished_task_records(session: Session) -> list[TaskRecord]:
     """Every record that is not terminal (what launch reconciliation looks at)."""
-    terminal = [s.value for s in TERMINAL_STATES]
+    # Named positively (IN, not NOT IN) so the state index finds the few active rows among
+    # the many finished ones instead of scanning the ledger.
+    active = sorted(s.value for s in LocalState if s not in TERMINAL_STATES)
     rows = session.execute(
         select(t.task_records)
-        .where(t.task_records.c.state.not_in(terminal))
+        .where(t.task_records.c.state.in_(active))
         .order_by(t.task_records.c.created_at)
     )
     return [_record(r) for r in rows]
