@@ -412,6 +412,7 @@ def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> TracerPr
             file_export=bool(settings.get("telemetry.file_export")),
             otlp_endpoint=str(settings.get("telemetry.otlp_endpoint")),
             synchronous=synchronous,
+            each_poll=bool(settings.get("telemetry.trace_each_poll")),
         )
     )
 

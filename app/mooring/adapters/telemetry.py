@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -31,6 +32,15 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
     SpanExportResult,
 )
+from opentelemetry.sdk.trace.sampling import (
+    ALWAYS_ON,
+    Decision,
+    ParentBased,
+    Sampler,
+    SamplingResult,
+)
+from opentelemetry.trace import Link, SpanKind, TraceState
+from opentelemetry.util.types import Attributes
 
 from mooring import __version__
 
@@ -108,6 +118,44 @@ class OtlpJsonLinesExporter(SpanExporter):
         return True
 
 
+PER_POLL_METHODS = frozenset({"tasks/get"})
+"""Requests sent once per poll of every watched task: the MCP SDK's client span for each would
+fill the rotating files within minutes at a thousand tasks, pushing out the lifecycle spans the
+files exist for. Their count and errors are aggregated on ``mooring.task.run`` instead."""
+
+
+class LifecycleSampler(Sampler):
+    """Records every span except the per-poll request spans (unless ``each_poll``); everything
+    else follows its parent, as the SDK's default sampler does."""
+
+    def __init__(self, *, each_poll: bool = False) -> None:
+        self._each_poll = each_poll
+        self._inner = ParentBased(ALWAYS_ON)
+
+    def should_sample(
+        self,
+        parent_context: otel_context.Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: TraceState | None = None,
+    ) -> SamplingResult:
+        if (
+            not self._each_poll
+            and attributes is not None
+            and attributes.get("mcp.method.name") in PER_POLL_METHODS
+        ):
+            return SamplingResult(Decision.DROP)
+        return self._inner.should_sample(
+            parent_context, trace_id, name, kind, attributes, links, trace_state
+        )
+
+    def get_description(self) -> str:
+        return f"LifecycleSampler(each_poll={self._each_poll})"
+
+
 @dataclass(frozen=True, slots=True)
 class TelemetryConfig:
     """What to export where (from the declared settings)."""
@@ -117,13 +165,16 @@ class TelemetryConfig:
     otlp_endpoint: str = ""
     synchronous: bool = False
     """Export each span as it ends (CLI and tests) instead of in batches."""
+    each_poll: bool = False
+    """Also record a span per status request (``tasks/get``); off, polls are only counted."""
 
 
 def setup_tracing(config: TelemetryConfig, *, install: bool = True) -> TracerProvider:
     """Create the one tracer provider, install it globally (unless ``install`` is false), and
     return it; shut it down at exit to flush."""
     provider = TracerProvider(
-        resource=Resource.create({"service.name": "mooring", "service.version": __version__})
+        sampler=LifecycleSampler(each_poll=config.each_poll),
+        resource=Resource.create({"service.name": "mooring", "service.version": __version__}),
     )
     if config.file_export:
         exporter = OtlpJsonLinesExporter(config.folder)
