@@ -14,6 +14,7 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from mooring.core.ids import new_id
+from mooring.core.tasks.checks import PollMark
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.storage import repositories as repo
@@ -143,3 +144,20 @@ def test_reading_and_saving_one_record_seek_its_primary_key(
 
     for plan in plans(db, read_and_save):
         assert full_scans(plan) == [], plan
+
+
+def test_marking_checks_seeks_each_record_by_its_primary_key(
+    db: Database, ledger: list[TaskRecord]
+) -> None:
+    marks = [
+        PollMark(
+            record_id=r.id,
+            base_updated_at=r.updated_at,
+            last_checked_at=r.updated_at + timedelta(seconds=1),
+            poll_count=1,
+            next_poll_at=None,
+        )
+        for r in ledger[:3]
+    ]
+    [plan] = plans(db, lambda s: repo.mark_checked(s, marks))
+    assert full_scans(plan) == []

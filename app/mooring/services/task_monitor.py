@@ -7,7 +7,8 @@ and no server gets more than ``per_server`` status requests at once.
 
 Each poll: load the record, ``tasks/get`` through the task's own server connection and account,
 reconcile (pure), persist everything in one transaction, then tell listeners ("write, then
-tell"), then schedule the next poll from the pure schedule.
+tell"), then schedule the next poll from the pure schedule. A poll that learned nothing new
+stores only the check (when, how many, when next), batched with other tasks' checks.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from mooring.core.ids import short_id
 from mooring.core.issues import IssueKind
 from mooring.core.ports import Gateway, ServerCatalog, ServerConnection, TaskLedger
 from mooring.core.tasks.calls import Acknowledged, RequestFailed
+from mooring.core.tasks.checks import quiet_poll
+from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.polling import PollPolicy, next_poll
 from mooring.core.tasks.reconcile import (
     Observation,
@@ -301,7 +304,7 @@ class TaskMonitor:
                 new_inputs = await self._ledger.apply(rec)
             await self.emit_run_span(rec.record)
         else:
-            new_inputs = await self._ledger.apply(rec)
+            rec, new_inputs = await self._store(record, rec)
         current = rec.record
         if not current.is_monitored:
             self._due_at.pop(current.id, None)  # over: unscheduled before anyone hears of it
@@ -318,6 +321,17 @@ class TaskMonitor:
         else:
             self._due_at.pop(current.id, None)
         return current
+
+    async def _store(
+        self, before: TaskRecord, rec: Reconciliation
+    ) -> tuple[Reconciliation, list[TaskInput]]:
+        """Persist a poll: in full when it learned something, else only the check (a few
+        columns, batched with other tasks' checks; the stored version stays ``before``'s)."""
+        mark = quiet_poll(before, rec)
+        if mark is None:
+            return rec, await self._ledger.apply(rec)
+        await self._ledger.mark_checked(mark)
+        return dataclasses.replace(rec, record=mark.applied_to(before)), []
 
     def _plan(self, record: TaskRecord) -> datetime:
         return next_poll(
