@@ -65,3 +65,40 @@ async def test_unchanged_polls_only_mark_the_check_and_listeners_still_see_it(
     assert stored.updated_at == latest.updated_at
     assert stored.state is LocalState.WORKING
     assert len([e for e in told if e.record.id == record.id]) >= polls
+
+
+async def test_a_task_waiting_for_an_answer_is_checked_without_rewriting_it(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    server = demo_definition(tmp_path / "store.sqlite3", tmp_path / "requests.log")
+    if os.environ.get("PYTHONPATH"):
+        server = dataclasses.replace(
+            server, env={**server.env, "PYTHONPATH": os.environ["PYTHONPATH"]}
+        )
+    await host.store.add_server(server)
+    record = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_ambiguous_id.csv")}
+    )
+    asking = await run_until(host, record.id, lambda r: r.state is LocalState.INPUT_REQUIRED)
+    questions = [item.key for item in await host.store.inputs(record.id)]
+    assert questions
+
+    full: list[str] = []
+
+    def count(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
+        if statement.startswith("UPDATE task_records") and "status_message" in statement:
+            full.append(statement)
+
+    event.listen(host.db.engine, "before_cursor_execute", count)
+    try:
+        latest = await run_until(host, record.id, lambda r: r.poll_count >= asking.poll_count + 5)
+    finally:
+        event.remove(host.db.engine, "before_cursor_execute", count)
+
+    assert full == []  # five more polls, the same question each time: no new version
+    stored = await host.store.get(record.id)
+    assert stored is not None
+    assert stored.state is LocalState.INPUT_REQUIRED
+    assert (stored.poll_count, stored.updated_at) == (latest.poll_count, asking.updated_at)
+    assert [item.key for item in await host.store.inputs(record.id)] == questions

@@ -327,7 +327,10 @@ class TaskMonitor:
     ) -> tuple[Reconciliation, list[TaskInput]]:
         """Persist a poll: in full when it learned something, else only the check (a few
         columns, batched with other tasks' checks; the stored version stays ``before``'s)."""
-        mark = quiet_poll(before, rec)
+        known: set[str] = set()
+        if rec.input_requests and not rec.state_changed:  # still asking: the same questions?
+            known = {item.key for item in await self._ledger.inputs(before.id)}
+        mark = quiet_poll(before, rec, known_inputs=known)
         if mark is None:
             return rec, await self._ledger.apply(rec)
         await self._ledger.mark_checked(mark)

@@ -79,6 +79,18 @@ def test_anything_new_is_stored_in_full(observation: object) -> None:
     assert quiet_poll(before, rec) is None
 
 
+def test_a_task_still_asking_the_same_questions_is_quiet_but_a_new_question_is_not() -> None:
+    question = {"method": "elicitation/create", "params": {"message": "which column?"}}
+    before = dataclasses.replace(
+        known(), state=LocalState.INPUT_REQUIRED, server_status="input_required"
+    )
+    rec = reconcile(before, same(status="input_required", input_requests={"q": question}), now=NOW)
+    assert quiet_poll(before, rec, known_inputs={"q"}) is not None
+    assert quiet_poll(before, rec) is None
+    again = same(status="input_required", input_requests={"q": question, "q2": question})
+    assert quiet_poll(before, reconcile(before, again, now=NOW), known_inputs={"q"}) is None
+
+
 def test_recovering_from_a_failed_poll_is_stored_in_full() -> None:
     before = dataclasses.replace(
         known(), flags=frozenset({TaskFlag.STATUS_UNAVAILABLE}), poll_failures=2

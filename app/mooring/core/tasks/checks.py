@@ -9,6 +9,7 @@ stored with a few columns, many records at a time.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -41,15 +42,18 @@ class PollMark:
         )
 
 
-def quiet_poll(before: TaskRecord, rec: Reconciliation) -> PollMark | None:
+def quiet_poll(
+    before: TaskRecord, rec: Reconciliation, *, known_inputs: Collection[str] = ()
+) -> PollMark | None:
     """The mark to store instead of ``rec`` when the poll of ``before`` (the stored record)
     changed nothing but the check itself; None when anything else must be persisted (a new
-    state, message, flag, input request, result, error…). Pure."""
+    state, message, flag, input request, result, error…). ``known_inputs`` are the keys of the
+    input requests already stored: a task still asking the same questions is quiet. Pure."""
     after = rec.record
     if (
         rec.outcome is not Outcome.UPDATED
         or rec.state_changed
-        or rec.input_requests
+        or not set(rec.input_requests) <= set(known_inputs)
         or rec.result is not None
         or rec.error is not None
         or after.id != before.id
