@@ -69,6 +69,11 @@ screenshots: venv
 	bash packaging/system-deps.sh all
 	PYTHON=$(abspath $(BIN)/python) bash packaging/screenshots.sh
 
+## Regenerate docs/cli-reference.md from the CLI's own parser (tests/docs fail when it is stale).
+.PHONY: docs
+docs: runtime
+	$(BIN)/python -m mooring.cli.docgen
+
 bench: venv
 	$(BIN)/python -m bench
 

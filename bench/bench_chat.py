@@ -10,22 +10,22 @@ Both sides ask the same scripted OpenAI-compatible endpoint on 127.0.0.1
 - **baseline**: the ``openai`` SDK alone (one ``AsyncOpenAI`` client, as a script would keep),
   timed from the request to the first content delta.
 
-The sides alternate so drift hits both alike. Prints both medians and the ratio (issue 16's
-target: at most 1.2x); ``main`` returns the figure in the suite's result shape.
+The sides alternate so drift hits both alike; the medians are compared (issue 16's
+target: at most 1.2x).
 """
 
 from __future__ import annotations
 
 import asyncio
 import statistics
-import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import openai
 from tests.helpers.model_endpoints import ModelEndpoint, Text
 
+from bench.suite import Result, Size, measured
 from mooring.bootstrap import build_host
 from mooring.core.chat import ProviderConfig, ProviderKind
 from mooring.core.events import Event, ReplyDidStream
@@ -35,7 +35,7 @@ from mooring.settings.paths import Paths
 from mooring.settings.store import Settings
 from mooring.storage.db import Database
 
-ROUNDS = 60
+IDS = ("first_token",)
 TARGET = 1.2
 MESSAGE = "How did the import go?"
 REPLY = "The import finished: 40 suppliers added, 2 skipped (duplicate VAT ids). " * 4
@@ -77,7 +77,7 @@ async def _through_mooring(host: Host) -> float:
     return first[0] - start
 
 
-async def _measure(root: Path, endpoint: ModelEndpoint) -> dict[str, list[float]]:
+async def _measure(root: Path, endpoint: ModelEndpoint, rounds: int) -> dict[str, list[float]]:
     paths = Paths(data_dir=root, config_dir=root / "config", log_dir=root / "logs")
     db = Database.open(root / "mooring.sqlite3")
     host = build_host(paths, Settings({"demo_server.enabled": False}), db)
@@ -96,7 +96,7 @@ async def _measure(root: Path, endpoint: ModelEndpoint) -> dict[str, list[float]
     try:
         await _sdk_alone(client)  # warm-up, both sides
         await _through_mooring(host)
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             times["sdk"].append(await _sdk_alone(client))
             times["mooring"].append(await _through_mooring(host))
     finally:
@@ -106,30 +106,24 @@ async def _measure(root: Path, endpoint: ModelEndpoint) -> dict[str, list[float]
     return times
 
 
-def main() -> dict[str, Any]:
-    """Measure both sides, print the medians and their ratio; the ``first_token`` result."""
-    with tempfile.TemporaryDirectory() as tmp, ModelEndpoint.running() as endpoint:
-        endpoint.script(*(Text(REPLY, chunk=8) for _ in range(2 * ROUNDS + 2)))
-        times = asyncio.run(_measure(Path(tmp), endpoint))
+def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]:
+    """The ``first_token`` figure: medians over ``size.chat_rounds`` alternating turns."""
+    if not wanted("first_token"):
+        return []
+    rounds = size.chat_rounds
+    with ModelEndpoint.running() as endpoint:
+        endpoint.script(*(Text(REPLY, chunk=8) for _ in range(2 * rounds + 2)))
+        times = asyncio.run(_measure(folder, endpoint, rounds))
     sdk, ours = statistics.median(times["sdk"]), statistics.median(times["mooring"])
-    ratio = ours / sdk
-    print(f"first_token: openai SDK alone: median {sdk * 1e3:.2f} ms")
-    print(f"first_token: through ChatService.send: median {ours * 1e3:.2f} ms")
-    print(
-        f"first_token: ratio Mooring/SDK {ratio:.2f}x over {ROUNDS} turns "
-        f"(target <= {TARGET}x: {'met' if ratio <= TARGET else 'NOT met'})"
-    )
-    return {
-        "id": "first_token",
-        "what": "first streamed token through the chat engine (ChatService.send, openai SDK)",
-        "value": round(ours * 1e3, 3),
-        "baseline": round(sdk * 1e3, 3),
-        "ratio": round(ratio, 3),
-        "unit": "ms",
-        "target": f"<= {TARGET}x",
-        "met": ratio <= TARGET,
-    }
-
-
-if __name__ == "__main__":
-    main()
+    return [
+        measured(
+            "first_token",
+            "first streamed token through the chat engine (ChatService.send, openai SDK), "
+            f"median of {rounds} turns",
+            value=ours * 1e3,
+            baseline=sdk * 1e3,
+            unit="ms",
+            target=f"<= {TARGET}x",
+            met=ours / sdk <= TARGET,
+        )
+    ]

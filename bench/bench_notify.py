@@ -5,9 +5,9 @@ tool runner, task monitor, SQLite ledger and notifier run in this process (the n
 records when each notice was handed over; bursts are not merged here, so every completion is
 measured). The server's ``lastUpdatedAt`` at completion is the start of the clock.
 
-Two runs: with ``notifications/tasks`` subscribed (a notification triggers the ``tasks/get``;
-target p95 ≤ 100 ms) and by polling alone (the monitor ignores notifications; target ≤ the poll
-interval + 100 ms).
+Two runs: ``notify_latency_subscribed``, with ``notifications/tasks`` subscribed (a notification
+triggers the ``tasks/get``; target p95 ≤ 100 ms), and ``notify_latency_polling``, by polling
+alone (the monitor ignores notifications; target ≤ the poll interval + 100 ms).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import statistics
 import sys
-import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from bench.suite import Result, Size, measured
 from mooring.core.approval.policy import Guards
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
 from mooring.core.clock import SystemClock
@@ -37,7 +37,7 @@ from mooring.services.tool_runner import ToolRunner
 from mooring.storage.db import Database
 from mooring.storage.store import SqlStore
 
-TASKS = 20
+IDS = ("notify_latency_subscribed", "notify_latency_polling")
 POLL_MS = 500
 SAMPLES = Path(__file__).resolve().parents[1] / "resources" / "samples" / "suppliers_clean.csv"
 
@@ -62,6 +62,9 @@ class _PollingOnly:
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         self._inner.add_status_listener(listener)
 
+    def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
+        self._inner.add_tools_listener(listener)
+
     async def aclose(self) -> None:
         await self._inner.aclose()
 
@@ -79,7 +82,7 @@ async def _approve(_request: ApprovalRequest) -> ApprovalAnswer:
     return ApprovalAnswer(ApprovalOutcome.APPROVED)
 
 
-async def _run(folder: Path, *, subscribed: bool) -> list[float]:
+async def _run(folder: Path, *, subscribed: bool, tasks: int) -> list[float]:
     db = Database.open(folder / f"bench-{subscribed}.sqlite3")
     clock = SystemClock()
     store = SqlStore(db, clock)
@@ -126,14 +129,14 @@ async def _run(folder: Path, *, subscribed: bool) -> list[float]:
         if isinstance(event, TaskDidChange) and event.record.state is LocalState.COMPLETED:
             assert event.record.server_updated_at is not None
             finished[event.record.id] = event.record.server_updated_at
-            if len(finished) == TASKS:
+            if len(finished) == tasks:
                 all_done.set()
 
     events.subscribe(listen)
     notifier.start()
     scheduler = asyncio.create_task(monitor.run())
     delivering = asyncio.create_task(notifier.run())
-    for _ in range(TASKS):
+    for _ in range(tasks):
         await runner.call(server, "import_suppliers", {"path": str(SAMPLES)})
         await asyncio.sleep(0.11)  # stagger the starts: completions spread over the interval
     await asyncio.wait_for(all_done.wait(), 120)
@@ -153,21 +156,29 @@ def _p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=20)[-1] if len(values) > 1 else values[0]
 
 
-def main() -> None:
-    """Print p50/p95 notification latency, subscribed and by polling, against the targets."""
-    with tempfile.TemporaryDirectory() as tmp:
-        pushed = asyncio.run(_run(Path(tmp), subscribed=True))
-        polled = asyncio.run(_run(Path(tmp), subscribed=False))
-    for name, values, target in (
-        ("notifications/tasks", pushed, 100.0),
-        ("polling", polled, POLL_MS + 100.0),
+def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]:
+    """p95 notification latency, subscribed (``notify_latency_subscribed``) and by polling
+    alone (``notify_latency_polling``)."""
+    results = []
+    for id_, subscribed, target, how in (
+        ("notify_latency_subscribed", True, 100.0, "with notifications/tasks"),
+        ("notify_latency_polling", False, POLL_MS + 100.0, f"by polling alone ({POLL_MS} ms)"),
     ):
-        p50, p95 = statistics.median(values), _p95(values)
-        print(
-            f"notify latency ({name}, {len(values)} tasks): p50 {p50:.0f} ms, "
-            f"p95 {p95:.0f} ms; target {target:.0f} ms, p95/target {p95 / target:.2f}"
+        if not wanted(id_):
+            continue
+        values = asyncio.run(_run(folder, subscribed=subscribed, tasks=size.notify_tasks))
+        p95 = _p95(values)
+        results.append(
+            measured(
+                id_,
+                f"task completion on the server -> notification handed over, {how}, "
+                f"{len(values)} tasks (p95)",
+                value=p95,
+                baseline=None,
+                unit="ms",
+                target=f"p95 <= {target:g} ms",
+                met=p95 <= target,
+                p50_ms=round(statistics.median(values), 1),
+            )
         )
-
-
-if __name__ == "__main__":
-    main()
+    return results

@@ -1,7 +1,8 @@
 """Time to the first streamed token: Mooring's provider adapter versus the SDK alone.
 
 Both go to the same scripted endpoint on 127.0.0.1 (``tests/helpers/model_endpoints``), over
-both wires, alternating so drift hits both sides alike; prints the medians and their ratio.
+both wires, alternating so drift hits both sides alike; ids ``first_token_adapter_openai`` and
+``first_token_adapter_anthropic``.
 The harness takes any "start a reply and yield its text" function, so the chat engine can be
 measured through it the same way (``first_token_times``).
 """
@@ -12,12 +13,14 @@ import asyncio
 import statistics
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import anthropic
 import openai
 from tests.helpers.model_endpoints import ModelEndpoint, Text
 
+from bench.suite import Result, Size, measured
 from mooring.adapters.providers.common import ProviderOptions
 from mooring.adapters.providers.factory import SdkProviderFactory
 from mooring.core.chat import (
@@ -29,7 +32,7 @@ from mooring.core.chat import (
 )
 from mooring.core.conversation import Role
 
-ROUNDS = 60
+IDS = ("first_token_adapter_openai", "first_token_adapter_anthropic")
 REPLY = "The import finished: 40 suppliers added, 2 skipped (duplicate VAT ids). " * 4
 
 TextStream = Callable[[], AsyncIterator[str]]
@@ -138,25 +141,35 @@ def _sides(kind: ProviderKind, endpoint: ModelEndpoint) -> tuple[dict[str, TextS
     return {"sdk": sdk_alone, "mooring": through_mooring}, close
 
 
-async def _run(kind: ProviderKind) -> dict[str, list[float]]:
+async def _run(kind: ProviderKind, rounds: int) -> dict[str, list[float]]:
     with ModelEndpoint.running() as endpoint:
-        endpoint.script(*(Text(REPLY, chunk=8) for _ in range(2 * ROUNDS + 2)))
+        endpoint.script(*(Text(REPLY, chunk=8) for _ in range(2 * rounds + 2)))
         sides, close = _sides(kind, endpoint)
         try:
-            return await first_token_times(sides, ROUNDS)
+            return await first_token_times(sides, rounds)
         finally:
             await close()
 
 
-def main() -> None:
-    """Measure both wires and print medians and ratios."""
+def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]:
+    """First-token medians of the provider adapter alone versus the SDK alone, both wires (the
+    chat engine's whole path is ``first_token``; this isolates the adapter's share)."""
+    results = []
     for kind in (ProviderKind.OPENAI, ProviderKind.ANTHROPIC):
-        times = asyncio.run(_run(kind))
+        id_ = f"first_token_adapter_{kind.value}"
+        if not wanted(id_):
+            continue
+        times = asyncio.run(_run(kind, size.chat_rounds))
         sdk, ours = statistics.median(times["sdk"]), statistics.median(times["mooring"])
-        print(f"{kind.value}: time to first token, SDK alone: median {sdk * 1000:.2f} ms")
-        print(f"{kind.value}: time to first token, Mooring:   median {ours * 1000:.2f} ms")
-        print(f"{kind.value}: ratio Mooring/SDK: {ours / sdk:.2f}x over {ROUNDS} replies")
-
-
-if __name__ == "__main__":
-    main()
+        results.append(
+            measured(
+                id_,
+                f"first streamed token through Mooring's {kind.value} provider adapter alone",
+                value=ours * 1e3,
+                baseline=sdk * 1e3,
+                unit="ms",
+                target="<= 1.2x",
+                met=ours / sdk <= 1.2,
+            )
+        )
+    return results

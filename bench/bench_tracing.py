@@ -1,7 +1,7 @@
 """What tracing costs: the same tool rounds with spans on (file exporter) and off.
 
 Runs N ``list_suppliers`` calls through the real services against the demo server over stdio,
-first without a tracer provider, then with the OTLP JSON file exporter, and prints the ratio.
+first without a tracer provider, then with the OTLP JSON file exporter (id ``tracing_round``).
 """
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.suite import Result, Size, measured
 from mooring.adapters.telemetry import TelemetryConfig, setup_tracing
 from mooring.core.approval.policy import Guards
 from mooring.core.clock import SystemClock
@@ -27,6 +28,7 @@ from mooring.services.tool_runner import ToolRunner
 from mooring.storage.db import Database
 from mooring.storage.store import SqlStore
 
+IDS = ("tracing_round",)
 CALLS = 40
 
 
@@ -64,16 +66,27 @@ async def _rounds(folder: Path, label: str) -> list[float]:
     return times
 
 
-def main() -> None:
-    """Measure both ways in one run and print the ratio of medians."""
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        off = asyncio.run(_rounds(folder, "off"))
-        provider = setup_tracing(TelemetryConfig(folder=folder / "traces", synchronous=True))
+def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]:
+    """``tracing_round``: median tool round with trace files written versus tracing off."""
+    if not wanted("tracing_round"):
+        return []
+    off = asyncio.run(_rounds(folder, "off"))
+    provider = setup_tracing(TelemetryConfig(folder=folder / "traces", synchronous=True))
+    try:
         on = asyncio.run(_rounds(folder, "on"))
+    finally:
         provider.shutdown()
-        spans = (folder / "traces" / "traces.jsonl").read_text().count("\n")
+    spans = (folder / "traces" / "traces.jsonl").read_text().count("\n")
     m_off, m_on = statistics.median(off), statistics.median(on)
-    print(f"tool round, tracing off: median {m_off * 1000:.2f} ms over {CALLS} calls")
-    print(f"tool round, tracing on:  median {m_on * 1000:.2f} ms ({spans} spans written)")
-    print(f"ratio on/off: {m_on / m_off:.2f}x")
+    return [
+        measured(
+            "tracing_round",
+            f"one list_suppliers tool round (stdio) with trace files written ({spans} spans) "
+            f"vs tracing off, median of {CALLS}",
+            value=m_on * 1e3,
+            baseline=m_off * 1e3,
+            unit="ms",
+            target="<= 1.05x",
+            met=m_on <= m_off * 1.05,
+        )
+    ]

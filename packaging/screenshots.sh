@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Screenshots of the window's main states under Xvfb (a real X11 window, no desktop needed):
 # first run, the tool palette, the approval dialog, a running task card, the input form, the
-# tasks panel, the servers panel, settings, and the dark palette. Output: build/screenshots/.
+# tasks panel, the servers panel, settings, a conversation with a running task card, and the
+# dark palette. Output: build/screenshots/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 python=${PYTHON:-$here/.venv/bin/python}
@@ -16,6 +17,14 @@ export PYTHON_KEYRING_BACKEND=keyring.backends.null.Keyring
 export QT_QPA_PLATFORM=xcb
 csv=$here/resources/samples/suppliers_ambiguous_id.csv
 xvfb-run -a -s "-screen 0 1280x900x24" "$python" "$here/tests/ui/window_probe.py" flow "$csv" "$out" >/dev/null
+# A conversation whose tool call became a running task (a scripted model on 127.0.0.1).
+xvfb-run -a -s "-screen 0 1280x900x24" "$python" "$here/tests/ui/chat_shots.py" "$out" >/dev/null
 MOORING_COLOR_SCHEME=dark xvfb-run -a -s "-screen 0 1280x900x24" \
   "$python" "$here/tests/ui/window_probe.py" shot "$out/10-dark-palette.png" >/dev/null
+# The docs show some of them: copy those into docs/images/, so `make screenshots` keeps the
+# docs' pictures current (tests/docs checks that every image there is one of these).
+mkdir -p "$here/docs/images"
+for shot in 03-approval-dialog 05-task-needs-input 06-input-form 08-servers-panel; do
+  cp "$out/$shot.png" "$here/docs/images/$shot.png"
+done
 ls "$out"

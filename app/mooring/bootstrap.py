@@ -36,7 +36,7 @@ from mooring.mcp.lazy import LazyGateway
 from mooring.services.approvals import AskUser
 from mooring.services.diagnostics import Check, Level
 from mooring.services.follower import Adopter, DatabaseFollower
-from mooring.services.host import HEADER_SCOPE, Host, HostConfig
+from mooring.services.host import ENV_SCOPE, HEADER_SCOPE, Host, HostConfig
 from mooring.services.notifier import Notifier
 from mooring.services.sampling import InputBroker
 from mooring.settings.paths import APP_NAME, Paths, resolve_paths
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
     from mooring.adapters.lazy_tracing import LazyTracerProvider
-    from mooring.cli.accounts import SignInActions
     from mooring.core.chat import ProviderFactory
+    from mooring.mcp.transport import TransportOpener
     from mooring.services.chat import ProviderResolver
     from mooring.ui.main_window import MainWindow, WindowInfo
 
@@ -173,12 +173,26 @@ def run_gui(
             saving.add_done_callback(pending.discard)
 
         window.hidden_to_tray.connect(hidden_to_tray)
+        if not settings.get("window.welcome_shown"):
+            window.shown.connect(lambda: welcome_once(window))
         bg.fallbacks[0].show = tray.show_notice  # system tray
         bg.fallbacks[1].show = window.toast.show_notice  # in-app toast and badge
         bg.desktop.on_open = window.open_target
         bg.notifier.window_active = window.isActiveWindow
         if not settings.get("notifications.asked"):
             bg.notifier.consent = lambda: _ask_consent_once(window, paths, settings)
+
+    def welcome_once(window: MainWindow) -> None:
+        # The first launch on this data folder: the welcome, once (remembered at once).
+        if settings.get("window.welcome_shown"):
+            return
+        window.show_welcome()
+        changes: dict[str, object] = {"window.welcome_shown": True}
+        saving = asyncio.ensure_future(
+            asyncio.to_thread(remember_settings, paths, settings, changes)
+        )
+        pending.add(saving)
+        saving.add_done_callback(pending.discard)
 
     async def background() -> None:
         # The window is up. One process per data folder polls: if a watcher (or another
@@ -253,6 +267,7 @@ def run_gui(
 
 
 def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
+    from mooring.services.preferences import SettingsEditor
     from mooring.settings.schema import SETTINGS
     from mooring.ui.main_window import SettingRow, WindowInfo
 
@@ -265,6 +280,7 @@ def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
         settings=tuple(
             SettingRow(s.key, str(settings.get(s.key)), s.description) for s in SETTINGS
         ),
+        editor=SettingsEditor(paths.settings_file, settings),
     )
 
 
@@ -284,13 +300,15 @@ def build_host(
     *,
     ask: AskUser | None = None,
     models: tuple[ProviderResolver, ProviderFactory] | None = None,
+    open_transport: TransportOpener | None = None,
 ) -> Host:
     """Wire one host over one database (the GUI, the CLI and the service tests share this).
 
     ``ask`` is the face's approval prompt (a terminal question, a dialog); without one, a call
-    that needs approval is refused, never sent.
+    that needs approval is refused, never sent. ``open_transport`` replaces the real MCP
+    transports (the in-process test tier serves servers over memory streams).
     """
-    return wire(paths, settings, db, ask=ask, models=models).host
+    return wire(paths, settings, db, ask=ask, models=models, open_transport=open_transport).host
 
 
 def wire(
@@ -300,6 +318,7 @@ def wire(
     *,
     ask: AskUser | None = None,
     models: tuple[ProviderResolver, ProviderFactory] | None = None,
+    open_transport: TransportOpener | None = None,
 ) -> Wiring:
     """:func:`build_host`, also handing out the OAuth providers.
 
@@ -322,6 +341,13 @@ def wire(
                     "%s: header %s has no value in the keyring; not sent", server.alias, name
                 )
         return found
+
+    def env_for(server: ServerDefinition) -> dict[str, str]:
+        # Environment values kept as secrets (imported API keys) are stored empty.
+        return {
+            name: value or secrets.get(ENV_SCOPE, f"{server.id}:{name}") or ""
+            for name, value in server.env.items()
+        }
 
     inputs = InputBroker(rules=store, clock=clock)
 
@@ -349,10 +375,18 @@ def wire(
             ),
             headers_for=headers_for,
             input_handler=inputs.handle,
+            env_for=env_for,
+            open_transport=open_transport,
         )
 
     oauth_holder: list[Any] = []
     gateway = LazyGateway(make_gateway)
+
+    def oauth() -> Any:
+        if not oauth_holder:
+            gateway.load()
+        return oauth_holder[0]
+
     max_ms = int(settings.get("polling.max_interval_ms"))
     config = HostConfig(
         poll_policy=PollPolicy(max_interval_ms=max(max_ms, PollPolicy().default_interval_ms)),
@@ -365,6 +399,8 @@ def wire(
     # only when a provider is first built.
     from mooring.adapters.providers.common import ProviderOptions
     from mooring.adapters.providers.factory import SdkProviderFactory
+    from mooring.adapters.server_configs import LocalConfigFiles
+    from mooring.mcp.sign_in import OAuthSignIn
     from mooring.storage.conversations import SqlConversations
     from mooring.storage.providers import SqlProviderBook
 
@@ -395,13 +431,9 @@ def wire(
         conversations=SqlConversations(db, clock),
         auto_continue=bool(settings.get("chat.continue_automatically")),
         inputs=inputs,
+        config_files=LocalConfigFiles(),
+        sign_in=OAuthSignIn(oauth),
     )
-
-    def oauth() -> Any:
-        if not oauth_holder:
-            gateway.load()
-        return oauth_holder[0]
-
     return Wiring(host, oauth)
 
 
@@ -422,26 +454,6 @@ def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> LazyTrac
         return setup_tracing(config, install=False)
 
     return LazyTracerProvider.install(build)
-
-
-def _sign_in_actions(oauth: Callable[[], Any]) -> SignInActions:
-    from mooring.cli.accounts import SignInActions
-
-    async def sign_in(server: ServerDefinition, profile_id: str | None) -> bool:
-        from mooring.mcp.oauth import LoopbackSignIn
-
-        result: bool = await oauth().sign_in_now(
-            server, profile_id, LoopbackSignIn.printing(sys.stderr)
-        )
-        return result
-
-    def sign_out(server: ServerDefinition, profile_id: str | None) -> None:
-        oauth().forget(server.id, profile_id)
-
-    def signed_in(server: ServerDefinition, profile_id: str | None) -> bool:
-        return bool(oauth().signed_in(server.id, profile_id))
-
-    return SignInActions(sign_in=sign_in, sign_out=sign_out, signed_in=signed_in)
 
 
 # -- Notifications and the one-poller rule ------------------------------------------------------
@@ -555,7 +567,6 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
             await host.prepare()
             ctx = CliContext(
                 host=host,
-                sign_in=_sign_in_actions(wiring.oauth),
                 as_json=args.json,
                 terminal=terminal,
                 poller_lock=background.lock,

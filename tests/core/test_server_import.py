@@ -5,11 +5,19 @@ from __future__ import annotations
 import itertools
 import json
 from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 
-from mooring.core.server_import import ImportResult, import_servers
+from mooring.core.server_import import (
+    ConfigSource,
+    EntryStatus,
+    ImportResult,
+    import_servers,
+    known_config_files,
+    preview,
+)
 from mooring.core.servers import ServerDefinition, Transport
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -49,7 +57,8 @@ def test_claude_desktop_servers_are_imported_and_the_rest_skipped_with_reasons()
     assert fs.transport is Transport.STDIO
     assert fs.command == "npx"
     assert fs.args == ("-y", "@modelcontextprotocol/server-filesystem", "/home/me/Documents")
-    assert fs.env == {"LOG_LEVEL": "debug", "RETRIES": "3"}
+    assert fs.env == {"LOG_LEVEL": "", "RETRIES": ""}  # names only: values may be API keys...
+    assert result.env_secrets == {fs.id: {"LOG_LEVEL": "debug", "RETRIES": "3"}}  # ...kept here
     assert fs.created_at == NOW
     remote = by_alias["remote"]
     assert remote.transport is Transport.HTTP
@@ -156,3 +165,75 @@ def test_a_document_without_servers_says_so() -> None:
 
     assert result.servers == []
     assert result.skipped == [("(file)", "no 'mcpServers' or 'servers' object found")]
+
+
+@pytest.mark.parametrize(
+    ("system", "env", "claude", "code"),
+    [
+        (
+            "linux",
+            {},
+            "/home/me/.config/Claude/claude_desktop_config.json",
+            "/home/me/.config/Code/User",
+        ),
+        (
+            "linux",
+            {"XDG_CONFIG_HOME": "/xdg"},
+            "/xdg/Claude/claude_desktop_config.json",
+            "/xdg/Code/User",
+        ),
+        (
+            "darwin",
+            {},
+            "/home/me/Library/Application Support/Claude/claude_desktop_config.json",
+            "/home/me/Library/Application Support/Code/User",
+        ),
+        (
+            "win32",
+            {"APPDATA": "/roaming"},
+            "/roaming/Claude/claude_desktop_config.json",
+            "/roaming/Code/User",
+        ),
+    ],
+)
+def test_other_hosts_config_files_are_looked_for_where_each_system_keeps_them(
+    system: str, env: dict[str, str], claude: str, code: str
+) -> None:
+    found = known_config_files(system, PurePosixPath("/home/me"), env)
+    assert [(s.app, Path(s.path).as_posix()) for s in found] == [
+        ("Claude Desktop", claude),
+        ("VS Code", f"{code}/mcp.json"),
+        ("VS Code", f"{code}/settings.json"),
+        ("Cursor", "/home/me/.cursor/mcp.json"),
+    ]
+
+
+def test_a_preview_says_for_each_entry_what_an_import_would_do() -> None:
+    counter = itertools.count(1)
+    existing = run({"mcpServers": {"git": {"command": "uvx", "args": ["mcp-server-git"]}}})
+    text = """{
+      // VS Code keeps comments and trailing commas in its settings
+      "mcp": {"servers": {
+        "git": {"command": "other"},
+        "web": {"url": "https://example.com/mcp", "headers": {"K": "s3cret-v4lue"}},
+        "asks": {"command": "x", "env": {"KEY": "${input:key}"}},
+      }},
+    }"""
+    shown = preview(
+        ConfigSource("VS Code", "/settings.json"),
+        text,
+        now=lambda: NOW,
+        new_id=lambda: f"p-{next(counter)}",
+        existing=existing.servers,
+    )
+    assert shown.problem is None
+    assert [(e.name, e.status) for e in shown.entries] == [
+        ("git", EntryStatus.PRESENT),
+        ("web", EntryStatus.NEW),
+        ("asks", EntryStatus.INVALID),
+    ]
+    assert shown.new[0].header_values == {"K": "s3cret-v4lue"}
+    assert "s3cret" not in repr(shown.new[0])  # secret values never end up in a repr (or a log)
+    broken = preview(ConfigSource("Cursor", "/c.json"), "{", now=lambda: NOW, new_id=str)
+    assert broken.problem is not None
+    assert broken.problem.startswith("not valid JSON")

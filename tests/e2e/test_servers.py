@@ -70,3 +70,41 @@ def test_tools_are_listed_with_annotations_and_a_dead_server_is_explained(
     assert tools["import_suppliers"]["tasks"] is True
     assert "ghost: failed" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_servers_import_without_a_file_lists_what_the_configs_found_hold(
+    cli: Cli, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    cursor = home / ".cursor" / "mcp.json"
+    cursor.parent.mkdir(parents=True)
+    cursor.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "notes": {"command": "notes-server", "env": {"NOTES_TOKEN": "t0ken"}},
+                    "old": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+                }
+            }
+        )
+    )
+    env: dict[str, str | None] = {"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")}
+    found = cli.run("servers", "import", "--json", env=env)
+    assert found.returncode == 0, found.stderr
+    [listed] = json.loads(found.stdout)
+    assert listed["app"] == "Cursor"
+    assert listed["path"] == str(cursor)
+    assert [(s["name"], s["status"]) for s in listed["servers"]] == [
+        ("notes", "new"),
+        ("old", "cannot be imported"),
+    ]
+    assert cli.json("servers", "list") == []  # listing changes nothing
+
+    added = cli.json("servers", "import", str(cursor))
+    assert [s["name"] for s in added["added"]] == ["notes"]
+    assert added["added"][0]["env"] == {"NOTES_TOKEN": ""}  # the value is in the keyring
+    for path in cli.data_dir.rglob("*"):
+        if path.is_file():
+            assert b"t0ken" not in path.read_bytes(), path
+    again = cli.run("servers", "import", env=env)
+    assert "already present" in again.stdout

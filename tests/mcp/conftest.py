@@ -9,7 +9,8 @@ import anyio
 import pytest
 
 from mooring.core.servers import ServerDefinition
-from mooring.mcp.connection import ConnectionSettings, HeadersFor, McpConnection
+from mooring.mcp.connection import ConnectionSettings, McpConnection
+from mooring.mcp.transport import HeadersFor
 from tests.mcp.servers import DemoServer
 
 Connect = Callable[..., McpConnection]

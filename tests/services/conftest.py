@@ -20,6 +20,7 @@ from mooring.core.events import Event, EventBus
 from mooring.core.ids import new_id
 from mooring.core.ports import Gateway
 from mooring.core.servers import ServerDefinition, Transport
+from mooring.mcp.transport import TransportOpener
 from mooring.services.approvals import ApprovalBroker
 from mooring.services.chat import ProviderResolver
 from mooring.services.host import Host as RealHost
@@ -59,7 +60,12 @@ class Host:
     inputs: InputBroker | None = None
 
 
-async def build_host(db_path: Path, logs: Path, models: Models | None = None) -> Host:
+async def build_host(
+    db_path: Path,
+    logs: Path,
+    models: Models | None = None,
+    open_transport: TransportOpener | None = None,
+) -> Host:
     """The services exactly as bootstrap wires them, with short deadlines and a scripted
     asker that approves unless the test queued other answers."""
     root = db_path.parent
@@ -75,7 +81,7 @@ async def build_host(db_path: Path, logs: Path, models: Models | None = None) ->
             return host.answers.pop(0)
         return ApprovalAnswer(ApprovalOutcome.APPROVED)
 
-    real = wire_host(paths, settings, db, ask=ask, models=models)
+    real = wire_host(paths, settings, db, ask=ask, models=models, open_transport=open_transport)
     assert isinstance(real.ledger, SqlStore)
     host = Host(
         db,
@@ -127,7 +133,7 @@ def demo_definition(store: Path, request_log: Path, **settings: Any) -> ServerDe
 
 HostFactory = Callable[..., Awaitable[Host]]
 """``await hosts()`` (or ``hosts(models=(resolve, factory))`` for a host whose chat talks to a
-scripted model)."""
+scripted model; ``hosts(open_transport=...)`` for one whose servers run in-process)."""
 
 
 @pytest.fixture
@@ -135,8 +141,12 @@ async def hosts(tmp_path: Path) -> AsyncIterator[HostFactory]:
     """Make hosts on one database (a second one stands for the app after a restart)."""
     made: list[Host] = []
 
-    async def make(models: Models | None = None) -> Host:
-        host = await build_host(tmp_path / "mooring.sqlite3", tmp_path / "server-logs", models)
+    async def make(
+        models: Models | None = None, open_transport: TransportOpener | None = None
+    ) -> Host:
+        host = await build_host(
+            tmp_path / "mooring.sqlite3", tmp_path / "server-logs", models, open_transport
+        )
         made.append(host)
         return host
 

@@ -33,6 +33,7 @@ def report_and_close(window: MainWindow) -> None:
                 "data_dir": window.settings.data_dir_label.text(),
                 "schema": window.settings.schema_label.text(),
                 "status": window.statusBar().currentMessage(),
+                "welcome": window.welcome is not None and window.welcome.isVisible(),
                 "tabs": [
                     window.tabs.tabText(i).replace("&", "") for i in range(window.tabs.count())
                 ],

@@ -243,8 +243,26 @@ async def test_conversations_are_created_renamed_searched_and_deleted(
         delete.click()
         await until(lambda: titles(view) == ["How do I import suppliers?"], view.loaded)
         assert view.current_id is None
-        assert [c.id for c in await chat.list_conversations()] == [first]
         assert shown != first
+
+        # Undo brings it back whole; nothing was deleted meanwhile.
+        assert view.undo_button.isVisibleTo(view)
+        assert view.undo_button.accessibleName() == "Undo"
+        assert len(await chat.list_conversations()) == 2
+        QTest.mouseClick(view.undo_button, Qt.MouseButton.LeftButton)
+        await until(lambda: view.current_id == shown, view.transcript_loaded)
+        assert titles(view) == ["The answer", "How do I import suppliers?"]
+        assert transcript(view) == ["You: What is the answer?", "Assistant: Forty-two."]
+        assert not view.undo_button.isVisibleTo(view)
+
+        # Deleted again and not undone: gone for real when the undo time runs out.
+        view.undo_ms = 50
+        await view.delete(str(shown))
+        gone: list[str] = []
+        view.deletion_done.connect(gone.append)
+        await until(lambda: gone == [shown], view.deletion_done)
+        assert [c.id for c in await chat.list_conversations()] == [first]
+        assert not view.undo_button.isVisibleTo(view)
 
 
 async def test_without_a_provider_the_chat_says_so_and_stores_nothing(

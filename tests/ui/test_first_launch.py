@@ -36,6 +36,7 @@ def test_first_launch_configures_the_demo_server_and_shows_it(tmp_path: Path) ->
     assert shown["data_dir"] == str(tmp_path / "data")
     assert str(shown["schema"]).startswith(head_revision())
     assert shown["status"] == "Ready"
+    assert shown["welcome"] is True  # the first launch on this data folder welcomes
     assert shown["tabs"] == ["Conversations", "Tasks", "Servers", "Issues", "Settings"]
     servers = shown["servers"]
     assert isinstance(servers, list)
@@ -48,13 +49,14 @@ def test_first_launch_configures_the_demo_server_and_shows_it(tmp_path: Path) ->
     assert image.width() >= 600
 
 
-def test_a_removed_demo_server_does_not_come_back(tmp_path: Path) -> None:
+def test_a_removed_demo_server_does_not_come_back_nor_the_welcome(tmp_path: Path) -> None:
     import sqlite3
 
-    launch(tmp_path / "data", tmp_path / "1.png")
+    assert launch(tmp_path / "data", tmp_path / "1.png")["welcome"] is True
     conn = sqlite3.connect(tmp_path / "data" / "mooring.sqlite3")
     conn.execute("UPDATE servers SET removed_at = '2026-11-29T12:00:00.000000+00:00'")
     conn.commit()
     conn.close()
     shown = launch(tmp_path / "data", tmp_path / "2.png")
     assert shown["servers"] == []
+    assert shown["welcome"] is False  # once only

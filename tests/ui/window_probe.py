@@ -9,6 +9,11 @@ Run as a separate process by the end-to-end tests and ``make screenshots``:
   else (an AT-SPI client); print the card's words once the task ended.
 - ``window_probe.py wait -``: say ``{"ready": true}`` once the window is up, and stay.
 - ``window_probe.py shot OUT.png``: save the window as it first appears, and close.
+- ``window_probe.py chat MESSAGE [SHOTS_DIR]``: send MESSAGE from the composer, press "Allow
+  once", and leave the window (print ``{"left": state}``) once the task needs input.
+- ``window_probe.py resume FINAL [SHOTS_DIR]``: after a restart, follow the task card as it
+  catches up, answer its input form, wait for completion, press "Continue with result" and
+  print the card's words and the transcript once the model's reply FINAL is shown.
 """
 
 from __future__ import annotations
@@ -17,15 +22,18 @@ import json
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 
 from mooring.bootstrap import run_gui
 from mooring.cli.parser import build_parser
+from mooring.core.events import TaskDidChange
+from mooring.core.tasks.words import state_words
 from mooring.ui.dialogs.approval import ApprovalDialog
 from mooring.ui.dialogs.input_form import InputFormDialog
 from mooring.ui.dialogs.palette import ToolPalette
 from mooring.ui.main_window import MainWindow
+from mooring.ui.models.tasks import TaskRole
 
 TERMINAL = {"completed", "failed", "cancelled", "expired", "not run — denied", "abandoned"}
 
@@ -49,6 +57,17 @@ def drive(window: MainWindow, csv: str, shots: Path | None, *, press: bool) -> N
     done: set[str] = set()
     card = window.tasks.card
     save(window, shots, "01-first-run")
+    welcome = window.welcome
+    if welcome is not None:  # a fresh data folder: the first-run welcome is up
+
+        def shoot_welcome() -> None:
+            save(welcome, shots, "00-welcome")
+            welcome.close()
+
+        if welcome.is_filled:
+            shoot_welcome()
+        else:
+            welcome.filled.connect(shoot_welcome)
 
     def on_palette(palette: object) -> None:
         assert isinstance(palette, ToolPalette)
@@ -106,6 +125,95 @@ def drive(window: MainWindow, csv: str, shots: Path | None, *, press: bool) -> N
     window.palette_action.trigger()
 
 
+def transcript(window: MainWindow) -> list[str]:
+    model = window.conversations.messages
+    return [
+        str(model.index(r, 0).data(Qt.ItemDataRole.AccessibleTextRole))
+        for r in range(model.rowCount())
+    ]
+
+
+def chat(window: MainWindow, text: str, shots: Path | None) -> None:
+    """Send ``text``, allow the call once, and leave once the task asks for input."""
+    view = window.conversations
+    done: set[str] = set()
+
+    def check(label: str) -> None:
+        for dialog in window.findChildren(ApprovalDialog):
+            if dialog.isVisible() and "approve" not in done:
+                done.add("approve")
+                save(dialog, shots, "11-chat-approval")
+                dialog.buttons["Allow once"].click()
+        if label == "needs your input" and "left" not in done:
+            done.add("left")
+            save(window, shots, "12-chat-running-task-card")
+            finish(window, {"left": label, "transcript": transcript(window)})
+
+    def on_task(event: TaskDidChange) -> None:
+        label = state_words(event.record).label
+        QTimer.singleShot(0, lambda: check(label))
+
+    class Watch(QObject):
+        def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.ChildAdded:  # the approval dialog, opening
+                QTimer.singleShot(0, lambda: check(""))
+            return False
+
+    watch = Watch(window)
+    window.installEventFilter(watch)
+    window.host.events.on(TaskDidChange, on_task)
+    window.show_view(view)
+    view.composer.setPlainText(text)
+    view.send_button.click()
+
+
+def resume(window: MainWindow, final: str, shots: Path | None) -> None:
+    """Follow the card after a restart: answer, complete, continue with the result."""
+    view = window.conversations
+    card = window.tasks.card
+    seen: list[str] = []
+    done: set[str] = set()
+
+    def on_card() -> None:
+        words = card.state_label.text() if card.view else ""
+        if not seen or seen[-1] != words:
+            seen.append(words)
+        if words == "needs your input" and "answer" not in done:
+            done.add("answer")
+            card.buttons["Answer"].click()
+            form = window.tasks.forms[card.view.id]  # type: ignore[union-attr]
+            fill(form, None)
+        elif words in TERMINAL and "end" not in done:
+            done.add("end")
+            window.show_view(view)
+            view.continue_changed.connect(lambda _can: press())
+            press()
+
+    def press() -> None:
+        if view.continue_button.isEnabled() and "continue" not in done:
+            done.add("continue")
+            view.continue_button.click()
+
+    def on_turn(_conversation_id: str) -> None:
+        lines = transcript(window)
+        if lines and lines[-1] == f"Assistant: {final}" and "finish" not in done:
+            done.add("finish")
+            save(window, shots, "13-chat-continued")
+            finish(window, {"seen": seen, "transcript": lines})
+
+    card.changed.connect(on_card)
+    view.turn_ended.connect(on_turn)
+
+    def choose() -> None:
+        # The card of the conversation's task: the newest task in the list.
+        if window.tasks.model.rowCount():
+            window.show_task(str(window.tasks.model.index(0, 0).data(TaskRole.ID)))
+            on_card()
+
+    window.shown.connect(choose)
+    choose()
+
+
 def fill(form: InputFormDialog, shots: Path | None) -> None:
     assert form.form is not None
     combo = form.form.inputs["column"]
@@ -132,6 +240,10 @@ def main() -> int:
                 finish(window, {"title": window.windowTitle()})
 
             QTimer.singleShot(500, shoot)
+        elif mode == "chat":
+            QTimer.singleShot(0, lambda: chat(window, target, shots))
+        elif mode == "resume":
+            QTimer.singleShot(0, lambda: resume(window, target, shots))
         else:
             QTimer.singleShot(0, lambda: drive(window, target, shots, press=mode == "flow"))
 

@@ -28,7 +28,6 @@ from mooring.services.notifier import Notifier
 from mooring.services.task_monitor import TaskMonitor
 
 if TYPE_CHECKING:
-    from mooring.cli.accounts import SignInActions
     from mooring.services.chat import ChatService
 
 
@@ -71,7 +70,6 @@ class CliContext:
     """Collaborators for one CLI invocation: the host's use cases, and the terminal."""
 
     host: Host
-    sign_in: SignInActions | None = None
     as_json: bool = False
     poller_lock: PollerLock | None = None
     """One poller per data folder (``tasks watch``); ``None``: always poll."""

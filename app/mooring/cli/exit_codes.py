@@ -1,4 +1,4 @@
-"""Exit codes of ``mooring`` commands (documented in docs/cli.md)."""
+"""Exit codes of ``mooring`` commands (docs/cli-reference.md is generated from these docstrings)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ class ExitCode(IntEnum):
     """What a command's exit status means."""
 
     OK = 0
+    """Success; a followed call completed and the tool did not report an error."""
     PROBLEM = 1
     """Something the user must fix: an unusable database, a failed check, a known error."""
     USAGE = 2
@@ -20,6 +21,7 @@ class ExitCode(IntEnum):
     TASK_FAILED = 5
     """The call failed with a JSON-RPC error, or was never sent."""
     CANCELLED = 6
+    """A followed call or task was cancelled (``tasks cancel`` exits 0 once delivered)."""
     EXPIRED = 7
     """The server forgot the task, or the user abandoned it: no result can be had."""
     UNKNOWN_OUTCOME = 8

@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     servers = commands.add_parser("servers", parents=[common], help="manage MCP servers")
     servers_cmd = servers.add_subparsers(dest="servers_command", metavar="ACTION", required=True)
     add = servers_cmd.add_parser("add", parents=[common], help="add a stdio or HTTP server")
-    add.add_argument("name")
+    add.add_argument("name", help="the name Mooring calls the server by (its alias)")
     where = add.add_mutually_exclusive_group(required=True)
     where.add_argument("--command", dest="program", help="program that runs a stdio server")
     where.add_argument("--url", help="Streamable HTTP endpoint")
@@ -88,21 +88,27 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="import Claude Desktop / Cursor (mcpServers) or VS Code (servers) JSON",
     )
-    imp.add_argument("file")
+    imp.add_argument(
+        "file",
+        nargs="?",
+        help="the file to import (without one: show what the configurations found here hold)",
+    )
     servers_cmd.add_parser("list", parents=[common], help="list servers")
     rm = servers_cmd.add_parser("remove", parents=[common], help="remove a server")
-    rm.add_argument("name")
+    rm.add_argument("name", help="the server's name")
 
     tools = commands.add_parser("tools", parents=[common], help="inspect tools")
     tools_cmd = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
     tools_list = tools_cmd.add_parser("list", parents=[common], help="list tools")
-    tools_list.add_argument("server", nargs="?")
+    tools_list.add_argument(
+        "server", nargs="?", help="only this server's tools (default: every server)"
+    )
 
     call = commands.add_parser(
         "call", parents=[common], help="call a tool; follow its task to the end"
     )
-    call.add_argument("server")
-    call.add_argument("tool")
+    call.add_argument("server", help="the server's name")
+    call.add_argument("tool", help="the tool's name")
     call.add_argument("--args", help="tool arguments as a JSON object")
     call.add_argument("--detach", action="store_true", help="return once the task id is persisted")
     call.add_argument("--account", metavar="LABEL", help="the server account to use")
@@ -111,36 +117,41 @@ def build_parser() -> argparse.ArgumentParser:
     accounts = commands.add_parser("accounts", parents=[common], help="server accounts")
     accounts_cmd = accounts.add_subparsers(dest="accounts_command", metavar="ACTION", required=True)
     al = accounts_cmd.add_parser("list", parents=[common], help="a server's accounts")
-    al.add_argument("server")
+    al.add_argument("server", help="the server's name")
     aa = accounts_cmd.add_parser("add", parents=[common], help="add an account to a server")
-    aa.add_argument("server")
-    aa.add_argument("label")
+    aa.add_argument("server", help="the server's name")
+    aa.add_argument("label", help="a name for the account, e.g. work")
     ar = accounts_cmd.add_parser("remove", parents=[common], help="remove an account")
-    ar.add_argument("server")
-    ar.add_argument("label")
+    ar.add_argument("server", help="the server's name")
+    ar.add_argument("label", help="the account's label")
     ali = accounts_cmd.add_parser("login", parents=[common], help="sign in (OAuth)")
-    ali.add_argument("server")
-    ali.add_argument("--account", metavar="LABEL")
+    ali.add_argument("server", help="the server's name")
+    ali.add_argument("--account", metavar="LABEL", help="which account (default: the default one)")
     alo = accounts_cmd.add_parser("logout", parents=[common], help="forget an account's tokens")
-    alo.add_argument("server")
-    alo.add_argument("--account", metavar="LABEL")
+    alo.add_argument("server", help="the server's name")
+    alo.add_argument("--account", metavar="LABEL", help="which account (default: the default one)")
 
     rules = commands.add_parser("rules", parents=[common], help="approval rules")
     rules_cmd = rules.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
     rules_cmd.add_parser("list", parents=[common], help="list approval rules")
     radd = rules_cmd.add_parser("add", parents=[common], help="add an approval rule")
-    radd.add_argument("server")
+    radd.add_argument("server", help="the server's name")
     radd.add_argument("tool", help="tool name or pattern such as '*' or 'list_*'")
-    radd.add_argument("decision", choices=["allow", "ask", "deny"])
-    radd.add_argument("--scope", choices=["once", "conversation", "always"], default="always")
+    radd.add_argument("decision", choices=["allow", "ask", "deny"], help="what the rule decides")
+    radd.add_argument(
+        "--scope",
+        choices=["once", "conversation", "always"],
+        default="always",
+        help="how long the rule holds (conversation rules are made in the app)",
+    )
     rrm = rules_cmd.add_parser("remove", parents=[common], help="remove an approval rule")
-    rrm.add_argument("id")
+    rrm.add_argument("id", help="the rule's id (from rules list)")
 
     tasks = commands.add_parser("tasks", parents=[common], help="durable tasks")
     tasks_cmd = tasks.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
     tl = tasks_cmd.add_parser("list", parents=[common], help="list tasks, newest first")
     tl.add_argument("--active", action="store_true", help="only unfinished tasks")
-    tl.add_argument("--limit", type=int, default=50)
+    tl.add_argument("--limit", type=int, default=50, help="at most this many")
     ts = tasks_cmd.add_parser("show", parents=[common], help="show one task")
     ts.add_argument("id", help="local operation id, task id, or a unique prefix")
     ts.add_argument(
@@ -160,11 +171,11 @@ def build_parser() -> argparse.ArgumentParser:
         "wait for an answer",
     )
     tc = tasks_cmd.add_parser("cancel", parents=[common], help="ask the server to cancel")
-    tc.add_argument("id")
+    tc.add_argument("id", help="local operation id, task id, or a unique prefix")
     tc.add_argument("--no-wait", action="store_true", help="do not wait for the outcome")
     tc.add_argument("--timeout", type=float, metavar="S", help="stop waiting after S seconds")
     ta = tasks_cmd.add_parser("answer", parents=[common], help="answer an input request")
-    ta.add_argument("id")
+    ta.add_argument("id", help="local operation id, task id, or a unique prefix")
     ta.add_argument("key", nargs="?", help="which question (default: the only open one)")
     how = ta.add_mutually_exclusive_group()
     how.add_argument("--value", help="the answer: the form's fields as a JSON object")
@@ -173,11 +184,11 @@ def build_parser() -> argparse.ArgumentParser:
     tab = tasks_cmd.add_parser(
         "abandon", parents=[common], help="give up on a call that may or may not have run"
     )
-    tab.add_argument("id")
+    tab.add_argument("id", help="local operation id, task id, or a unique prefix")
     tre = tasks_cmd.add_parser(
         "retry", parents=[common], help="send a call with an unknown outcome again"
     )
-    tre.add_argument("id")
+    tre.add_argument("id", help="local operation id, task id, or a unique prefix")
     tre.add_argument(
         "--may-run-twice",
         action="store_true",
@@ -191,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     issues_cmd = issues.add_subparsers(dest="issues_command", metavar="ACTION")
     issues_cmd.add_parser("list", parents=[common], help="open issues (the default)")
     dismiss = issues_cmd.add_parser("dismiss", parents=[common], help="mark an issue resolved")
-    dismiss.add_argument("id")
+    dismiss.add_argument("id", help="the issue's id (from mooring issues)")
     traces = commands.add_parser("traces", parents=[common], help="task-lifecycle traces")
     traces_cmd = traces.add_subparsers(dest="traces_command", metavar="ACTION", required=True)
     tex = traces_cmd.add_parser(
@@ -214,8 +225,8 @@ def build_parser() -> argparse.ArgumentParser:
     settings_cmd = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
     settings_cmd.add_parser("list", parents=[common], help="every setting and its value")
     sset = settings_cmd.add_parser("set", parents=[common], help="change a setting")
-    sset.add_argument("key")
-    sset.add_argument("value")
+    sset.add_argument("key", help="the setting (see settings list)")
+    sset.add_argument("value", help="its new value")
     return parser
 
 
@@ -226,7 +237,7 @@ def _add_provider_commands(commands: Any, common: argparse.ArgumentParser) -> No
     add = cmd.add_parser(
         "add", parents=[common], help="add an OpenAI-compatible or Anthropic endpoint"
     )
-    add.add_argument("name")
+    add.add_argument("name", help="the name Mooring calls the provider by")
     add.add_argument("--kind", choices=["openai", "anthropic"], required=True)
     add.add_argument(
         "--base-url",
@@ -251,7 +262,7 @@ def _add_provider_commands(commands: Any, common: argparse.ArgumentParser) -> No
         ("default", "use this provider for new conversations"),
     ):
         sub = cmd.add_parser(action, parents=[common], help=text)
-        sub.add_argument("name")
+        sub.add_argument("name", help="the provider's name")
     for action, text in (
         ("test", "make one tiny request and say what works"),
         ("models", "list the models the endpoint offers"),
@@ -278,25 +289,25 @@ def _add_chat_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     conv = commands.add_parser("conversations", parents=[common], help="conversations")
     conv_cmd = conv.add_subparsers(dest="conversations_command", metavar="ACTION", required=True)
     cl = conv_cmd.add_parser("list", parents=[common], help="most recently active first")
-    cl.add_argument("--limit", type=int, default=50)
+    cl.add_argument("--limit", type=int, default=50, help="at most this many")
     cs = conv_cmd.add_parser("show", parents=[common], help="messages and tool rounds")
     cs.add_argument("id", help="conversation id or a unique prefix")
     cf = conv_cmd.add_parser("search", parents=[common], help="full-text search")
-    cf.add_argument("text", nargs="+")
-    cf.add_argument("--limit", type=int, default=20)
+    cf.add_argument("text", nargs="+", help="words to find")
+    cf.add_argument("--limit", type=int, default=20, help="at most this many")
     cr = conv_cmd.add_parser("rename", parents=[common], help="give a new title")
-    cr.add_argument("id")
-    cr.add_argument("title", nargs="+")
+    cr.add_argument("id", help="conversation id or a unique prefix")
+    cr.add_argument("title", nargs="+", help="the new title")
     cd = conv_cmd.add_parser("delete", parents=[common], help="delete (the task ledger stays)")
-    cd.add_argument("id")
+    cd.add_argument("id", help="conversation id or a unique prefix")
     ce = conv_cmd.add_parser(
         "export", parents=[common], help="what was said, what ran and why, as Markdown or JSON"
     )
-    ce.add_argument("id")
-    ce.add_argument("--format", choices=["md", "json"], default="md")
+    ce.add_argument("id", help="conversation id or a unique prefix")
+    ce.add_argument("--format", choices=["md", "json"], default="md", help="Markdown or JSON")
     ce.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     cset = conv_cmd.add_parser("set", parents=[common], help="change a conversation's options")
-    cset.add_argument("id")
+    cset.add_argument("id", help="conversation id or a unique prefix")
     cset.add_argument(
         "--auto-continue",
         choices=["on", "off"],

@@ -7,50 +7,23 @@ the terminal); with no usable keyring they are kept for this command only, and t
 from __future__ import annotations
 
 import argparse
-import asyncio
 import getpass
 import json
 import os
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
-from mooring.core.chat import (
-    PROVIDER_SECRET_SCOPE,
-    ChatProvider,
-    ChatRequest,
-    ChatTurnMessage,
-    ProviderConfig,
-    ProviderError,
-    ProviderFactory,
-    ProviderFailure,
-    ProviderKind,
-    ToolOffer,
-)
-from mooring.core.conversation import Role
+from mooring.core.chat import ProviderConfig, ProviderKind
 from mooring.core.errors import KnownError
-from mooring.core.ids import new_id
-from mooring.core.ports import ProviderBook
-from mooring.core.providers import api_key_name, header_name
-
-DEFAULT_URLS = {
-    ProviderKind.OPENAI: "https://api.openai.com/v1",
-    ProviderKind.ANTHROPIC: "https://api.anthropic.com",
-}
+from mooring.services.preferences import ProviderDesk, ProviderDraft
 
 
-def _book(ctx: CliContext) -> ProviderBook:
-    if ctx.providers is None:
+def _desk(ctx: CliContext) -> ProviderDesk:
+    desk = ctx.host.provider_desk
+    if desk is None:
         raise KnownError("Model providers are not available in this build.", code="internal")
-    return ctx.providers
-
-
-def _factory(ctx: CliContext) -> ProviderFactory:
-    if ctx.provider_factory is None:
-        raise KnownError("Model providers are not available in this build.", code="internal")
-    return ctx.provider_factory
+    return desk
 
 
 def provider_json(config: ProviderConfig, *, default: bool) -> dict[str, Any]:
@@ -65,20 +38,6 @@ def provider_json(config: ProviderConfig, *, default: bool) -> dict[str, Any]:
         "api_key": config.has_api_key,
         "default": default,
     }
-
-
-def _base_url(kind: ProviderKind, given: str | None) -> str:
-    url = (given or DEFAULT_URLS[kind]).strip().rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise KnownError(
-            f"{given!r} is not an http(s) address.",
-            hint="For example --base-url http://127.0.0.1:11434/v1 (Ollama).",
-            code="usage",
-        )
-    if kind is ProviderKind.ANTHROPIC and url.endswith("/v1"):
-        url = url[: -len("/v1")]  # the SDK adds /v1/messages itself
-    return url
 
 
 def _headers(values: list[str] | None) -> dict[str, str]:
@@ -124,87 +83,45 @@ def _durable(ctx: CliContext) -> tuple[bool, str]:
 
 async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Add a provider; its key and header values go to the keyring."""
-    book = _book(ctx)
-    name = args.name.strip()
-    if not name:
-        raise KnownError("A provider needs a name.", code="usage")
-    if await book.find_provider(name) is not None:
-        raise KnownError(f"A provider called {name!r} exists already.", code="exists")
-    kind = ProviderKind(args.kind)
-    model = args.model.strip()
-    if not model:
-        raise KnownError("Say which model to use with --model.", code="usage")
-    headers = _headers(args.header)
-    key = _read_key(ctx, args)
-    config = ProviderConfig(
-        id=new_id(),
-        name=name,
-        kind=kind,
-        base_url=_base_url(kind, args.base_url),
-        model=model,
-        header_names=tuple(headers),
-        has_api_key=key is not None,
+    draft = ProviderDraft(
+        name=args.name,
+        kind=ProviderKind(args.kind),
+        model=args.model,
+        base_url=args.base_url,
+        api_key=_read_key(ctx, args),
+        headers=_headers(args.header),
     )
-
-    def store_secrets() -> None:
-        if key is not None:
-            ctx.secrets.set(PROVIDER_SECRET_SCOPE, api_key_name(config.id), key)
-        for header, value in headers.items():
-            ctx.secrets.set(PROVIDER_SECRET_SCOPE, header_name(config.id, header), value)
-
-    await asyncio.to_thread(store_secrets)
-    try:
-        became_default = await book.add_provider(config)
-    except BaseException:
-        await asyncio.to_thread(_forget_secrets, ctx, config)
-        raise
+    added = await _desk(ctx).add(draft)
+    config = added.config
     durable, detail = _durable(ctx)
-    if (key is not None or headers) and not durable:
+    if (config.has_api_key or config.header_names) and not durable:
         ctx.warn(
-            f"mooring: warning: no usable keyring ({detail}): the secrets of {name!r} are kept "
-            "for this command only and are gone when it ends. Unlock or install a Secret "
+            f"mooring: warning: no usable keyring ({detail}): the secrets of {config.name!r} are "
+            "kept for this command only and are gone when it ends. Unlock or install a Secret "
             "Service keyring (`mooring doctor` checks), then add the provider again."
         )
     if ctx.as_json:
-        ctx.say(json.dumps(provider_json(config, default=became_default)))
+        ctx.say(json.dumps(provider_json(config, default=added.became_default)))
     else:
-        tail = "; it is the default" if became_default else ""
-        ctx.say(f"Added {name} ({kind.value}: {config.base_url}, model {model}){tail}.")
+        tail = "; it is the default" if added.became_default else ""
+        ctx.say(
+            f"Added {config.name} ({config.kind.value}: {config.base_url}, model "
+            f"{config.model}){tail}."
+        )
     return ExitCode.OK
 
 
-def _forget_secrets(ctx: CliContext, config: ProviderConfig) -> None:
-    ctx.secrets.delete(PROVIDER_SECRET_SCOPE, api_key_name(config.id))
-    for header in config.header_names:
-        ctx.secrets.delete(PROVIDER_SECRET_SCOPE, header_name(config.id, header))
-
-
 async def _named(ctx: CliContext, name: str | None) -> ProviderConfig:
-    book = _book(ctx)
-    if name is None:
-        config = await book.default_provider()
-        if config is None:
-            raise KnownError(
-                "No model provider is configured.",
-                hint="Add one with `mooring providers add NAME --kind openai --base-url URL "
-                "--model MODEL`.",
-                code="not_found",
-            )
-        return config
-    config = await book.find_provider(name)
-    if config is None:
-        raise KnownError(f"No provider called {name!r}.", code="not_found")
-    return config
+    return await _desk(ctx).find(name)
 
 
 async def list_providers(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """List providers, marking the default."""
-    book = _book(ctx)
-    configs = await book.list_providers()
-    default = await book.default_provider()
-    default_id = default.id if default else None
+    views = await _desk(ctx).providers()
+    configs = [v.config for v in views]
+    default_id = next((v.config.id for v in views if v.default), None)
     if ctx.as_json:
-        rows = [provider_json(c, default=c.id == default_id) for c in configs]
+        rows = [provider_json(v.config, default=v.default) for v in views]
         ctx.say(json.dumps(rows, indent=2))
         return ExitCode.OK
     if not configs:
@@ -224,10 +141,7 @@ async def list_providers(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 async def remove(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Remove a provider and its secrets."""
     config = await _named(ctx, args.name)
-    book = _book(ctx)
-    await book.remove_provider(config.id)
-    await asyncio.to_thread(_forget_secrets, ctx, config)
-    successor = await book.default_provider()
+    successor = await _desk(ctx).remove(config)
     ctx.say(f"Removed {config.name}.")
     if successor is not None:
         ctx.say(f"The default provider is {successor.name}.")
@@ -237,26 +151,15 @@ async def remove(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 async def set_default(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Make a provider the default for new conversations."""
     config = await _named(ctx, args.name)
-    await _book(ctx).set_default_provider(config.id)
+    await _desk(ctx).set_default(config)
     ctx.say(f"{config.name} is now the default provider.")
     return ExitCode.OK
-
-
-async def _build(ctx: CliContext, config: ProviderConfig) -> ChatProvider:
-    # Reading the keyring may block (D-Bus): off the event loop.
-    return await asyncio.to_thread(_factory(ctx), config)
 
 
 async def models(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """List the models the endpoint offers."""
     config = await _named(ctx, args.name)
-    provider = await _build(ctx, config)
-    try:
-        found = await provider.list_models()
-    except ProviderError as exc:
-        raise KnownError(exc.message, code=exc.kind.value) from None
-    finally:
-        await provider.aclose()
+    found = await _desk(ctx).models(config)
     if ctx.as_json:
         ctx.say(json.dumps({"provider": config.name, "model": config.model, "models": found}))
         return ExitCode.OK
@@ -267,77 +170,6 @@ async def models(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
-PING = ToolOffer(
-    name="mooring_connection_check",
-    description="Checks the connection. Do not call it unless asked to.",
-    input_schema={"type": "object", "properties": {}},
-)
-
-
-@dataclass
-class Verdict:
-    """What ``providers test`` found; ``None`` where it could not tell."""
-
-    reachable: bool | None = None
-    key_accepted: bool | None = None
-    model_found: bool | None = None
-    tools_supported: bool | None = None
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems and all(
-            value is not False
-            for value in (self.reachable, self.key_accepted, self.model_found, self.tools_supported)
-        )
-
-
-async def _check(config: ProviderConfig, provider: ChatProvider) -> Verdict:
-    verdict = Verdict()
-    try:
-        listed = await provider.list_models()
-    except ProviderError as exc:
-        if exc.kind is ProviderFailure.UNREACHABLE:
-            verdict.reachable = False
-            verdict.problems.append(exc.message)
-            return verdict
-        verdict.reachable = True
-        if exc.kind is ProviderFailure.AUTH:
-            verdict.key_accepted = False
-            verdict.problems.append(exc.message)
-            return verdict
-    else:
-        verdict.reachable = verdict.key_accepted = True
-        if listed:
-            verdict.model_found = config.model in listed
-    request = ChatRequest(
-        model=config.model,
-        messages=(ChatTurnMessage(role=Role.USER, content="Reply with the single word OK."),),
-        tools=(PING,),
-        max_tokens=16,
-    )
-    try:
-        async for _event in provider.stream(request):
-            pass  # the reply's words do not matter: that it arrived does
-    except ProviderError as exc:
-        kind = exc.kind
-        if kind is ProviderFailure.UNREACHABLE:
-            verdict.reachable = False
-        elif kind is ProviderFailure.AUTH:
-            verdict.key_accepted = False
-        elif kind is ProviderFailure.MODEL_NOT_FOUND:
-            verdict.model_found = False
-        elif kind is ProviderFailure.NO_TOOL_SUPPORT:
-            verdict.key_accepted = verdict.key_accepted is not False
-            verdict.model_found = True
-            verdict.tools_supported = False
-        verdict.problems.append(exc.message)
-        return verdict
-    verdict.reachable = verdict.key_accepted = verdict.model_found = True
-    verdict.tools_supported = True
-    return verdict
-
-
 def _word(value: bool | None, yes: str, no: str) -> str:
     return "not checked" if value is None else (yes if value else no)
 
@@ -345,11 +177,7 @@ def _word(value: bool | None, yes: str, no: str) -> str:
 async def test(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Make one tiny request and say, in plain words, what works."""
     config = await _named(ctx, args.name)
-    provider = await _build(ctx, config)
-    try:
-        verdict = await _check(config, provider)
-    finally:
-        await provider.aclose()
+    verdict = await _desk(ctx).test(config)
     if ctx.as_json:
         ctx.say(
             json.dumps(

@@ -8,25 +8,23 @@ import json
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.render import by_prefix
-from mooring.core.approval.rules import ApprovalRule, Decision, Scope
+from mooring.core.approval.rules import Decision, Scope
 from mooring.core.errors import KnownError
-from mooring.core.ids import new_id, short_id
+from mooring.core.ids import short_id
 
 
 async def list_rules(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """List rules with the server each one is bound to."""
-    rules = await ctx.rules.list_rules()
-    servers = {s.identity: s.alias for s in await ctx.catalog.list_servers()}
     rows: list[dict[str, str | None]] = [
         {
-            "id": r.id,
-            "server": servers.get(r.server_identity),
-            "server_identity": r.server_identity.replace("\x1f", " "),
-            "tool": r.tool_pattern,
-            "decision": r.decision.value,
-            "scope": r.scope.value,
+            "id": v.rule.id,
+            "server": v.server_alias,
+            "server_identity": v.rule.server_identity.replace("\x1f", " "),
+            "tool": v.rule.tool_pattern,
+            "decision": v.rule.decision.value,
+            "scope": v.rule.scope.value,
         }
-        for r in rules
+        for v in await ctx.host.rule_desk.rules()
     ]
     if ctx.as_json:
         ctx.say(json.dumps(rows, indent=2))
@@ -45,19 +43,9 @@ async def add_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     server = await ctx.catalog.find_server(args.server)
     if server is None:
         raise KnownError(f"No server called {args.server!r}.", code="not_found")
-    if args.scope == Scope.CONVERSATION.value:
-        raise KnownError(
-            "Conversation rules are made from a conversation in the app.", code="usage"
-        )
-    rule = ApprovalRule(
-        id=new_id(),
-        server_identity=server.identity,
-        tool_pattern=args.tool,
-        decision=Decision(args.decision),
-        scope=Scope(args.scope),
-        created_at=ctx.clock.now(),
+    rule = await ctx.host.rule_desk.add(
+        server, args.tool, Decision(args.decision), Scope(args.scope)
     )
-    await ctx.rules.add_rule(rule)
     if ctx.as_json:
         ctx.say(json.dumps({"id": rule.id}))
     else:
@@ -71,6 +59,6 @@ async def add_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 async def remove_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Remove a rule by id (or unique prefix)."""
     rule = by_prefix(await ctx.rules.list_rules(), args.id, "rule")
-    await ctx.rules.remove_rule(rule.id)
+    await ctx.host.rule_desk.remove(rule.id)
     ctx.say(f"Removed rule {short_id(rule.id)}.")
     return ExitCode.OK

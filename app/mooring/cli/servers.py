@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.server_checks import check_target
 from mooring.core.errors import KnownError
-from mooring.core.ids import new_id
+from mooring.core.server_import import EntryStatus
 from mooring.core.servers import ServerDefinition
 from mooring.services.host import ServerSpec
 
@@ -142,44 +140,69 @@ async def list_tools(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 
 async def import_file(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
-    """Import servers from another host's configuration file, saying what was skipped."""
-    from mooring.core.server_import import import_servers
-
-    try:
-        data = json.loads(await asyncio.to_thread(Path(args.file).read_text, encoding="utf-8"))
-    except OSError as exc:
-        raise KnownError(f"Cannot read {args.file}: {exc.strerror}.", code="not_found") from exc
-    except ValueError as exc:
-        raise KnownError(f"{args.file} is not valid JSON: {exc}", code="bad_file") from exc
-    result = import_servers(
-        data, now=ctx.clock.now, new_id=new_id, existing=await ctx.catalog.list_servers()
-    )
-    added: list[ServerDefinition] = []
-    skipped = list(result.skipped)
-    for server in result.servers:
-        try:
-            await ctx.host.add_server_definition(server, result.header_secrets.get(server.id, {}))
-        except KnownError as exc:
-            if exc.code != "no_keyring":
-                raise
-            skipped.append(
-                (server.alias, "its headers are secrets and no usable keyring can keep them")
-            )
-            continue
-        added.append(server)
+    """Import servers from another host's configuration file, saying what was skipped; without
+    a file, show what the Claude Desktop, VS Code and Cursor files found here would import."""
+    if args.file is None:
+        return await _show_found(ctx)
+    found = await ctx.host.preview_config_file(args.file)
+    if found.problem is not None:
+        if not found.entries and "JSON" in found.problem:
+            raise KnownError(f"{args.file} is {found.problem}", code="bad_file")
+        skipped = [("(file)", found.problem)]
+        outcome_added: list[ServerDefinition] = []
+    else:
+        outcome = await ctx.host.import_servers(found.new)
+        outcome_added = outcome.added
+        skipped = [(e.name, e.reason) for e in found.entries if e.status is not EntryStatus.NEW]
+        skipped += outcome.skipped
     if ctx.as_json:
         ctx.say(
             json.dumps(
                 {
-                    "added": [server_json(s) for s in added],
+                    "added": [server_json(s) for s in outcome_added],
                     "skipped": [{"name": n, "reason": r} for n, r in skipped],
                 },
                 indent=2,
             )
         )
     else:
-        for s in added:
+        for s in outcome_added:
             ctx.say(f"added    {s.alias} ({s.transport.value}: {s.target})")
         for name, reason in skipped:
             ctx.say(f"skipped  {name}: {reason}")
+    return ExitCode.OK
+
+
+async def _show_found(ctx: CliContext) -> ExitCode:
+    previews = await ctx.host.find_server_configs()
+    if ctx.as_json:
+        ctx.say(
+            json.dumps(
+                [
+                    {
+                        "app": p.source.app,
+                        "path": p.source.path,
+                        "problem": p.problem,
+                        "servers": [
+                            {"name": e.name, "status": e.status.value, "reason": e.reason}
+                            for e in p.entries
+                        ],
+                    }
+                    for p in previews
+                ],
+                indent=2,
+            )
+        )
+        return ExitCode.OK
+    if not previews:
+        ctx.say("No Claude Desktop, VS Code or Cursor configuration was found.")
+        return ExitCode.OK
+    for found in previews:
+        ctx.say(f"{found.source.app}: {found.source.path}")
+        if found.problem is not None:
+            ctx.say(f"  {found.problem}")
+        for entry in found.entries:
+            reason = f" ({entry.reason})" if entry.reason else ""
+            ctx.say(f"  {entry.status.value:<18} {entry.name}{reason}")
+    ctx.say("Import one with: mooring servers import PATH")
     return ExitCode.OK

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 from mooring.cli.exit_codes import ExitCode
-from mooring.core.errors import KnownError
-from mooring.settings.schema import BY_KEY, SETTINGS
+from mooring.services.preferences import parse_setting
+from mooring.settings.schema import SETTINGS
 from mooring.settings.store import load_settings, save_settings
 
 
@@ -22,28 +22,7 @@ def run_settings(args: argparse.Namespace, settings_file: Path) -> ExitCode:
             for s in SETTINGS:
                 print(f"{s.key} = {settings.get(s.key)!r}\n    {s.description}")  # noqa: T201
         return ExitCode.OK
-    declared = BY_KEY.get(args.key)
-    if declared is None:
-        raise KnownError(f"No setting called {args.key!r}.", hint="See `mooring settings list`.")
-    raw: str = args.value
-    try:
-        if declared.type is bool:
-            if raw.lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
-                raise ValueError(raw)
-            value: object = raw.lower() in ("true", "yes", "on", "1")
-        elif declared.type is list:
-            value = [part.strip() for part in raw.split(",") if part.strip()]
-        elif declared.choices is not None and raw not in declared.choices:
-            raise ValueError(raw)
-        else:
-            value = declared.type(raw)
-    except ValueError as exc:
-        kind = (
-            " or ".join(declared.choices)
-            if declared.choices is not None
-            else f"a {declared.type.__name__}"
-        )
-        raise KnownError(f"{args.key} takes {kind}, not {raw!r}.") from exc
+    value = parse_setting(args.key, args.value)
     settings.set(args.key, value)
     save_settings(settings_file, settings)
     print(f"{args.key} = {value!r}")  # noqa: T201  # CLI output

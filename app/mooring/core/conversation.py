@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mooring.core.approval.rules import ApprovalAuditEntry
     from mooring.core.chat import ToolCallRequest
     from mooring.core.tasks.record import TaskRecord
 
@@ -121,6 +122,8 @@ class ConversationRound:
     round: ToolRound
     record: TaskRecord | None
     server_alias: str | None = None
+    approval: ApprovalAuditEntry | None = None
+    """How its approval ended: who decided, why, and what was remembered (the newest entry)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

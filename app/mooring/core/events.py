@@ -124,6 +124,13 @@ class TurnDidEnd:
     started_tasks: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class ServersDidChange:
+    """A server was added, imported, edited, trusted or removed (read the list again)."""
+
+    server_ids: tuple[str, ...]
+
+
 Event = (
     TaskDidChange
     | AnswerDidSettle
@@ -136,6 +143,7 @@ Event = (
     | MessageDidAppend
     | ReplyDidStream
     | TurnDidEnd
+    | ServersDidChange
 )
 Listener = Callable[[Event], None]
 E = TypeVar("E", bound=Event)

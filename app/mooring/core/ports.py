@@ -24,6 +24,7 @@ from mooring.core.conversation import (
 from mooring.core.issues import Issue
 from mooring.core.notifications import Notice
 from mooring.core.results import ResourceOutcome
+from mooring.core.server_import import ConfigSource
 from mooring.core.servers import CredentialProfile, ServerDefinition
 from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress, TaskWire
 from mooring.core.tasks.checks import PollMark
@@ -52,6 +53,11 @@ class ServerCatalog(Protocol):
 
     async def set_trusted(self, server_id: str, trusted: bool) -> None:
         """Trust (or stop trusting) a server's tool annotations."""
+        ...
+
+    async def update_server(self, server: ServerDefinition) -> None:
+        """Store a changed definition of a live server (same id; its tasks keep pointing at
+        it)."""
         ...
 
 
@@ -151,6 +157,43 @@ class SecretStore(Protocol):
     @property
     def durable(self) -> bool:
         """Whether a secret set now outlives this process (False: session memory only)."""
+        ...
+
+
+class ConfigFiles(Protocol):
+    """Other MCP hosts' configuration files on this machine (Claude Desktop, VS Code,
+    Cursor)."""
+
+    def found(self) -> list[ConfigSource]:
+        """The known files that exist (blocking: call off the event loop)."""
+        ...
+
+    def read(self, path: str) -> str:
+        """A file's text (blocking; ``OSError`` when it cannot be read)."""
+        ...
+
+
+OpenUrl = Callable[[str], Awaitable[None]]
+"""Shows the user an address to open (the system browser, or a line on the terminal)."""
+
+
+class AccountSignIn(Protocol):
+    """Signing an account of a Streamable HTTP server in and out (OAuth; tokens in the
+    keyring)."""
+
+    async def sign_in(
+        self, server: ServerDefinition, profile_id: str | None, open_url: OpenUrl
+    ) -> bool:
+        """Run the sign-in now (``open_url`` shows the authorization address; the redirect
+        comes back on loopback): whether the server then accepts Mooring's tokens."""
+        ...
+
+    def sign_out(self, server: ServerDefinition, profile_id: str | None) -> None:
+        """Forget this account's tokens here."""
+        ...
+
+    def signed_in(self, server: ServerDefinition, profile_id: str | None) -> bool:
+        """Whether tokens are stored for this account (the server may still refuse them)."""
         ...
 
 
@@ -264,6 +307,11 @@ class Gateway(Protocol):
         """Be told every connection's new status when it changes (connecting, ready, ...)."""
         ...
 
+    def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
+        """Be told ``(server_id, profile_id)`` when a server says its tool list changed
+        (``notifications/tools/list_changed``)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -321,6 +369,13 @@ class ConversationBook(Protocol):
         ...
 
     async def messages(self, conversation_id: str) -> list[Message]: ...
+    async def messages_before(
+        self, conversation_id: str, before_id: str | None, limit: int
+    ) -> list[Message]:
+        """At most ``limit`` messages stored right before ``before_id`` (``None``: the newest
+        ones), oldest first: a page of a long transcript."""
+        ...
+
     async def awaiting_results(self, conversation_id: str) -> list[Message]:
         """Tool results that said a background task started, with no follow-up stored yet."""
         ...

@@ -12,16 +12,24 @@ with a reason, never guessed at: the legacy HTTP+SSE transport, ``${input:...}``
 ``${...}`` variables (Mooring does not expand them), entries without a command or URL, and
 duplicates of servers already configured.
 
-Header values are returned apart from the definitions (``header_secrets``): they are usually
-credentials, and secrets belong in the keyring, not in the server table.
+Header and environment values are returned apart from the definitions (``header_secrets``,
+``env_secrets``): they are usually credentials (API keys, tokens), and secrets belong in the
+keyring, not in the server table; the definitions keep only their names.
+
+:func:`known_config_files` says where Claude Desktop, VS Code and Cursor keep their server
+lists on each system, and :func:`preview` turns one such file into what an import would do
+with each of its entries (new, already present, cannot be imported — with the reason).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
+from pathlib import PurePath
 from typing import Any
 
 from mooring.core.servers import ServerDefinition, Transport
@@ -29,6 +37,30 @@ from mooring.core.servers import ServerDefinition, Transport
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _HTTP_TYPES = frozenset({"http", "streamable-http", "streamablehttp", "streamable_http"})
 _SSE_TYPES = frozenset({"sse"})
+
+
+class EntryStatus(StrEnum):
+    """What an import would do with one entry of a configuration file."""
+
+    NEW = "new"
+    PRESENT = "already present"
+    """The same name, command line or URL is configured already."""
+    INVALID = "cannot be imported"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportEntry:
+    """One entry of a configuration file and what importing it would do."""
+
+    name: str
+    status: EntryStatus
+    reason: str = ""
+    """Why it is not new (empty for a new entry)."""
+    server: ServerDefinition | None = None
+    """The definition to add (new entries only; secret values are not in it)."""
+    header_values: Mapping[str, str] = field(default_factory=dict, repr=False)
+    env_values: Mapping[str, str] = field(default_factory=dict, repr=False)
+    """The secret values, for the keyring only (never shown, never in the server table)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +72,18 @@ class ImportResult:
     """``(name, reason)`` for every entry that was not imported."""
     header_secrets: dict[str, dict[str, str]] = field(default_factory=dict)
     """Imported HTTP header values by new server id, for the caller to put in the keyring."""
+    env_secrets: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Imported environment values by new server id, for the caller to put in the keyring."""
     format: str = "unknown"
     """``"mcpServers"`` (Claude Desktop, Cursor), ``"vscode"``, or ``"unknown"``."""
+    entries: list[ImportEntry] = field(default_factory=list)
+    """Every entry in the document's order, with its status."""
 
 
 class _Skip(Exception):  # control flow inside this module only
-    pass
+    def __init__(self, reason: str, *, present: bool = False) -> None:
+        super().__init__(reason)
+        self.present = present
 
 
 def import_servers(
@@ -62,30 +100,53 @@ def import_servers(
     """
     entries, kind = _entries(document)
     if entries is None:
+        reason = "no 'mcpServers' or 'servers' object found"
         return ImportResult(
-            skipped=[("(file)", "no 'mcpServers' or 'servers' object found")], format=kind
+            skipped=[("(file)", reason)],
+            format=kind,
+            entries=[ImportEntry("(file)", EntryStatus.INVALID, reason)],
         )
-    aliases = {server.alias.casefold(): server.alias for server in existing}
-    identities = {server.identity: server.alias for server in existing}
+    configured = list(existing)
+    aliases = {server.alias.casefold(): server.alias for server in configured}
+    identities = {server.identity: server.alias for server in configured}
+    present_aliases = set(aliases.values())
     result = ImportResult(format=kind)
     for name, entry in entries.items():
         try:
-            server, headers = _definition(str(name), entry, now=now, new_id=new_id)
+            server, headers, env = _definition(str(name), entry, now=now, new_id=new_id)
             if server.alias.casefold() in aliases:
-                raise _Skip(f"a server named {aliases[server.alias.casefold()]!r} already exists")
-            if server.identity in identities:
+                same = aliases[server.alias.casefold()]
                 raise _Skip(
-                    f"duplicate of server {identities[server.identity]!r} "
-                    f"(same {'command' if server.transport is Transport.STDIO else 'URL'})"
+                    f"a server named {same!r} already exists", present=same in present_aliases
+                )
+            if server.identity in identities:
+                same = identities[server.identity]
+                raise _Skip(
+                    f"duplicate of server {same!r} "
+                    f"(same {'command' if server.transport is Transport.STDIO else 'URL'})",
+                    present=same in present_aliases,
                 )
         except _Skip as skip:
             result.skipped.append((str(name), str(skip)))
+            status = EntryStatus.PRESENT if skip.present else EntryStatus.INVALID
+            result.entries.append(ImportEntry(str(name), status, str(skip)))
             continue
         aliases[server.alias.casefold()] = server.alias
         identities[server.identity] = server.alias
         result.servers.append(server)
         if headers:
             result.header_secrets[server.id] = headers
+        if env:
+            result.env_secrets[server.id] = env
+        result.entries.append(
+            ImportEntry(
+                server.alias,
+                EntryStatus.NEW,
+                server=server,
+                header_values=headers,
+                env_values=env,
+            )
+        )
     return result
 
 
@@ -104,7 +165,7 @@ def _entries(document: Any) -> tuple[Mapping[str, Any] | None, str]:
 
 def _definition(
     name: str, entry: Any, *, now: Callable[[], datetime], new_id: Callable[[], str]
-) -> tuple[ServerDefinition, dict[str, str]]:
+) -> tuple[ServerDefinition, dict[str, str], dict[str, str]]:
     if not name.strip():
         raise _Skip("the server has no name")
     if not isinstance(entry, Mapping):
@@ -135,7 +196,7 @@ def _definition(
             headers=dict.fromkeys(headers, ""),
             enabled=enabled,
         )
-        return server, headers
+        return server, headers, {}
     if not isinstance(command, str) or not command.strip():
         raise _Skip("no command or url")
     args = entry.get("args", [])
@@ -144,6 +205,7 @@ def _definition(
     cwd = entry.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
         raise _Skip("'cwd' must be a string")
+    env = _strings(entry.get("env"), "env")
     server = ServerDefinition(
         id=new_id(),
         alias=name.strip(),
@@ -151,11 +213,12 @@ def _definition(
         created_at=now(),
         command=command.strip(),
         args=tuple(args),
-        env=_strings(entry.get("env"), "env"),
+        # As for headers: the names are kept, the values (API keys, tokens) go to the keyring.
+        env=dict.fromkeys(env, ""),
         cwd=cwd or None,
         enabled=enabled,
     )
-    return server, {}
+    return server, {}, env
 
 
 def _strings(value: Any, what: str) -> dict[str, str]:
@@ -192,3 +255,112 @@ def _texts(value: Any) -> Iterable[str]:
     elif isinstance(value, list):
         for item in value:
             yield from _texts(item)
+
+
+# -- where other hosts keep their configuration ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigSource:
+    """One configuration file of another MCP host."""
+
+    app: str
+    """``"Claude Desktop"``, ``"VS Code"`` or ``"Cursor"``."""
+    path: str
+
+
+def known_config_files(system: str, home: PurePath, env: Mapping[str, str]) -> list[ConfigSource]:
+    """Where Claude Desktop, VS Code and Cursor keep their user-level server lists on
+    ``system`` (``sys.platform``: ``"linux"``, ``"darwin"``, ``"win32"``), whether or not the
+    files exist. ``env`` supplies ``APPDATA`` and ``XDG_CONFIG_HOME``."""
+    if system == "darwin":
+        support = home / "Library" / "Application Support"
+        claude, code = support / "Claude", support / "Code" / "User"
+    elif system.startswith("win"):
+        roaming = PurePath(env["APPDATA"]) if env.get("APPDATA") else home / "AppData" / "Roaming"
+        claude, code = roaming / "Claude", roaming / "Code" / "User"
+    else:
+        xdg = env.get("XDG_CONFIG_HOME", "")
+        config = PurePath(xdg) if xdg and PurePath(xdg).is_absolute() else home / ".config"
+        claude, code = config / "Claude", config / "Code" / "User"
+    return [
+        ConfigSource("Claude Desktop", str(claude / "claude_desktop_config.json")),
+        ConfigSource("VS Code", str(code / "mcp.json")),
+        ConfigSource("VS Code", str(code / "settings.json")),
+        ConfigSource("Cursor", str(home / ".cursor" / "mcp.json")),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPreview:
+    """What importing one configuration file would do, entry by entry."""
+
+    source: ConfigSource
+    entries: tuple[ImportEntry, ...] = ()
+    problem: str | None = None
+    """Why the file could not be read at all (then there are no entries)."""
+
+    @property
+    def new(self) -> tuple[ImportEntry, ...]:
+        """The entries an import would add."""
+        return tuple(e for e in self.entries if e.status is EntryStatus.NEW)
+
+
+def preview(
+    source: ConfigSource,
+    text: str,
+    *,
+    now: Callable[[], datetime],
+    new_id: Callable[[], str],
+    existing: Iterable[ServerDefinition] = (),
+) -> ConfigPreview:
+    """What importing ``text`` (the file's content) would do. VS Code's files may carry
+    comments and trailing commas (JSONC), which are understood."""
+    try:
+        document = parse_config_text(text)
+    except ValueError as exc:
+        return ConfigPreview(source, problem=f"not valid JSON: {exc}")
+    result = import_servers(document, now=now, new_id=new_id, existing=existing)
+    if not result.servers and result.entries and result.entries[0].name == "(file)":
+        return ConfigPreview(source, problem=result.entries[0].reason)
+    return ConfigPreview(source, tuple(result.entries))
+
+
+def parse_config_text(text: str) -> Any:
+    """Parse JSON, also with ``//`` and ``/* */`` comments and trailing commas (JSONC)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return json.loads(_strip_jsonc(text))
+
+
+def _strip_jsonc(text: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif c in "}]":
+            # A trailing comma before a closing bracket: drop it (whitespace may sit between).
+            k = len(out) - 1
+            while k >= 0 and out[k].isspace():
+                k -= 1
+            if k >= 0 and out[k] == ",":
+                del out[k]
+            out.append(c)
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)

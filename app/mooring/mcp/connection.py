@@ -29,34 +29,23 @@ import contextlib
 import json
 import logging
 import math
-import os
-import tempfile
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Final, Generic, TextIO, TypeVar, cast
+from typing import Any, Final, Generic, TypeVar
 
 import anyio
-import httpx2
 import mcp.types as types
 from mcp.client import Client
-from mcp.client._transport import TransportStreams
 from mcp.client.session import ClientRequestContext
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
 from pydantic import BaseModel, ValidationError
 
 from mooring import __version__
-from mooring.core.ids import short_id
 from mooring.core.ports import ConnectionState, ConnectionStatus
 from mooring.core.results import ResourceOutcome, ResourceRead, ResourceText, ResourceUnavailable
 from mooring.core.servers import ServerDefinition, Transport
@@ -82,18 +71,28 @@ from mooring.core.tasks.reconcile import (
 from mooring.core.tools import ToolInfo
 from mooring.mcp import tasks_ext, tasks_legacy, translate
 from mooring.mcp.translate import Failure, FailureKind
+from mooring.mcp.transport import (
+    AuthFor,
+    HeadersFor,
+    SdkTransports,
+    SessionWatch,
+    StderrLog,
+    TransportOpener,
+    WatchedTransport,
+    http_trace,
+    kills_session,
+)
 
 logger = logging.getLogger("mooring.mcp.connection")
 
 R = TypeVar("R")
 
-HeadersFor = Callable[[ServerDefinition, str | None], Mapping[str, str]]
-"""Extra HTTP headers for a server and credential profile (secret values from the keyring)."""
-
-AuthFor = Callable[[ServerDefinition, str | None], httpx2.Auth | None]
-"""An ``httpx2.Auth`` (e.g. the SDK's OAuth provider) for a server and credential profile."""
+_SessionWatch = SessionWatch  # the name the listen half was written against
 
 TaskNotified = Callable[[str], Awaitable[None]]
+
+ToolsChanged = Callable[[], Awaitable[None]]
+"""Told that the server's tool list changed (``notifications/tools/list_changed``)."""
 
 InputHandler = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 """Answers a server's ``elicitation/create`` / ``sampling/createMessage`` outside any task:
@@ -102,8 +101,6 @@ InputHandler = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 _MAX_INPUT_ROUNDS: Final = 10
 """Multi-round-trip retries of one call at most (the SDK's and TypeScript SDK's default)."""
-_STDERR_ROTATE_BYTES: Final = 1_000_000
-_STDERR_TAIL_BYTES: Final = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,110 +172,6 @@ class ConnectionSettings:
     ``tasks/result`` before the status counts as unavailable for this poll."""
     result_stream_timeout: float = 7 * 24 * 3600.0
     """Deadline of a 2025-11-25 ``tasks/result`` held open for a task's questions and payload."""
-
-
-# HTTP statuses seen while one request is in flight. The SDK's HTTP transport runs each POST
-# in a task spawned under the sender's contextvars (its context-carrying streams), so a list set
-# here by the requesting task is the one the response hook appends to.
-_HTTP_TRACE: ContextVar[list[int] | None] = ContextVar("mooring_mcp_http_trace", default=None)
-
-
-async def _record_http_status(response: httpx2.Response) -> None:
-    trace = _HTTP_TRACE.get()
-    if trace is not None:
-        trace.append(response.status_code)
-
-
-@contextlib.contextmanager
-def _http_trace(trace: list[int]) -> Iterator[list[int]]:
-    token = _HTTP_TRACE.set(trace)
-    try:
-        yield trace
-    finally:
-        _HTTP_TRACE.reset(token)
-
-
-class _SessionWatch:
-    """Whether the current ``Client``'s transport is over (EOF, or a request saw it closed)."""
-
-    def __init__(self, on_end: Callable[[], None]) -> None:
-        self.over = False
-        self.reason = ""
-        self._on_end = on_end
-
-    def end(self, reason: str) -> None:
-        if not self.over:
-            self.over = True
-            self.reason = reason
-            self._on_end()
-
-
-class _WatchedReadStream:
-    """The transport's read stream, reporting its end to a :class:`_SessionWatch`."""
-
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], watch: _SessionWatch) -> None:
-        self._inner = inner
-        self._watch = watch
-
-    @property
-    def last_context(self) -> Any:
-        # The dispatcher duck-types this to run handlers under the sender's contextvars.
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> SessionMessage | Exception:
-        try:
-            return await self._inner.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            self._watch.end("the server closed the connection")
-            raise
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    def __aiter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class _WatchedTransport:
-    """An SDK transport whose read stream reports EOF (a ``Transport`` for ``Client``)."""
-
-    def __init__(
-        self,
-        inner: contextlib.AbstractAsyncContextManager[TransportStreams],
-        watch: _SessionWatch,
-    ) -> None:
-        self._inner = inner
-        self._watch = watch
-
-    async def __aenter__(self) -> TransportStreams:
-        read_stream, write_stream = await self._inner.__aenter__()
-        return _WatchedReadStream(read_stream, self._watch), write_stream
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        return await self._inner.__aexit__(exc_type, exc_val, exc_tb)
 
 
 @dataclass(eq=False)
@@ -361,14 +254,20 @@ class McpConnection:
         on_task_notification: TaskNotified | None = None,
         on_status: Callable[[ConnectionStatus], None] | None = None,
         input_handler: InputHandler | None = None,
+        open_transport: TransportOpener | None = None,
+        on_tools_changed: ToolsChanged | None = None,
     ) -> None:
         self.server = server
+        self._on_tools_changed = on_tools_changed
         self._on_status = on_status
         self._input_handler = input_handler
         self.profile_id = profile_id
         self.settings = settings or ConnectionSettings()
-        self._headers_for = headers_for
-        self._auth_for = auth_for
+        self._open_transport: TransportOpener = open_transport or SdkTransports(
+            connect_timeout=self.settings.connect_timeout,
+            headers_for=headers_for,
+            auth_for=auth_for,
+        )
         self._on_task_notification = on_task_notification
         self._status = ConnectionStatus(server_id=server.id, state=ConnectionState.CONNECTING)
         self._status_changed = anyio.Event()
@@ -1026,17 +925,20 @@ class McpConnection:
     async def _session(self) -> float:
         """Connect, serve until the transport dies; the delay before the next attempt."""
         self._set_status(ConnectionState.CONNECTING, self._status.reason)
-        watch = _SessionWatch(on_end=lambda: self._wake.set())
+        watch = SessionWatch(on_end=lambda: self._wake.set())
         ready = False
         failure: Failure | None = None
-        stderr = _StderrLog(self.server, self.settings.stderr_dir)
+        stderr = StderrLog(self.server, self.settings.stderr_dir)
         connect_statuses: list[int] = []
         try:
-            with _http_trace(connect_statuses):
+            with http_trace(connect_statuses):
                 deadline = anyio.current_time() + self.settings.connect_timeout
                 with anyio.CancelScope(deadline=deadline) as connect_scope:
                     async with AsyncExitStack() as stack:
-                        transport = await self._open_transport(stack, watch, stderr)
+                        opened = await self._open_transport(
+                            stack, self.server, self.profile_id, stderr
+                        )
+                        transport = WatchedTransport(opened, watch)
                         client = Client(
                             transport,
                             extensions=[tasks_ext.TasksClientExtension(self._notified)],
@@ -1044,6 +946,7 @@ class McpConnection:
                             client_info=types.Implementation(name="mooring", version=__version__),
                             elicitation_callback=self._on_elicitation,
                             sampling_callback=self._on_sampling,
+                            message_handler=self._on_message,
                         )
                         await stack.enter_async_context(client)
                         connect_scope.deadline = math.inf
@@ -1088,7 +991,7 @@ class McpConnection:
         self._set_status(ConnectionState.CONNECTING, lost)
         return 0.0
 
-    def _startup_failure(self, failure: Failure | None, watch: _SessionWatch, tail: str) -> Failure:
+    def _startup_failure(self, failure: Failure | None, watch: SessionWatch, tail: str) -> Failure:
         base = failure or Failure(FailureKind.TRANSPORT, watch.reason or "the connection closed")
         if base.kind is FailureKind.AUTH:
             return base
@@ -1121,8 +1024,40 @@ class McpConnection:
             task_wire=wire,
         )
 
-    async def _serve(self, client: Client, watch: _SessionWatch) -> None:
+    # -- notifications/tools/list_changed -------------------------------------------------------
+
+    async def _on_message(self, message: types.ServerNotification | Exception) -> None:
+        """Notifications outside any request: a 2025-era server's changed tool list."""
+        if isinstance(message, types.ToolListChangedNotification):
+            await self._tools_changed()
+
+    async def _listen_for_tools(self, client: Client, watch: SessionWatch) -> None:
+        """Hold a ``subscriptions/listen`` stream for tool list changes (the 2026 wire delivers
+        them only there). A hint: a server that refuses is not asked again on this session."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    await self._tools_changed()
+        except MCPError as exc:
+            if exc.code != translate.CONNECTION_CLOSED:
+                logger.info("%s: no tool list changes: %s", self.server.alias, exc.message)
+        except Exception as exc:  # noqa: BLE001  (a hint channel: never fatal)
+            if not watch.over:
+                logger.info("%s: tool list changes ended: %r", self.server.alias, exc)
+
+    async def _tools_changed(self) -> None:
+        self._task_support.clear()  # read again with the new list
+        if self._on_tools_changed is not None:
+            await self._on_tools_changed()
+
+    async def _serve(self, client: Client, watch: SessionWatch) -> None:
         async with anyio.create_task_group() as tg:
+            if (
+                self._on_tools_changed is not None
+                and client.protocol_version in MODERN_PROTOCOL_VERSIONS
+                and client.server_capabilities.tools is not None
+            ):
+                tg.start_soon(self._listen_for_tools, client, watch)
             if (
                 self._on_task_notification is not None
                 and self._status.task_wire is TaskWire.EXTENSION
@@ -1143,11 +1078,11 @@ class McpConnection:
             # The transport is gone: in-flight answers can never arrive.
             tg.cancel_scope.cancel()
 
-    async def _run(self, client: Client, watch: _SessionWatch, work: _Work[Any]) -> None:
+    async def _run(self, client: Client, watch: SessionWatch, work: _Work[Any]) -> None:
         statuses: list[int] = []
         token = otel_context.attach(work.trace_context)
         try:
-            with _http_trace(statuses), work.scope:
+            with http_trace(statuses), work.scope:
                 try:
                     if work.before_send is not None:
                         # The caller persists "sent" here; a dying transport must not cut that
@@ -1177,7 +1112,7 @@ class McpConnection:
                         work.fail(exc)
                         return
                     work.settle_failure(failure)
-                    if _kills_session(exc):
+                    if kills_session(exc):
                         watch.end(failure.reason)
             if work.scope.cancelled_caught and not work.settled:
                 work.settle_failure(Failure(FailureKind.TRANSPORT, "abandoned by the caller"))
@@ -1250,40 +1185,6 @@ class McpConnection:
         if self._on_task_notification is not None:
             await self._on_task_notification(task_id)
 
-    # -- transports -----------------------------------------------------------------------------
-
-    async def _open_transport(
-        self, stack: AsyncExitStack, watch: _SessionWatch, stderr: _StderrLog
-    ) -> _WatchedTransport:
-        server = self.server
-        if server.transport is Transport.STDIO:
-            assert server.command is not None  # ServerDefinition guarantees it
-            params = StdioServerParameters(
-                command=server.command,
-                args=list(server.args),
-                env=dict(server.env) or None,  # merged over the SDK's safe default environment
-                cwd=server.cwd,
-            )
-            return _WatchedTransport(stdio_client(params, errlog=stderr.open()), watch)
-        assert server.url is not None
-        headers = dict(server.headers)
-        if self._headers_for is not None:
-            # Secret values come from the OS keyring, which may block (D-Bus, an unlock
-            # prompt): ask it off the event loop, inside the connect deadline.
-            extra = await anyio.to_thread.run_sync(self._headers_for, server, self.profile_id)
-            headers.update(extra)
-        auth = self._auth_for(server, self.profile_id) if self._auth_for is not None else None
-        http = httpx2.AsyncClient(
-            headers=headers,
-            auth=auth,
-            timeout=httpx2.Timeout(self.settings.connect_timeout, read=300.0),
-            event_hooks={"response": [_record_http_status]},
-        )
-        await stack.enter_async_context(http)
-        return _WatchedTransport(
-            streamable_http_client(server.url, http_client=http, terminate_on_close=False), watch
-        )
-
 
 def _without_related_task(raw: dict[str, Any]) -> dict[str, Any]:
     """A ``tasks/result`` payload as the original call would have returned it."""
@@ -1292,79 +1193,3 @@ def _without_related_task(raw: dict[str, Any]) -> dict[str, Any]:
         meta = {k: v for k, v in meta.items() if k != tasks_legacy.RELATED_TASK}
         raw = {**raw, "_meta": meta} if meta else {k: v for k, v in raw.items() if k != "_meta"}
     return raw
-
-
-def _kills_session(exc: BaseException) -> bool:
-    """Whether a request failure means this ``Client`` is dead (it would answer -32000 to every
-    later request: see docs/stack.md)."""
-    cause = translate.root_cause(exc)
-    if isinstance(cause, MCPError):
-        return cause.code == translate.CONNECTION_CLOSED
-    return isinstance(
-        cause,
-        OSError
-        | httpx2.TransportError
-        | anyio.BrokenResourceError
-        | anyio.ClosedResourceError
-        | anyio.EndOfStream,
-    )
-
-
-class _StderrLog:
-    """Where a stdio server's stderr goes, and its last words for failure reasons."""
-
-    def __init__(self, server: ServerDefinition, directory: Path | None) -> None:
-        self._server = server
-        self._directory = directory
-        self._file: TextIO | None = None
-        self._start = 0
-
-    def open(self) -> TextIO:
-        if self._directory is None:
-            self._file = cast(
-                TextIO,
-                # Closed by close(): the file outlives this call (the server writes to it).
-                tempfile.TemporaryFile("a+", encoding="utf-8", errors="replace"),  # noqa: SIM115
-            )
-        else:
-            self._directory.mkdir(parents=True, exist_ok=True)
-            path = (
-                self._directory
-                / f"{_safe_name(self._server.alias)}-{short_id(self._server.id)}.log"
-            )
-            with contextlib.suppress(OSError):
-                if path.stat().st_size > _STDERR_ROTATE_BYTES:
-                    path.replace(path.with_suffix(".log.1"))
-            # O_APPEND: the child shares this file description; appends never clobber.
-            self._file = cast(TextIO, path.open("a+", encoding="utf-8", errors="replace"))
-        self._file.flush()
-        self._start = os.fstat(self._file.fileno()).st_size
-        return self._file
-
-    def tail(self) -> str:
-        """The last non-empty stderr line written since :meth:`open`, shortened."""
-        if self._file is None:
-            return ""
-        try:
-            fd = self._file.fileno()
-            end = os.fstat(fd).st_size
-            start = max(self._start, end - _STDERR_TAIL_BYTES)
-            data = os.pread(fd, end - start, start).decode("utf-8", errors="replace")
-        except (OSError, ValueError):
-            return ""
-        lines = [line.strip() for line in data.splitlines() if line.strip()]
-        if not lines:
-            return ""
-        last = lines[-1]
-        return last if len(last) <= 300 else last[:297] + "..."
-
-    def close(self) -> None:
-        if self._file is not None:
-            with contextlib.suppress(OSError):
-                self._file.close()
-            self._file = None
-
-
-def _safe_name(alias: str) -> str:
-    cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in alias)
-    return cleaned.strip("._") or "server"

@@ -7,25 +7,27 @@ two accounts on one server never share a ``Client``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 import anyio
 
 from mooring.core.ports import ConnectionStatus
 from mooring.core.servers import ServerDefinition
-from mooring.mcp.connection import (
-    AuthFor,
-    ConnectionSettings,
-    HeadersFor,
-    InputHandler,
-    McpConnection,
-)
+from mooring.mcp.connection import ConnectionSettings, InputHandler, McpConnection
+from mooring.mcp.transport import AuthFor, HeadersFor, TransportOpener
 
 logger = logging.getLogger("mooring.mcp.gateway")
 
+EnvFor = Callable[[ServerDefinition], Mapping[str, str]]
+"""A stdio server's environment with the values kept in the keyring filled in (blocking)."""
+
 TaskListener = Callable[[str, str], None]
 """Told ``(server_id, task_id)`` when a ``notifications/tasks`` frame arrives."""
+
+ToolsListener = Callable[[str, str | None], None]
+"""Told ``(server_id, profile_id)`` when a server says its tool list changed."""
 
 
 class McpGateway:
@@ -33,8 +35,10 @@ class McpGateway:
 
     ``headers_for`` supplies extra HTTP headers per server and profile (secret values come from
     the keyring through it); ``auth_for`` supplies an ``httpx2.Auth`` such as the SDK's OAuth
-    provider. Neither is called for stdio servers. ``input_handler`` answers a server's
-    sampling and elicitation requests during plain calls (declined without one).
+    provider. Neither is called for stdio servers; ``env_for`` fills in a stdio server's
+    environment values kept in the keyring (those stored empty). ``input_handler`` answers a
+    server's sampling and elicitation requests during plain calls (declined without one).
+    ``open_transport`` replaces the real transports (stdio, HTTP): the in-process test tier.
     """
 
     def __init__(
@@ -44,13 +48,18 @@ class McpGateway:
         headers_for: HeadersFor | None = None,
         auth_for: AuthFor | None = None,
         input_handler: InputHandler | None = None,
+        env_for: EnvFor | None = None,
+        open_transport: TransportOpener | None = None,
     ) -> None:
+        self._open_transport = open_transport
         self.settings = settings or ConnectionSettings()
+        self._env_for = env_for
         self._input_handler = input_handler
         self._headers_for = headers_for
         self._auth_for = auth_for
         self._connections: dict[tuple[str, str | None], McpConnection] = {}
         self._listeners: list[TaskListener] = []
+        self._tools_listeners: list[ToolsListener] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self._closed = False
 
@@ -62,6 +71,11 @@ class McpGateway:
         A changed definition (command, URL, headers, ...) replaces the old connection. After
         :meth:`aclose` the returned connection is stopped and answers every request "not sent".
         """
+        if self._env_for is not None and "" in server.env.values():
+            # Environment values kept as secrets (imported API keys) come from the keyring,
+            # which may block: ask it off the event loop.
+            env = await anyio.to_thread.run_sync(self._env_for, server)
+            server = dataclasses.replace(server, env=dict(env))
         key = (server.id, profile_id)
         existing = self._connections.get(key)
         if existing is not None and existing.server == server and not self._closed:
@@ -78,6 +92,8 @@ class McpGateway:
             on_task_notification=self._notifier(server.id),
             on_status=self._status_changed,
             input_handler=self._input_handler,
+            open_transport=self._open_transport,
+            on_tools_changed=self._tools_notifier(server.id, profile_id),
         )
         if self._closed:
             await connection.aclose()
@@ -100,6 +116,10 @@ class McpGateway:
         A notification only triggers a refresh: ``tasks/get`` stays the authority.
         """
         self._listeners.append(listener)
+
+    def add_tools_listener(self, listener: ToolsListener) -> None:
+        """Be told ``(server_id, profile_id)`` when a server's tool list changed."""
+        self._tools_listeners.append(listener)
 
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         """Be told every connection's new status when it changes."""
@@ -134,5 +154,17 @@ class McpGateway:
                     listener(server_id, task_id)
                 except Exception:  # one broken listener must not starve the others
                     logger.exception("task listener failed for %s/%s", server_id, task_id)
+
+        return notify
+
+    def _tools_notifier(
+        self, server_id: str, profile_id: str | None
+    ) -> Callable[[], Awaitable[None]]:
+        async def notify() -> None:
+            for listener in list(self._tools_listeners):
+                try:
+                    listener(server_id, profile_id)
+                except Exception:  # one broken listener must not starve the others
+                    logger.exception("tools listener failed for %s", server_id)
 
         return notify

@@ -20,6 +20,7 @@ class LazyGateway:
         self._real: Gateway | None = None
         self._task_listeners: list[Callable[[str, str], None]] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
+        self._tools_listeners: list[Callable[[str, str | None], None]] = []
 
     @property
     def loaded(self) -> bool:
@@ -34,6 +35,8 @@ class LazyGateway:
                 self._real.add_task_listener(listener)
             for status_listener in self._status_listeners:
                 self._real.add_status_listener(status_listener)
+            for tools_listener in self._tools_listeners:
+                self._real.add_tools_listener(tools_listener)
         return self._real
 
     async def connect(
@@ -55,6 +58,12 @@ class LazyGateway:
             self._real.add_status_listener(listener)
         else:
             self._status_listeners.append(listener)
+
+    def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
+        if self._real is not None:
+            self._real.add_tools_listener(listener)
+        else:
+            self._tools_listeners.append(listener)
 
     async def aclose(self) -> None:
         if self._real is not None:

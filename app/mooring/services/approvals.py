@@ -49,6 +49,8 @@ class Review:
     withdrawn: bool = False
     """The question was interrupted (Ctrl-C, the window closed): audited as aborted, and the
     caller's own cancellation goes on."""
+    remembered: Scope | None = None
+    """The user asked to remember this decision (for this conversation, or always)."""
 
 
 def argument_size(arguments: dict[str, Any]) -> int:
@@ -130,6 +132,11 @@ class ApprovalBroker:
                 actor=actor,
                 rule_id=rule.id if rule is not None else None,
                 tool_round_id=tool_round_id,
+                # Why the policy decided, or why it asked (a guard's refusal says its own why).
+                reason=review.reason
+                if review.outcome is ApprovalOutcome.AUTO_DENIED
+                else verdict.reason,
+                remembered=review.remembered.value if review.remembered is not None else None,
             ),
             consumed_rule_id=consumed,
         )
@@ -225,4 +232,12 @@ class ApprovalBroker:
             ApprovalOutcome.CANCELLED: "The user dismissed the question.",
         }
         text = words.get(answer.outcome, "The question was withdrawn.")
-        return Review(answer.outcome is ApprovalOutcome.APPROVED, answer.outcome, text), "user"
+        remembered = (
+            answer.remember
+            if answer.outcome in (ApprovalOutcome.APPROVED, ApprovalOutcome.DENIED)
+            else None
+        )
+        review = Review(
+            answer.outcome is ApprovalOutcome.APPROVED, answer.outcome, text, remembered=remembered
+        )
+        return review, "user"

@@ -3,8 +3,9 @@
 Reading ``tools/list`` before every call costs a round trip per call and, for a model turn, per
 tool offer. The catalogue keeps each server's list per account, and forgets it when the
 connection (re)connects (a restarted server may offer other tools), when the server's definition
-changes, or when asked to refresh. Listeners hear :class:`CatalogueDidChange` after a new list was
-read.
+changes, or when asked to refresh; a server that says its list changed
+(``notifications/tools/list_changed``) has it read again at once. Listeners hear
+:class:`CatalogueDidChange` after a new list was read.
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ class ToolCatalogue:
         self._events = events
         self._tools: dict[_Key, tuple[ServerDefinition, list[ToolInfo]]] = {}
         self._reading: dict[_Key, asyncio.Lock] = {}
+        self._refreshing: set[asyncio.Task[list[ToolInfo] | None]] = set()
         gateway.add_status_listener(self._on_status)
+        gateway.add_tools_listener(self._on_tools_changed)
 
     async def tools(
         self, server: ServerDefinition, profile_id: str | None = None, *, refresh: bool = False
@@ -103,3 +106,22 @@ class ToolCatalogue:
         if status.state in (ConnectionState.READY, ConnectionState.FAILED):
             # A new session may come with other tools; read them again when next needed.
             self.forget(status.server_id)
+
+    def _on_tools_changed(self, server_id: str, profile_id: str | None) -> None:
+        cached = self._tools.get((server_id, profile_id))
+        if cached is None:
+            # Nothing read yet: the next reader gets the new list; views may look again now.
+            self._events.emit(CatalogueDidChange(server_id))
+            return
+        # Read in a task of its own: the listener runs inside the connection's message handler.
+        refresh = asyncio.get_running_loop().create_task(
+            self.tools(cached[0], profile_id, refresh=True),
+            name=f"tools-refresh:{cached[0].alias}",
+        )
+        self._refreshing.add(refresh)
+        refresh.add_done_callback(self._refreshed)
+
+    def _refreshed(self, task: asyncio.Task[list[ToolInfo] | None]) -> None:
+        self._refreshing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("reading a changed tool list failed", exc_info=task.exception())

@@ -107,6 +107,9 @@ ProviderResolver = Callable[[str | None], Awaitable[ProviderConfig]]
 """A provider's configuration by id or name (``None``: the default one). Raises a
 :class:`KnownError` when none is configured or the name is unknown."""
 
+ProviderList = Callable[[], Awaitable[list[ProviderConfig]]]
+"""Every configured provider (for choosing one per conversation)."""
+
 CHAT_TURN = "mooring.chat.turn"
 """Span of one turn: its own trace (the tool rounds it ran keep theirs, see tracing.md)."""
 MODEL_CALL = "mooring.chat.model_call"
@@ -198,6 +201,7 @@ class ChatService:
         max_rounds: int = MAX_TOOL_ROUNDS,
         system_prompt: str = SYSTEM_PROMPT,
         auto_continue_default: bool = False,
+        provider_list: ProviderList | None = None,
     ) -> None:
         self._book = conversations
         self._providers = providers
@@ -212,6 +216,7 @@ class ChatService:
         self._max_rounds = max_rounds
         self._system = system_prompt
         self._auto_continue_default = auto_continue_default
+        self._provider_list = provider_list
         self._locks: dict[str, asyncio.Lock] = {}
         self._active: dict[str, _ActiveTurn] = {}
         self._background: set[asyncio.Task[None]] = set()
@@ -268,6 +273,31 @@ class ChatService:
         await self._book.create_conversation(conversation)
         return conversation
 
+    async def provider_choices(self) -> list[ProviderConfig]:
+        """The providers a conversation can use, the default one first (empty: none)."""
+        try:
+            default: ProviderConfig | None = await self._providers(None)
+        except KnownError:
+            default = None
+        listed = await self._provider_list() if self._provider_list is not None else []
+        if default is None:
+            return listed
+        return [default, *(p for p in listed if p.id != default.id)]
+
+    async def models_of(self, provider_id: str) -> list[str]:
+        """The models a provider's endpoint lists (empty when it has no list). Raises a
+        :class:`KnownError` when it cannot be asked."""
+        config = await self._providers(provider_id)
+        # Building a provider reads the keyring, which may block (D-Bus): off the loop.
+        provider = await asyncio.to_thread(self._factory, config)
+        try:
+            return list(await provider.list_models())
+        except ProviderError as exc:
+            raise KnownError(exc.message, code=exc.kind.value) from None
+        finally:
+            with contextlib.suppress(Exception):
+                await provider.aclose()
+
     async def get(self, key: str) -> Conversation:
         """A conversation by id or unique id prefix (else :class:`NotFound`)."""
         found = await self._book.find_conversation(key.strip())
@@ -282,6 +312,13 @@ class ChatService:
     async def messages(self, conversation_id: str) -> list[Message]:
         """A conversation's stored messages in order."""
         return await self._book.messages(conversation_id)
+
+    async def messages_before(
+        self, conversation_id: str, before_id: str | None = None, *, limit: int = 200
+    ) -> list[Message]:
+        """A page of a conversation: at most ``limit`` messages before ``before_id`` (``None``:
+        the newest), oldest first."""
+        return await self._book.messages_before(conversation_id, before_id, limit)
 
     async def rounds(self, conversation_id: str) -> list[ConversationRound]:
         """A conversation's tool rounds with their operation records."""

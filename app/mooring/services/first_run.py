@@ -1,4 +1,5 @@
-"""First-launch defaults: the bundled demo server, so the app does something real at once."""
+"""First-launch defaults: the bundled demo server, so the app does something real at once, and
+the sample import the welcome offers on it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,11 @@ from mooring.core.servers import ServerDefinition, Transport
 log = logging.getLogger("mooring.first_run")
 
 DEMO_ALIAS = "demo"
+
+SAMPLE_TOOL = "import_suppliers"
+"""The bundled demo server's long-running tool the welcome offers to try."""
+SAMPLE_FILE = "suppliers_clean.csv"
+"""The bundled sample it imports (relative to the demo server's samples folder)."""
 
 
 async def ensure_demo_server(

@@ -23,22 +23,26 @@ from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
 from mooring.core.elicitation import ELICITATION_METHOD, SchemaError, check_reply
 from mooring.core.errors import KnownError, NotFound
-from mooring.core.events import AnswerDidSettle, ConnectionDidChange, EventBus
+from mooring.core.events import AnswerDidSettle, ConnectionDidChange, EventBus, ServersDidChange
 from mooring.core.ids import new_id, short_id
 from mooring.core.issues import Issue, IssueAction, actions_for
 from mooring.core.ports import (
     AccountBook,
+    AccountSignIn,
+    ConfigFiles,
     ConnectionStatus,
     ConversationBook,
     Gateway,
     IssueBoard,
+    OpenUrl,
     ProviderBook,
     RuleBook,
     SecretStore,
     ServerCatalog,
     TaskLedger,
 )
-from mooring.core.servers import ServerDefinition, Transport
+from mooring.core.server_import import ConfigPreview, ImportEntry
+from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.polling import PollPolicy
 from mooring.core.tasks.record import TaskRecord
@@ -48,17 +52,24 @@ from mooring.core.tools import ToolInfo
 from mooring.services.approvals import ApprovalBroker, AskUser, Preview
 from mooring.services.catalogue import ToolCatalogue
 from mooring.services.chat import ChatService, ProviderResolver
-from mooring.services.first_run import ensure_demo_server
+from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
+from mooring.services.preferences import ProviderDesk, RuleDesk
 from mooring.services.reconciler import Reconciler, ReconcileReport, UnknownOutcomes
 from mooring.services.sampling import InputBroker
+from mooring.services.server_setup import ENV_SCOPE as ENV_SCOPE
+from mooring.services.server_setup import HEADER_SCOPE as HEADER_SCOPE
+from mooring.services.server_setup import AccountView as AccountView
+from mooring.services.server_setup import ImportOutcome as ImportOutcome
+from mooring.services.server_setup import (
+    ServerSetup,
+    no_keyring,
+    secret_values_needed,
+)
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk
 from mooring.services.tool_runner import ToolRunner
 
 log = logging.getLogger("mooring.host")
-
-HEADER_SCOPE = "server-headers"
-"""Keyring scope of HTTP header values: names ``"{server_id}:{header}"``."""
 
 SHOWN_MATCHES = 10
 """How many records an ambiguous id lists."""
@@ -175,7 +186,8 @@ class AmbiguousId(KnownError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerSpec:
-    """What the user gives to add a server; header values are secrets."""
+    """What the user gives to add (or edit) a server; header and environment values are
+    secrets (the keyring keeps them; when editing, an empty value keeps the stored one)."""
 
     alias: str
     command: str | None = None
@@ -214,12 +226,22 @@ class Host:
         auto_continue: bool = False,
         resolve_provider: ProviderResolver | None = None,
         inputs: InputBroker | None = None,
+        config_files: ConfigFiles | None = None,
+        sign_in: AccountSignIn | None = None,
     ) -> None:
         self.config = config or HostConfig()
         self.providers = providers
         """Model provider configurations (``None``: this host talks to no model)."""
         self.provider_factory = provider_factory
         """Builds a chat provider with its keyring secrets."""
+        self.provider_desk = (
+            ProviderDesk(book=providers, factory=provider_factory, secrets=secrets)
+            if providers is not None and provider_factory is not None
+            else None
+        )
+        """Adding, testing and removing model providers (``None``: this host has none)."""
+        self.rule_desk = RuleDesk(rules=rules, catalog=catalog, clock=clock)
+        """Listing, adding and removing approval rules."""
         self.inputs = inputs or InputBroker(rules=rules, clock=clock)
         """Servers' sampling and form requests; the gateway's ``input_handler`` should be its
         ``handle`` (the face sets the askers on it)."""
@@ -232,6 +254,16 @@ class Host:
         self.gateway = gateway
         self.clock = clock
         self.events = EventBus()
+        self.setup = ServerSetup(
+            catalog=catalog,
+            accounts=accounts,
+            secrets=secrets,
+            events=self.events,
+            clock=clock,
+            config_files=config_files,
+            sign_in=sign_in,
+        )
+        """Importing, editing and signing servers in (the actions below use it)."""
         self.issues = IssueDesk(board=issues, events=self.events, clock=clock)
         self.tools = ToolCatalogue(gateway=gateway, events=self.events)
         self.monitor = TaskMonitor(
@@ -293,6 +325,9 @@ class Host:
             self.chat = ChatService(
                 conversations=conversations,
                 providers=resolve_provider or self._provider_config,
+                provider_list=providers.list_providers
+                if providers is not None and resolve_provider is None
+                else None,
                 provider_factory=provider_factory,
                 runner=self.runner,
                 monitor=self.monitor,
@@ -582,7 +617,8 @@ class Host:
         return matches[0]
 
     async def add_server(self, spec: ServerSpec) -> ServerDefinition:
-        """Add a stdio or Streamable HTTP server; header values go to the keyring only."""
+        """Add a stdio or Streamable HTTP server; header and environment values go to the
+        keyring only (refused, code ``no_keyring``, when no keyring can keep them)."""
         if await self.catalog.find_server(spec.alias) is not None:
             raise KnownError(f"A server called {spec.alias!r} exists already.", code="exists")
         server = ServerDefinition(
@@ -591,7 +627,7 @@ class Host:
             transport=Transport.HTTP if spec.url else Transport.STDIO,
             command=spec.command,
             args=spec.args,
-            env=dict(spec.env),
+            env=dict.fromkeys(spec.env, ""),
             cwd=spec.cwd,
             url=spec.url,
             headers={name: "" for name in spec.headers},
@@ -600,7 +636,8 @@ class Host:
             hidden_tools=spec.hidden_tools,
             created_at=self.clock.now(),
         )
-        await self.add_server_definition(server, spec.headers)
+        await self.setup.add_definition(server, spec.headers, spec.env)
+        self.events.emit(ServersDidChange((server.id,)))
         return server
 
     async def add_server_definition(
@@ -612,30 +649,141 @@ class Host:
         ``no_keyring``): the values would be lost when this process ends, and later calls
         would go out without them. Nothing is stored then.
         """
-        if header_values and not self.secrets.durable:
-            raise KnownError(
-                "No usable keyring: a header value would be lost when Mooring stops, and later "
-                "calls would go out without it. Nothing was added.",
-                hint="Unlock or install a Secret Service keyring (see `mooring doctor`), then "
-                "add the server again.",
-                code="no_keyring",
-            )
-        for name, value in header_values.items():
-            self.secrets.set(HEADER_SCOPE, f"{server.id}:{name}", value)
-        await self.catalog.add_server(server)
+        if secret_values_needed(header_values) and not self.secrets.durable:
+            raise no_keyring("a header value")
+        await self.setup.add_definition(server, header_values)
 
     async def set_trusted(self, alias: str, trusted: bool) -> ServerDefinition:
         """Trust (or stop trusting) a server: only a trusted server's tool annotations count
         for approvals. Returns the server as it is now."""
         server = await self.server(alias)
         await self.catalog.set_trusted(server.id, trusted)
+        self.events.emit(ServersDidChange((server.id,)))
         return await self.server(alias)
 
     async def remove_server(self, alias: str) -> ServerDefinition:
         """Remove a server (its past tasks keep their history) and forget its secrets."""
         server = await self.server(alias)
         await self.catalog.remove_server(server.id)
-        for name in server.headers:
-            self.secrets.delete(HEADER_SCOPE, f"{server.id}:{name}")
+        self.setup.forget_secrets(server.id, server.headers, server.env)
         self.tools.forget(server.id)
+        self.events.emit(ServersDidChange((server.id,)))
         return server
+
+    # -- setting servers up (the Servers panel, the welcome, `mooring servers|accounts`) --------
+
+    async def find_server_configs(self) -> list[ConfigPreview]:
+        """Claude Desktop, VS Code and Cursor configuration files found on this machine, each
+        with what importing it would do: every entry new, already present or not importable,
+        with the reason. Nothing is changed."""
+        return await self.setup.find_configs()
+
+    async def preview_config_file(self, path: str) -> ConfigPreview:
+        """What importing one configuration file would do (a file that cannot be read is a
+        clear error; one that is not a server list has a ``problem``)."""
+        return await self.setup.preview_file(path)
+
+    async def import_servers(self, entries: Sequence[ImportEntry]) -> ImportOutcome:
+        """Add the chosen entries of previews; secrets (header and environment values) go to
+        the keyring only. What cannot be added is skipped with the reason."""
+        return await self.setup.import_entries(entries)
+
+    async def update_server(self, alias: str, spec: ServerSpec) -> ServerDefinition:
+        """Edit a server: its name, command or URL, environment, headers, trust and tool lists.
+
+        Header and environment values go to the keyring (an empty value keeps the stored
+        one; a name left out is forgotten). A server pointed somewhere else (another command
+        or URL) is no longer trusted: trust belongs to what the server is. Its tasks keep
+        pointing at it; its connection is replaced at the next use.
+        """
+        current = await self.server(alias)
+        edited = await self.setup.update(
+            current,
+            alias=spec.alias,
+            command=spec.command,
+            args=spec.args,
+            env=spec.env,
+            cwd=spec.cwd,
+            url=spec.url,
+            headers=spec.headers,
+            trusted=spec.trusted,
+            allowed_tools=spec.allowed_tools,
+            hidden_tools=spec.hidden_tools,
+        )
+        if edited.identity != current.identity:
+            self.tools.forget(edited.id)
+        return edited
+
+    async def set_tool_access(
+        self,
+        alias: str,
+        tool: str,
+        *,
+        enabled: bool | None = None,
+        hidden: bool | None = None,
+    ) -> ServerDefinition:
+        """Enable or disable one tool (the server's allowed list), hide or show it (hidden:
+        the model never sees it and it never runs). Disabling a tool on a server without an
+        allowed list starts one with every other known tool; enabling the last one drops the
+        list. A tool still matched by a pattern is a clear error. Returns the server now."""
+        server = await self.server(alias)
+        known = await self.tools.tools(server)
+        return await self.setup.set_tool_access(
+            server,
+            tool,
+            enabled=enabled,
+            hidden=hidden,
+            known_tools=[t.name for t in known or []],
+        )
+
+    async def accounts_of(self, alias: str) -> list[AccountView]:
+        """A server's accounts (the default one first) and whether each is signed in."""
+        return await self.setup.accounts_of(await self.server(alias))
+
+    async def add_account(self, alias: str, label: str) -> CredentialProfile:
+        """Add an account to a server."""
+        return await self.setup.add_account(await self.server(alias), label)
+
+    async def remove_account(self, alias: str, label: str) -> None:
+        """Remove an account and its tokens; its unfinished tasks become issues."""
+        await self.setup.remove_account(await self.server(alias), label)
+
+    async def account_id(self, alias: str, label: str | None) -> str | None:
+        """The profile id of a server's account (``None``: the default account)."""
+        return await self.setup.profile_id(await self.server(alias), label)
+
+    async def sign_in(self, alias: str, label: str | None, open_url: OpenUrl) -> None:
+        """Sign an account of a Streamable HTTP server in with OAuth: ``open_url`` shows the
+        address (the window opens the browser, the CLI prints it); the redirect comes back on
+        loopback. Tokens go to the keyring. A clear error when it did not complete."""
+        await self.setup.sign_in(await self.server(alias), label, open_url)
+        server = await self.server(alias)
+        self.events.emit(ServersDidChange((server.id,)))
+
+    async def sign_out(self, alias: str, label: str | None) -> None:
+        """Forget an account's tokens (its tasks will show "sign-in needed")."""
+        server = await self.server(alias)
+        await self.setup.sign_out(server, label)
+        self.events.emit(ServersDidChange((server.id,)))
+
+    # -- the first run ---------------------------------------------------------------------------
+
+    async def bundled_server(self) -> ServerDefinition | None:
+        """The bundled demo server, while it is configured."""
+        return next((s for s in await self.catalog.list_servers() if s.builtin), None)
+
+    async def run_sample_import(
+        self, *, on_persisted: Callable[[TaskRecord], None] | None = None
+    ) -> TaskRecord:
+        """Import the bundled sample suppliers on the bundled demo server: a real task, asked
+        for approval like any other call (the welcome's "Try the sample import")."""
+        server = await self.bundled_server()
+        if server is None:
+            raise KnownError(
+                "The bundled demo server is not configured.",
+                hint="It was removed; the sample import needs it.",
+                code="not_found",
+            )
+        return await self.call(
+            server, SAMPLE_TOOL, {"path": SAMPLE_FILE}, on_persisted=on_persisted
+        )

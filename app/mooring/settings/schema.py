@@ -109,6 +109,12 @@ SETTINGS: tuple[Setting, ...] = (
         "one), still following tasks and notifying; Quit ends it.",
     ),
     Setting(
+        "window.welcome_shown",
+        bool,
+        False,
+        "Whether the first-run welcome was shown (it shows once).",
+    ),
+    Setting(
         "window.close_to_tray_explained",
         bool,
         False,

@@ -15,6 +15,7 @@ from sqlalchemy import Row, delete, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from mooring.core.approval.rules import ApprovalAuditEntry
 from mooring.core.chat import ToolCallRequest
 from mooring.core.clock import Clock
 from mooring.core.conversation import (
@@ -201,6 +202,24 @@ def list_messages(session: Session, conversation_id: str) -> list[Message]:
     return [_message(r) for r in rows]
 
 
+def list_messages_before(
+    session: Session, conversation_id: str, before_id: str | None, limit: int
+) -> list[Message]:
+    """At most ``limit`` messages right before ``before_id`` (``None``: the newest), in order."""
+    query = select(t.messages).where(t.messages.c.conversation_id == conversation_id)
+    if before_id is not None:
+        seq = (
+            select(t.messages.c.seq)
+            .where(t.messages.c.id == before_id, t.messages.c.conversation_id == conversation_id)
+            .scalar_subquery()
+        )
+        query = query.where(t.messages.c.seq < seq)
+    rows = session.execute(
+        query.order_by(t.messages.c.seq.desc(), t.messages.c.id.desc()).limit(limit)
+    ).all()
+    return [_message(r) for r in reversed(rows)]
+
+
 def has_followup(session: Session, tool_round_id: str) -> bool:
     """Whether a background task's final result is already in its conversation."""
     found = session.execute(
@@ -291,8 +310,39 @@ def conversation_rounds(session: Session, conversation_id: str) -> list[Conversa
             select(t.task_records.c.id).where(t.task_records.c.tool_round_id == round_id)
         ).scalar_one_or_none()
         record = repo.get_task_record(session, record_id) if record_id else None
-        found.append(ConversationRound(round=tool_round, record=record, server_alias=alias))
+        found.append(
+            ConversationRound(
+                round=tool_round,
+                record=record,
+                server_alias=alias,
+                approval=_round_approval(session, round_id),
+            )
+        )
     return found
+
+
+def _round_approval(session: Session, round_id: str) -> ApprovalAuditEntry | None:
+    row = session.execute(
+        select(t.approval_audit)
+        .where(t.approval_audit.c.tool_round_id == round_id)
+        .order_by(t.approval_audit.c.at.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    return ApprovalAuditEntry(
+        id=row.id,
+        at=row.at,
+        server_id=row.server_id,
+        tool=row.tool,
+        argument_digest=row.argument_digest,
+        outcome=row.outcome,
+        actor=row.actor,
+        rule_id=row.rule_id,
+        tool_round_id=row.tool_round_id,
+        reason=row.reason,
+        remembered=row.remembered,
+    )
 
 
 def _require_conversation(session: Session, conversation_id: str) -> None:
@@ -355,6 +405,13 @@ class SqlConversations:
 
     async def messages(self, conversation_id: str) -> list[Message]:
         return await self.db.run(lambda s: list_messages(s, conversation_id))
+
+    async def messages_before(
+        self, conversation_id: str, before_id: str | None, limit: int
+    ) -> list[Message]:
+        return await self.db.run(
+            lambda s: list_messages_before(s, conversation_id, before_id, limit)
+        )
 
     async def awaiting_results(self, conversation_id: str) -> list[Message]:
         return await self.db.run(lambda s: awaiting_results(s, conversation_id))

@@ -51,6 +51,9 @@ class SqlStore:
     async def set_trusted(self, server_id: str, trusted: bool) -> None:
         await self.db.run(lambda s: repo.set_server_trusted(s, server_id, trusted))
 
+    async def update_server(self, server: ServerDefinition) -> None:
+        await self.db.run(lambda s: repo.update_server(s, server))
+
     async def remove_server(self, server_id: str) -> None:
         at = self.clock.now()
         await self.db.run(lambda s: repo.remove_server(s, server_id, at=at))

@@ -257,6 +257,8 @@ approval_audit = Table(
     Column("actor", String(64), nullable=False),
     Column("rule_id", String(64)),
     Column("tool_round_id", ForeignKey("tool_rounds.id")),
+    Column("reason", Text),  # migration 0010: why the policy decided or asked
+    Column("remembered", String(16)),  # migration 0010: the scope the user chose to remember
 )
 
 issues = Table(

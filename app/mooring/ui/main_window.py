@@ -20,6 +20,7 @@ from mooring.core.notifications import OpenTarget
 from mooring.core.servers import ServerDefinition
 from mooring.services.host import Host
 from mooring.ui.dialogs.palette import ToolPalette
+from mooring.ui.dialogs.welcome import WelcomeDialog
 from mooring.ui.notifiers import Toast
 from mooring.ui.qt_async import Jobs
 from mooring.ui.text import neutralise
@@ -41,6 +42,8 @@ class MainWindow(QMainWindow):
     """A tool palette opened (tests and probes drive it)."""
     hidden_to_tray = Signal()
     """The window was closed but Mooring keeps running in the tray (polling, notifying)."""
+    welcome_opened = Signal(object)
+    """The first-run welcome is on screen (the dialog)."""
     target_opened = Signal(object, object)
     """A notification was clicked: ``(conversation id, record id)``, either may be ``None``
     (the conversation view opens the conversation; the Tasks panel selects the task)."""
@@ -60,6 +63,7 @@ class MainWindow(QMainWindow):
         self._layout_file = layout_file
         self.jobs = Jobs(self.say)
         self._quitting = False
+        self.welcome: WelcomeDialog | None = None
         self.keep_running: Callable[[], bool] = lambda: False
         """Whether closing the window keeps Mooring running in the tray (the composition root
         sets it from the setting and the tray's availability)."""
@@ -83,18 +87,25 @@ class MainWindow(QMainWindow):
         self.tasks = TasksPanel(host, self.tabs)
         self.servers = ServersPanel(host, self.tabs)
         self.issues = IssuesPanel(host, self.tabs)
-        self.settings = SettingsView(info, self.tabs)
+        self.settings = SettingsView(info, self.tabs, host=host)
         self.tabs.addTab(self.tasks, "&Tasks")
         self.tabs.addTab(self.servers, "&Servers")
         self.tabs.addTab(self.issues, "&Issues")
         self.tabs.addTab(self.settings, "Se&ttings")
         column.addWidget(self.tabs, stretch=1)
         self.setCentralWidget(central)
-        for panel in (self.conversations, self.tasks, self.servers, self.issues):
+        for panel in (self.conversations, self.tasks, self.servers, self.issues, self.settings):
             panel.report.connect(self.say)
         self.issues.count_changed.connect(self._on_issue_count)
         self.issues.show_task.connect(self.show_task)
+        self.conversations.show_task.connect(self.show_task)
+        self.tasks.open_conversation.connect(self.show_conversation)
+        self.tasks.continue_conversation.connect(
+            lambda c: self.show_conversation(c, then_continue=True)
+        )
         self.issues.show_server.connect(self.show_server)
+        self.issues.sign_in_requested.connect(lambda s: self.jobs.start(self.sign_in_for(s)))
+        self.tasks.sign_in_requested.connect(lambda s: self.jobs.start(self.sign_in_for(s)))
         self.settings.export_button.clicked.connect(self._on_export_clicked)
         self.settings.export_button.setEnabled(export_traces is not None)
         self.statusBar().showMessage("Loading…")
@@ -109,6 +120,11 @@ class MainWindow(QMainWindow):
             lambda: self.jobs.start(self.servers.add_interactively())
         )
         file_menu.addAction(self.add_server_action)
+        self.import_servers_action = QAction("&Import servers…", self)
+        self.import_servers_action.triggered.connect(
+            lambda: self.jobs.start(self._import_servers())
+        )
+        file_menu.addAction(self.import_servers_action)
         self.export_action = QAction("&Export traces…", self)
         self.export_action.setEnabled(export_traces is not None)
         self.export_action.triggered.connect(self._on_export_clicked)
@@ -167,10 +183,40 @@ class MainWindow(QMainWindow):
         self.tasks.model.upsert(await self.host.task_view(record))
         self.tasks.select(record_id)
 
+    def show_conversation(self, conversation_id: str, *, then_continue: bool = False) -> None:
+        """Show a conversation (and, ``then_continue``, give it its task results)."""
+        self.show_view(self.conversations)
+        view = self.conversations
+        if then_continue:
+            view.jobs.start(view.continue_with_result(conversation_id))
+        else:
+            view.jobs.start(view.show_conversation(conversation_id))
+
     def show_server(self, server_id: str) -> None:
         """Show one server in the Servers panel."""
         self.show_view(self.servers)
         self.servers.select_server(server_id)
+
+    async def sign_in_for(self, subject: str) -> None:
+        """Sign in the account a task (by record id) or a server (by id) needs: the Servers
+        panel shows the server and its accounts, and the browser opens."""
+        record = await self.host.ledger.get(subject)
+        server_id = record.server_id if record is not None else subject
+        profile_id = record.credential_profile_id if record is not None else None
+        server = await self.host.catalog.get_server(server_id)
+        if server is None or await self.host.catalog.is_removed(server_id):
+            self.say("That server is no longer configured.")
+            return
+        account = next(
+            (a for a in await self.host.accounts_of(server.alias) if a.profile_id == profile_id),
+            None,
+        )
+        if account is None:
+            self.say("The account of that task was removed; its task cannot sign in again.")
+            return
+        self.show_view(self.servers)
+        self.servers.select_server(server.id)
+        await self.servers.sign_in(server.alias, account)
 
     def _on_issue_count(self, count: int) -> None:
         self.tabs.setTabText(
@@ -189,6 +235,7 @@ class MainWindow(QMainWindow):
         await self.tasks.feed.load()
         await self.servers.load()
         await self.issues.load()
+        await self.settings.load()
         self.statusBar().showMessage("Ready")
         self.shown.emit()
 
@@ -220,6 +267,53 @@ class MainWindow(QMainWindow):
             self.tasks.select(record.id)
 
         record = await self.host.call(server, tool, arguments, on_persisted=persisted)
+        self.tasks.feed.refresh(record)
+        self.tasks.select(record.id)
+
+    # -- the first-run welcome -------------------------------------------------------------------
+
+    def show_welcome(self) -> WelcomeDialog:
+        """Show the welcome beside the window (not modal; Esc closes it)."""
+        dialog = WelcomeDialog(self)
+        self.welcome = dialog
+        dialog.finished.connect(lambda _result: setattr(self, "welcome", None))
+        dialog.import_requested.connect(
+            lambda: self.jobs.start(self._import_found(list(dialog.previews)))
+        )
+        dialog.sample_requested.connect(lambda: self.jobs.start(self.run_sample_import()))
+        dialog.providers_requested.connect(lambda: self.show_view(self.settings))
+        dialog.show()
+        self.jobs.start(self._fill_welcome(dialog))
+        self.welcome_opened.emit(dialog)
+        return dialog
+
+    async def _fill_welcome(self, dialog: WelcomeDialog) -> None:
+        previews = await self.host.find_server_configs()
+        bundled = await self.host.bundled_server()
+        if self.welcome is dialog:
+            dialog.show_found(previews)
+            dialog.set_sample_available(bundled is not None)
+            dialog.is_filled = True
+            dialog.filled.emit()
+
+    async def _import_servers(self) -> None:
+        self.show_view(self.servers)
+        await self.servers.import_interactively()
+
+    async def _import_found(self, previews: list[Any]) -> None:
+        self.show_view(self.servers)
+        await self.servers.import_from(previews)
+
+    async def run_sample_import(self) -> None:
+        """Run the sample import on the bundled demo server; its card shows the rest."""
+        self.show_view(self.tasks)
+        self.say("Importing the sample suppliers on the bundled demo server…")
+
+        def persisted(record: Any) -> None:
+            self.tasks.feed.refresh(record)
+            self.tasks.select(record.id)
+
+        record = await self.host.run_sample_import(on_persisted=persisted)
         self.tasks.feed.refresh(record)
         self.tasks.select(record.id)
 
@@ -325,6 +419,8 @@ class MainWindow(QMainWindow):
             self.hide()
             self.hidden_to_tray.emit()
             return
+        if self.welcome is not None:
+            self.welcome.close()
         self.save_layout()
         self.tasks.feed.close()
         self.conversations.close_view()
@@ -340,6 +436,7 @@ class MainWindow(QMainWindow):
         await self.conversations.stop()
         await self.servers.stop()
         await self.issues.stop()
+        await self.settings.stop()
 
     def bring_to_front(self) -> None:
         """Show the window above the others (a second launch asked for it)."""

@@ -19,7 +19,7 @@ from mooring.core.tasks.states import (
 
 S = LocalState
 
-# Written out independently of TRANSITIONS (docs/task-states.md), so a change to the table must
+# Written out independently of TRANSITIONS (docs/tasks.md), so a change to the table must
 # be a deliberate change to this list too.
 LEGAL: set[tuple[LocalState, LocalState]] = {
     (S.AWAITING_APPROVAL, S.CREATING),

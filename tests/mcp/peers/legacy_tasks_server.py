@@ -20,6 +20,9 @@ server anew) finds its task again. Written to the 2025-11-25 schema, not to Moor
 ``--protocol 2025-06-18`` makes it a server from before Tasks: no ``tasks`` capability, no
 ``execution`` on tools, every call plain.
 
+``--grow`` also lists ``grow_tools``: a plain call that adds a tool called ``name`` and sends
+``notifications/tools/list_changed``.
+
 ``--requests FILE`` appends every request (method, tool) as a JSON line: the count of
 ``tools/call`` a test asserts.
 """
@@ -147,8 +150,18 @@ TOOLS = [
 ]
 
 
+GROW_TOOL = {
+    "name": "grow_tools",
+    "description": "Adds a tool called `name` and says the tool list changed.",
+    "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+}
+
+
 class Server:
-    def __init__(self, store: Store, log: Path | None, protocol: str = "2025-11-25") -> None:
+    def __init__(
+        self, store: Store, log: Path | None, protocol: str = "2025-11-25", *, grow: bool = False
+    ) -> None:
+        self.grown: list[dict[str, Any]] = [GROW_TOOL] if grow else []
         self.protocol = protocol
         self.store = store
         self.log = log
@@ -219,7 +232,7 @@ class Server:
         if method == "tools/list":
             if self.protocol != "2025-11-25":  # no tasks before 2025-11-25: no execution field
                 return {"tools": [{k: v for k, v in t.items() if k != "execution"} for t in TOOLS]}
-            return {"tools": TOOLS}
+            return {"tools": TOOLS + self.grown}
         if method == "tools/call":
             return await self.call(params)
         if method == "tasks/get":
@@ -252,6 +265,11 @@ class Server:
     async def call(self, params: dict[str, Any]) -> dict[str, Any]:
         name, arguments = params.get("name"), params.get("arguments") or {}
         seconds = float(arguments.get("seconds", 1.0))
+        if name == "grow_tools" and self.grown:
+            added = str(arguments.get("name", "grown"))
+            self.grown.append({"name": added, "inputSchema": {"type": "object"}})
+            await self.send({"method": "notifications/tools/list_changed"})
+            return {"content": [{"type": "text", "text": f"added {added}"}], "isError": False}
         if name in ("progress_job", "silent_job"):
             token = (params.get("_meta") or {}).get("progressToken")
             every = float(arguments.get("every", 0.2))
@@ -403,8 +421,9 @@ async def main() -> None:
     parser.add_argument("--store", type=Path, required=True)
     parser.add_argument("--requests", type=Path)
     parser.add_argument("--protocol", default="2025-11-25", help="e.g. 2025-06-18: no tasks")
+    parser.add_argument("--grow", action="store_true", help="also list grow_tools")
     args = parser.parse_args()
-    server = Server(Store(args.store), args.requests, args.protocol)
+    server = Server(Store(args.store), args.requests, args.protocol, grow=args.grow)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 24)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

@@ -49,3 +49,7 @@ class ApprovalAuditEntry:
     actor: str
     rule_id: str | None = None
     tool_round_id: str | None = None
+    reason: str | None = None
+    """Why the policy decided, or why it asked the user (``None``: not recorded)."""
+    remembered: str | None = None
+    """The scope the user chose to remember this decision for (a :class:`Scope` value)."""

@@ -14,5 +14,6 @@ REVISIONS: tuple[str, ...] = (
     "0007",
     "0008",
     "0009",
+    "0010",
 )
 HEAD = REVISIONS[-1]

@@ -40,6 +40,7 @@ from mooring.storage.repositories.servers import (
     remove_server,
     server_removed_at,
     set_server_trusted,
+    update_server,
 )
 from mooring.storage.repositories.tasks import (
     add_task_inputs,
@@ -99,4 +100,5 @@ __all__ = [
     "set_server_trusted",
     "task_record_by_task_id",
     "task_records_matching",
+    "update_server",
 ]

@@ -70,6 +70,8 @@ def list_audit(session: Session, limit: int = 100) -> list[ApprovalAuditEntry]:
             actor=r.actor,
             rule_id=r.rule_id,
             tool_round_id=r.tool_round_id,
+            reason=r.reason,
+            remembered=r.remembered,
         )
         for r in rows
     ]
@@ -95,5 +97,7 @@ def add_audit(session: Session, entry: ApprovalAuditEntry) -> None:
             actor=entry.actor,
             rule_id=entry.rule_id,
             tool_round_id=entry.tool_round_id,
+            reason=entry.reason,
+            remembered=entry.remembered,
         )
     )

@@ -151,3 +151,25 @@ def profile_removed_at(session: Session, profile_id: str) -> datetime | None:
 def set_server_trusted(session: Session, server_id: str, trusted: bool) -> None:
     """Trust (or stop trusting) a server's tool annotations."""
     session.execute(update(t.servers).where(t.servers.c.id == server_id).values(trusted=trusted))
+
+
+def update_server(session: Session, server: ServerDefinition) -> None:
+    """Store a changed definition (everything the user may edit; not its id or history)."""
+    session.execute(
+        update(t.servers)
+        .where(t.servers.c.id == server.id)
+        .values(
+            alias=server.alias,
+            transport=server.transport.value,
+            command=server.command,
+            args=list(server.args),
+            env=server.env,
+            cwd=server.cwd,
+            url=server.url,
+            headers=server.headers,
+            trusted=server.trusted,
+            enabled=server.enabled,
+            allowed_tools=None if server.allowed_tools is None else list(server.allowed_tools),
+            hidden_tools=list(server.hidden_tools),
+        )
+    )

@@ -1,4 +1,5 @@
-"""Adding a server: a stdio command or a Streamable HTTP URL, and whether to trust it."""
+"""Adding or editing a server: a stdio command or a Streamable HTTP URL, its environment or
+headers (secrets: the keyring keeps them), trust, and which tools may run."""
 
 from __future__ import annotations
 
@@ -12,43 +13,96 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
+    QPlainTextEdit,
     QRadioButton,
     QVBoxLayout,
     QWidget,
 )
 
+from mooring.core.servers import ServerDefinition, Transport
 from mooring.services.host import ServerSpec
+from mooring.ui.text import neutralise
 
 TITLE = "Add server"
+EDIT_TITLE = "Edit server"
+KEPT = "(kept in the keyring: leave empty to keep)"
+
+
+def _pairs(text: str, what: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        name, sep, value = line.partition("=")
+        if not name.strip() or (not sep and what == "header"):
+            raise ValueError(f"Line {number} of the {what}s should look like NAME=VALUE.")
+        pairs[name.strip()] = value.strip() if sep else ""
+    return pairs
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(n for n in (part.strip() for part in text.replace("\n", ",").split(",")) if n)
 
 
 class AddServerDialog(QDialog):
-    """Collects a :class:`ServerSpec`; :meth:`spec` says what is missing."""
+    """Collects a :class:`ServerSpec`; :meth:`spec` says what is missing. Given a
+    ``server``, it edits that server (titled "Edit server"; secret values are never shown:
+    a name listed without a value keeps the stored one)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, server: ServerDefinition | None = None):
         super().__init__(parent)
-        self.setWindowTitle(TITLE)
-        self.setObjectName("add-server-dialog")
+        self.editing = server
+        self.setWindowTitle(EDIT_TITLE if server else TITLE)
+        self.setObjectName("edit-server-dialog" if server else "add-server-dialog")
+        self.setMinimumWidth(540)
         layout = QVBoxLayout(self)
         form = QFormLayout()
         self.alias_edit = QLineEdit(self)
         self.alias_edit.setAccessibleName("Name")
         self.stdio_radio = QRadioButton("Local program (stdio)", self)
+        self.stdio_radio.setAccessibleName("Local program (stdio)")
         self.http_radio = QRadioButton("Streamable HTTP URL", self)
+        self.http_radio.setAccessibleName("Streamable HTTP URL")
         self.stdio_radio.setChecked(True)
         self.command_edit = QLineEdit(self)
         self.command_edit.setAccessibleName("Command")
         self.command_edit.setPlaceholderText("e.g. npx -y @modelcontextprotocol/server-everything")
+        self.cwd_edit = QLineEdit(self)
+        self.cwd_edit.setAccessibleName("Working folder")
+        self.cwd_edit.setPlaceholderText("optional")
+        self.env_edit = QPlainTextEdit(self)
+        self.env_edit.setAccessibleName("Environment")
+        self.env_edit.setPlaceholderText("NAME=value, one per line (values go to the keyring)")
+        self.env_edit.setTabChangesFocus(True)
+        self.env_edit.setFixedHeight(64)
         self.url_edit = QLineEdit(self)
         self.url_edit.setAccessibleName("URL")
         self.url_edit.setPlaceholderText("https://example.com/mcp")
+        self.headers_edit = QPlainTextEdit(self)
+        self.headers_edit.setAccessibleName("Headers")
+        self.headers_edit.setPlaceholderText("Name=value, one per line (values go to the keyring)")
+        self.headers_edit.setTabChangesFocus(True)
+        self.headers_edit.setFixedHeight(64)
         self.trusted_check = QCheckBox("Trust this server's tool annotations", self)
-        form.addRow("Name:", self.alias_edit)
+        self.trusted_check.setAccessibleName("Trusted")
+        self.allowed_edit = QLineEdit(self)
+        self.allowed_edit.setAccessibleName("Allowed tools")
+        self.allowed_edit.setPlaceholderText("empty: every tool; else names or patterns, a, b*")
+        self.hidden_edit = QLineEdit(self)
+        self.hidden_edit.setAccessibleName("Hidden tools")
+        self.hidden_edit.setPlaceholderText("names or patterns never shown to the model")
+        form.addRow("&Name:", self.alias_edit)
         form.addRow("Kind:", self.stdio_radio)
         form.addRow("", self.http_radio)
-        form.addRow("Command:", self.command_edit)
-        form.addRow("URL:", self.url_edit)
+        form.addRow("&Command:", self.command_edit)
+        form.addRow("&Working folder:", self.cwd_edit)
+        form.addRow("&Environment:", self.env_edit)
+        form.addRow("&URL:", self.url_edit)
+        form.addRow("&Headers:", self.headers_edit)
         form.addRow("", self.trusted_check)
+        form.addRow("&Allowed tools:", self.allowed_edit)
+        form.addRow("Hi&dden tools:", self.hidden_edit)
         layout.addLayout(form)
         self.error_label = QLabel(self)
         self.error_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -57,19 +111,49 @@ class AddServerDialog(QDialog):
         self.error_label.hide()
         layout.addWidget(self.error_label)
         self.buttons = QDialogButtonBox(self)
-        self.add_button = self.buttons.addButton("Add", QDialogButtonBox.ButtonRole.AcceptRole)
-        self.add_button.setAccessibleName("Add")
-        self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        verb = "Save" if server else "Add"
+        self.add_button = self.buttons.addButton(verb, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.add_button.setAccessibleName(verb)
+        cancel = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        cancel.setAccessibleName("Cancel")
         self.buttons.accepted.connect(self._check)
         self.buttons.rejected.connect(self.reject)
         layout.addWidget(self.buttons)
         self.stdio_radio.toggled.connect(self._kind)
+        if server is not None:
+            self._fill(server)
         self._kind()
+
+    def _fill(self, server: ServerDefinition) -> None:
+        # The user's own definition: shown as typed (neutralised: it may come from an import).
+        self.alias_edit.setText(neutralise(server.alias))
+        self.http_radio.setChecked(server.transport is Transport.HTTP)
+        self.stdio_radio.setChecked(server.transport is Transport.STDIO)
+        if server.command:
+            self.command_edit.setText(neutralise(shlex.join((server.command, *server.args))))
+        self.cwd_edit.setText(neutralise(server.cwd or ""))
+        self.url_edit.setText(neutralise(server.url or ""))
+        self.env_edit.setPlainText(
+            "\n".join(
+                f"{neutralise(k)}={neutralise(v)}" if v else neutralise(k)
+                for k, v in server.env.items()
+            )
+        )
+        self.headers_edit.setPlainText("\n".join(f"{neutralise(k)}=" for k in server.headers))
+        if server.env or server.headers:
+            self.env_edit.setToolTip(KEPT)
+            self.headers_edit.setToolTip(KEPT)
+        self.trusted_check.setChecked(server.trusted)
+        if server.allowed_tools is not None:
+            self.allowed_edit.setText(", ".join(neutralise(t) for t in server.allowed_tools))
+        self.hidden_edit.setText(", ".join(neutralise(t) for t in server.hidden_tools))
 
     def _kind(self) -> None:
         stdio = self.stdio_radio.isChecked()
-        self.command_edit.setEnabled(stdio)
-        self.url_edit.setEnabled(not stdio)
+        for widget in (self.command_edit, self.cwd_edit, self.env_edit):
+            widget.setEnabled(stdio)
+        for widget in (self.url_edit, self.headers_edit):
+            widget.setEnabled(not stdio)
 
     def show_error(self, text: str) -> None:
         """Say what is wrong (the dialog stays open, nothing typed is lost)."""
@@ -77,10 +161,13 @@ class AddServerDialog(QDialog):
         self.error_label.setVisible(bool(text))
 
     def spec(self) -> ServerSpec:
-        """The server to add; raises ``ValueError`` with a message saying what to fix."""
+        """The server to add or save; raises ``ValueError`` with a message saying what to fix."""
         alias = self.alias_edit.text().strip()
         if not alias:
             raise ValueError("Give the server a name.")
+        allowed = _names(self.allowed_edit.text()) or None
+        hidden = _names(self.hidden_edit.text())
+        trusted = self.trusted_check.isChecked()
         if self.stdio_radio.isChecked():
             try:
                 words = shlex.split(self.command_edit.text())
@@ -89,15 +176,26 @@ class AddServerDialog(QDialog):
             if not words:
                 raise ValueError("Type the command that starts the server.")
             return ServerSpec(
-                alias=alias,
                 command=words[0],
                 args=tuple(words[1:]),
-                trusted=self.trusted_check.isChecked(),
+                cwd=self.cwd_edit.text().strip() or None,
+                env=_pairs(self.env_edit.toPlainText(), "environment variable"),
+                alias=alias,
+                trusted=trusted,
+                allowed_tools=allowed,
+                hidden_tools=hidden,
             )
         url = self.url_edit.text().strip()
         if not url.startswith(("http://", "https://")):
             raise ValueError("The URL must start with http:// or https://.")
-        return ServerSpec(alias=alias, url=url, trusted=self.trusted_check.isChecked())
+        return ServerSpec(
+            url=url,
+            headers=_pairs(self.headers_edit.toPlainText(), "header"),
+            alias=alias,
+            trusted=trusted,
+            allowed_tools=allowed,
+            hidden_tools=hidden,
+        )
 
     def _check(self) -> None:
         try:

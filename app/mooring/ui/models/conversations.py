@@ -9,14 +9,30 @@ or as plain text, never as HTML, and the renderer never loads a resource (no ima
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QByteArray,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QTextDocument
 
-from mooring.core.conversation import Conversation, Message, MessageStatus, Role
+from mooring.core.conversation import (
+    Conversation,
+    ConversationRound,
+    Message,
+    MessageStatus,
+    Role,
+)
+from mooring.core.tasks.record import TaskRecord
+from mooring.ui.models.tool_rounds import RoundCard, card_text, round_card
 from mooring.ui.text import neutralise, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -118,6 +134,10 @@ class MessageRole(IntEnum):
     """Whether the body is rendered as Markdown (the assistant's) or as plain text."""
     STATUS = Qt.ItemDataRole.UserRole + 5
     """``complete``, ``interrupted``, ``error`` or ``streaming``."""
+    CARD = Qt.ItemDataRole.UserRole + 6
+    """For a tool round's result: its :class:`RoundCard` (else ``None``)."""
+    EXPANDED = Qt.ItemDataRole.UserRole + 7
+    """Whether a tool round card shows its arguments."""
 
 
 STREAMING = "streaming"
@@ -134,10 +154,13 @@ class TranscriptRow:
     error: str | None = None
     followup: bool = False
     calls: tuple[str, ...] = ()
+    message: Message | None = None
+    card: RoundCard | None = None
+    expanded: bool = False
 
     @staticmethod
-    def of(message: Message) -> TranscriptRow:
-        """The row for a stored message."""
+    def of(message: Message, item: ConversationRound | None = None) -> TranscriptRow:
+        """The row for a stored message (a tool round's result shows as its card)."""
         return TranscriptRow(
             id=message.id,
             role=message.role,
@@ -146,7 +169,14 @@ class TranscriptRow:
             error=message.error,
             followup=message.followup,
             calls=tuple(call.name for call in message.tool_calls),
+            message=message,
+            card=round_card(item, message) if item is not None else None,
         )
+
+
+def has_card(message: Message) -> bool:
+    """Whether a message is shown as a tool round card (the result Mooring gave the model)."""
+    return message.role is Role.TOOL and not message.followup and bool(message.tool_round_id)
 
 
 def speaker(row: TranscriptRow) -> str:
@@ -157,12 +187,16 @@ def speaker(row: TranscriptRow) -> str:
         case Role.ASSISTANT:
             return "Assistant"
         case Role.TOOL:
+            if row.card is not None:
+                return "Tool round"
             return "Task result" if row.followup else "Tool result"
     return "System"
 
 
 def body(row: TranscriptRow) -> str:
     """A message's text to render (neutralised), with a note on how it ended."""
+    if row.card is not None:
+        return card_text(row.card, expanded=row.expanded)
     text = neutralise(row.content, multiline=True, limit=MAX_MESSAGE_CHARS)
     notes: list[str] = []
     if row.calls:
@@ -205,12 +239,26 @@ def accessible_text(row: TranscriptRow) -> str:
 
 
 class MessageListModel(QAbstractListModel):
-    """One conversation's messages in order, with the reply being written as it streams."""
+    """One conversation's messages in order, with the reply being written as it streams.
+
+    Long transcripts arrive in pages: :meth:`show` gets the newest page, and while older
+    messages remain, :meth:`canFetchMore` is true once the reader has reached the top
+    (:attr:`reader_at_top`); :meth:`fetchMore` asks for the page before the oldest shown one
+    (:attr:`older_wanted`), which the view reads and hands to :meth:`prepend`.
+    """
+
+    older_wanted = Signal(str, str)
+    """(conversation id, id of the oldest message shown): read the page before it."""
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._rows: list[TranscriptRow] = []
+        self._rounds: dict[str, ConversationRound] = {}
         self.conversation_id: str | None = None
+        self.has_older = False
+        """Older messages are stored than are shown."""
+        self.reader_at_top = False
+        self._fetching = False
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008  # Qt API
         return 0 if parent.isValid() else len(self._rows)
@@ -234,6 +282,10 @@ class MessageListModel(QAbstractListModel):
                 return row.role is Role.ASSISTANT
             case MessageRole.STATUS:
                 return row.status
+            case MessageRole.CARD:
+                return row.card
+            case MessageRole.EXPANDED:
+                return row.expanded
         return None
 
     def roleNames(self) -> dict[int, QByteArray]:  # Qt API
@@ -245,6 +297,8 @@ class MessageListModel(QAbstractListModel):
                 MessageRole.BODY.value: QByteArray(b"body"),
                 MessageRole.MARKDOWN.value: QByteArray(b"markdown"),
                 MessageRole.STATUS.value: QByteArray(b"status"),
+                MessageRole.CARD.value: QByteArray(b"card"),
+                MessageRole.EXPANDED.value: QByteArray(b"expanded"),
             }
         )
         return names
@@ -254,12 +308,73 @@ class MessageListModel(QAbstractListModel):
             return Qt.ItemFlag.NoItemFlags
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
-    def show(self, conversation_id: str | None, messages: list[Message]) -> None:
-        """Show a conversation's stored messages (``None``: no conversation)."""
+    # -- pages ---------------------------------------------------------------------------------
+
+    def canFetchMore(self, parent: _Index) -> bool:  # Qt API
+        return (
+            not parent.isValid()
+            and self.has_older
+            and self.reader_at_top
+            and not self._fetching
+            and bool(self._rows)
+        )
+
+    def fetchMore(self, parent: _Index) -> None:  # Qt API
+        if not self.canFetchMore(parent) or self.conversation_id is None:
+            return
+        self._fetching = True
+        self.older_wanted.emit(self.conversation_id, self._rows[0].id)
+
+    def show(
+        self,
+        conversation_id: str | None,
+        messages: list[Message],
+        rounds: Iterable[ConversationRound] = (),
+        *,
+        has_older: bool = False,
+    ) -> None:
+        """Show a conversation's stored messages (``None``: no conversation) — all of them,
+        or its newest page when ``has_older``."""
         self.beginResetModel()
         self.conversation_id = conversation_id
-        self._rows = [TranscriptRow.of(m) for m in messages]
+        self._rounds = {item.round.id: item for item in rounds}
+        self._rows = [self._row(m) for m in messages]
+        self.has_older = has_older
+        self.reader_at_top = False
+        self._fetching = False
         self.endResetModel()
+
+    def prepend(
+        self,
+        conversation_id: str,
+        messages: list[Message],
+        rounds: Iterable[ConversationRound] = (),
+        *,
+        has_older: bool,
+    ) -> None:
+        """An older page arrived: insert it above the oldest shown message."""
+        self._fetching = False
+        if conversation_id != self.conversation_id:
+            return  # another conversation is shown now
+        self._rounds.update({item.round.id: item for item in rounds})
+        shown = {row.id for row in self._rows}
+        fresh = [m for m in messages if m.id not in shown]
+        self.has_older = has_older
+        if not fresh:
+            return
+        self.beginInsertRows(QModelIndex(), 0, len(fresh) - 1)
+        self._rows[0:0] = [self._row(m) for m in fresh]
+        self.endInsertRows()
+
+    def fetch_failed(self) -> None:
+        """Reading an older page failed: a later scroll to the top asks again."""
+        self._fetching = False
+
+    # -- rows ----------------------------------------------------------------------------------
+
+    def _row(self, message: Message) -> TranscriptRow:
+        item = self._rounds.get(message.tool_round_id or "") if has_card(message) else None
+        return TranscriptRow.of(message, item)
 
     def row_of(self, message_id: str) -> int:
         """The row of a message, or -1 (searched from the end: new messages are there)."""
@@ -272,9 +387,9 @@ class MessageListModel(QAbstractListModel):
         """A message was stored: add it, or replace the streamed row it completes."""
         row = self.row_of(message.id)
         if row >= 0:
-            self._replace(row, TranscriptRow.of(message))
+            self._replace(row, self._row(message))
             return
-        self._insert(TranscriptRow.of(message))
+        self._insert(self._row(message))
 
     def stream(self, message_id: str, delta: str) -> None:
         """A piece of the reply ``message_id`` arrived."""
@@ -291,6 +406,59 @@ class MessageListModel(QAbstractListModel):
         """The raw text of a shown message."""
         row = self.row_of(message_id)
         return self._rows[row].content if row >= 0 else None
+
+    # -- tool round cards ----------------------------------------------------------------------
+
+    def set_rounds(self, rounds: Iterable[ConversationRound]) -> None:
+        """Tool rounds were read (again): their cards show what is stored now."""
+        for item in rounds:
+            self._rounds[item.round.id] = item
+            self._refresh_round(item.round.id)
+
+    def update_record(self, record: TaskRecord) -> None:
+        """A task's record changed: the card of its round follows (only that row changes)."""
+        if record.tool_round_id is None or record.tool_round_id not in self._rounds:
+            return
+        item = self._rounds[record.tool_round_id]
+        if item.record is not None and item.record.updated_at > record.updated_at:
+            return  # a late event never rolls a card back
+        self._rounds[record.tool_round_id] = replace(item, record=record)
+        self._refresh_round(record.tool_round_id)
+
+    def _refresh_round(self, round_id: str) -> None:
+        for number, row in enumerate(self._rows):
+            message = row.message
+            if message is not None and message.tool_round_id == round_id and has_card(message):
+                fresh = replace(self._row(message), expanded=row.expanded)
+                if fresh != row:
+                    self._replace(number, fresh)
+
+    def card(self, number: int) -> RoundCard | None:
+        """The tool round card on a row (``None``: not a card)."""
+        return self._rows[number].card if 0 <= number < len(self._rows) else None
+
+    def set_expanded(self, number: int, expanded: bool) -> bool:
+        """Show or hide a card's arguments; whether the row is a card."""
+        if self.card(number) is None:
+            return False
+        row = self._rows[number]
+        if row.expanded != expanded:
+            self._replace(number, replace(row, expanded=expanded))
+        return True
+
+    def round_ids(self) -> set[str]:
+        """The tool rounds whose cards are shown."""
+        return {row.card.round_id for row in self._rows if row.card is not None}
+
+    def continuable(self) -> bool:
+        """A background task's result arrived after the model last spoke (the user can
+        continue with it)."""
+        for row in reversed(self._rows):
+            if row.role is Role.ASSISTANT and row.status != STREAMING:
+                return False
+            if row.followup:
+                return True
+        return False
 
     def _insert(self, row: TranscriptRow) -> None:
         at = len(self._rows)

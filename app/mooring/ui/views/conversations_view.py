@@ -2,7 +2,10 @@
 
 A thin view over the chat service (``Host.chat``): every button hands a coroutine to the
 view's :class:`Jobs`; the transcript follows the service's events (``MessageDidAppend``,
-``ReplyDidStream``, ``TurnDidEnd``). Nothing here decides what is stored or sent.
+``ReplyDidStream``, ``TurnDidEnd``, and ``TaskDidChange`` for the tool round cards). Nothing
+here decides what is stored or sent. Long transcripts load a page at a time (the newest first,
+older ones as the reader scrolls up); a deleted conversation can be brought back with *Undo*
+for a few seconds before it is deleted for real.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import contextlib
 from typing import Any
 
 from PySide6.QtCore import (
+    QEvent,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
+    QPoint,
     QSize,
     Qt,
     QTimer,
@@ -23,6 +28,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QFont, QKeyEvent, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QDialog,
     QHBoxLayout,
     QInputDialog,
@@ -31,6 +37,7 @@ from PySide6.QtWidgets import (
     QListView,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QStyle,
     QStyledItemDelegate,
@@ -39,9 +46,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mooring.core.conversation import Role
+from mooring.core.chat import ProviderConfig
+from mooring.core.conversation import Conversation, Role
 from mooring.core.errors import KnownError
-from mooring.core.events import MessageDidAppend, ReplyDidStream, TurnDidEnd
+from mooring.core.events import MessageDidAppend, ReplyDidStream, TaskDidChange, TurnDidEnd
 from mooring.services.chat import ChatService
 from mooring.services.host import Host
 from mooring.ui.models.conversations import (
@@ -58,6 +66,10 @@ _Index = QModelIndex | QPersistentModelIndex
 
 PADDING = 8
 SEARCH_DELAY_MS = 250
+PAGE_SIZE = 200
+"""Messages read at a time: the newest page when a conversation opens, then older ones."""
+UNDO_MS = 10_000
+"""How long a deleted conversation can be brought back (then it is deleted for real)."""
 NO_CHAT = (
     "Chat is not available here: this window has no conversation storage. "
     "Tools still run from the palette (Ctrl+K)."
@@ -91,6 +103,10 @@ class MessageDelegate(QStyledItemDelegate):
         painter.save()
         if option.state & QStyle.StateFlag.State_Selected:
             painter.fillRect(rect, option.palette.alternateBase())
+        if index.data(MessageRole.CARD) is not None:
+            painter.setPen(option.palette.mid().color())
+            painter.drawRoundedRect(rect.adjusted(2, 2, -3, -3), 4, 4)
+            painter.setPen(option.palette.text().color())
         font = QFont(option.font)
         font.setBold(True)
         painter.setFont(font)
@@ -152,6 +168,18 @@ class ConversationsView(QWidget):
     turn_ended = Signal(str)
     """A turn ended in the shown conversation (its id)."""
     notice_changed = Signal(str)
+    show_task = Signal(str)
+    """The user asked to see a task's card (its record id)."""
+    older_loaded = Signal(int)
+    """An older page of the transcript was shown (how many messages it added)."""
+    rounds_loaded = Signal()
+    """The shown conversation's tool round cards were read (again)."""
+    choices_loaded = Signal()
+    """The provider and model choices for the shown conversation are in the composer."""
+    continue_changed = Signal(bool)
+    """Whether "Continue with result" can be pressed changed (or was checked again)."""
+    deletion_done = Signal(str)
+    """A deleted conversation (its id) is gone for good (the undo time ran out)."""
 
     def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -164,6 +192,10 @@ class ConversationsView(QWidget):
         self._reload: asyncio.Future[None] | None = None
         self._search_generation = 0
         self._stale = False
+        self.undo_ms = UNDO_MS
+        self._pending_deletes: dict[str, tuple[Conversation, QTimer]] = {}
+        self._choosing = False
+        self._shown: Conversation | None = None
 
         self.conversations = ConversationListModel(self)
         self.messages = MessageListModel(self)
@@ -193,6 +225,16 @@ class ConversationsView(QWidget):
         self.rename_button = self._button("Rename", side, buttons)
         self.delete_button = self._button("Delete", side, buttons)
         side_layout.addLayout(buttons)
+        undo_row = QHBoxLayout()
+        self.undo_label = QLabel(side)
+        self.undo_label.setAccessibleName("Deleted conversation")
+        self.undo_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.undo_label.setWordWrap(True)
+        undo_row.addWidget(self.undo_label, stretch=1)
+        self.undo_button = self._button("Undo", side, undo_row)
+        self.undo_button.setToolTip("Bring the deleted conversation back")
+        side_layout.addLayout(undo_row)
+        self._set_undo_visible(False)
 
         main = QWidget(self.splitter)
         main_layout = QVBoxLayout(main)
@@ -213,11 +255,25 @@ class ConversationsView(QWidget):
         self.transcript.setWordWrap(True)
         self.transcript.setResizeMode(QListView.ResizeMode.Adjust)
         self.transcript.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.transcript.setLayoutMode(QListView.LayoutMode.Batched)
-        self.transcript.setBatchSize(100)
+        # A page at a time (PAGE_SIZE messages), so one layout pass stays short; a single pass
+        # also keeps row positions exact when an older page is inserted above the reader.
+        self.transcript.setLayoutMode(QListView.LayoutMode.SinglePass)
         self.transcript.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.stick = _StickToBottom(self.transcript)
+        self.transcript.installEventFilter(self)
         main_layout.addWidget(self.transcript, stretch=1)
+        card_row = QHBoxLayout()
+        self.card_label = QLabel(main)
+        self.card_label.setAccessibleName("Tool round")
+        self.card_label.setTextFormat(Qt.TextFormat.PlainText)
+        # Long words never widen the window: the label is cut, its tooltip-free text stays.
+        self.card_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        card_row.addWidget(self.card_label, stretch=1)
+        self.arguments_button = self._button("Show arguments", main, card_row)
+        self.arguments_button.setToolTip("Show or hide the call's arguments (Space)")
+        self.open_task_button = self._button("Open task", main, card_row)
+        self.open_task_button.setToolTip("Show this call's task card in the Tasks view")
+        main_layout.addLayout(card_row)
         self.composer = Composer(main)
         self.composer.setObjectName("composer")
         self.composer.setAccessibleName("Message")
@@ -225,9 +281,33 @@ class ConversationsView(QWidget):
         self.composer.setTabChangesFocus(True)
         self.composer.setMaximumHeight(120)
         self.setFocusProxy(self.composer)
+        choice_row = QHBoxLayout()
+        self.provider_box = QComboBox(main)
+        self.provider_box.setAccessibleName("Provider")
+        self.provider_box.setMinimumContentsLength(8)
+        self.provider_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.provider_box.setToolTip("The model provider this conversation talks to")
+        choice_row.addWidget(self.provider_box)
+        self.model_box = QComboBox(main)
+        self.model_box.setEditable(True)
+        self.model_box.setAccessibleName("Model")
+        self.model_box.setToolTip("The model to ask (empty: the provider's default)")
+        self.model_box.setMinimumContentsLength(12)
+        self.model_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        choice_row.addWidget(self.model_box)
+        choice_row.addStretch(1)
+        main_layout.addLayout(choice_row)
         main_layout.addWidget(self.composer)
         row = QHBoxLayout()
         row.addStretch(1)
+        self.continue_button = self._button("Continue with result", main, row)
+        self.continue_button.setToolTip(
+            "Give the background task's result to the model and let it go on"
+        )
         self.stop_button = self._button("Stop", main, row)
         self.stop_button.setToolTip("Stop the reply (Esc)")
         self.send_button = self._button("Send", main, row)
@@ -241,6 +321,27 @@ class ConversationsView(QWidget):
         self.send_button.clicked.connect(self._on_send)
         self.composer.submitted.connect(self._on_send)
         self.stop_button.clicked.connect(self.stop_reply)
+        self.continue_button.clicked.connect(lambda: self.jobs.start(self.continue_with_result()))
+        self.undo_button.clicked.connect(self.undo_delete)
+        self.arguments_button.clicked.connect(self.toggle_arguments)
+        self.open_task_button.clicked.connect(self._on_open_task)
+        self.provider_box.activated.connect(lambda _i: self.jobs.start(self._provider_chosen()))
+        self.model_box.activated.connect(lambda _i: self.jobs.start(self._model_chosen()))
+        model_line = self.model_box.lineEdit()
+        assert model_line is not None  # an editable combo box has one
+        model_line.editingFinished.connect(lambda: self.jobs.start(self._model_chosen()))
+        self.messages.older_wanted.connect(
+            lambda conversation_id, before: self.jobs.start(
+                self._load_older(conversation_id, before)
+            )
+        )
+        self.transcript.verticalScrollBar().valueChanged.connect(self._on_scrolled)
+        self.transcript.selectionModel().currentChanged.connect(
+            lambda _c, _p: self._update_card_bar()
+        )
+        self.messages.dataChanged.connect(lambda _t, _b, _r: self._update_card_bar())
+        self.messages.modelReset.connect(self._update_card_bar)
+        self.messages.rowsInserted.connect(lambda _p, _f, _l: self._update_card_bar())
         stop_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         stop_key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         stop_key.activated.connect(self.stop_reply)
@@ -259,10 +360,12 @@ class ConversationsView(QWidget):
             events.on(MessageDidAppend, self._on_appended),
             events.on(ReplyDidStream, self._on_streamed),
             events.on(TurnDidEnd, self._on_turn_ended),
+            events.on(TaskDidChange, self._on_task_changed),
         ]
         if self.chat is None:
             self.show_notice(NO_CHAT)
         self._update_buttons()
+        self._update_card_bar()
 
     @staticmethod
     def _button(words: str, parent: QWidget, row: QHBoxLayout) -> QPushButton:
@@ -286,6 +389,7 @@ class ConversationsView(QWidget):
             rows = [ConversationRow(h.conversation, h.snippet) for h in hits]
         else:
             rows = [ConversationRow(c) for c in await self.chat.list_conversations()]
+        rows = [r for r in rows if r.conversation.id not in self._pending_deletes]
         if generation != self._search_generation:
             return  # a newer search is on its way
         chosen = self.current_id
@@ -338,14 +442,143 @@ class ConversationsView(QWidget):
             return
         self.current_id = conversation_id
         self._update_buttons()
-        stored = await self.chat.messages(conversation_id)
+        page, rounds, conversation = await asyncio.gather(
+            self.chat.messages_before(conversation_id, None, limit=PAGE_SIZE),
+            self.chat.rounds(conversation_id),
+            self.chat.get(conversation_id),
+        )
         if self.current_id != conversation_id:
             return  # the user chose another one meanwhile
         self.stick.at_bottom = True
-        self.messages.show(conversation_id, stored)
+        self.messages.show(conversation_id, page, rounds, has_older=len(page) >= PAGE_SIZE)
         self.transcript.scrollToBottom()
         self._update_buttons()
         self.transcript_loaded.emit(conversation_id)
+        await self._show_choices(conversation)
+
+    # -- older pages ---------------------------------------------------------------------------
+
+    def _on_scrolled(self, value: int) -> None:
+        bar = self.transcript.verticalScrollBar()
+        self.messages.reader_at_top = value <= bar.minimum() and bar.maximum() > bar.minimum()
+        root = QModelIndex()
+        if self.messages.canFetchMore(root):
+            self.messages.fetchMore(root)
+
+    async def _load_older(self, conversation_id: str, before_id: str) -> None:
+        if self.chat is None:
+            return
+        try:
+            page = await self.chat.messages_before(conversation_id, before_id, limit=PAGE_SIZE)
+            rounds = await self.chat.rounds(conversation_id) if page else []
+        except BaseException:
+            self.messages.fetch_failed()
+            raise
+        view = self.transcript
+        bar = view.verticalScrollBar()
+        # Keep the reader's place: the message at the top of the view stays where it is.
+        anchor = QPersistentModelIndex(view.indexAt(QPoint(PADDING, PADDING)))
+        offset = view.visualRect(anchor).top() if anchor.isValid() else 0
+        wanted = {m.tool_round_id for m in page if m.tool_round_id}
+        self.messages.prepend(
+            conversation_id,
+            page,
+            [r for r in rounds if r.round.id in wanted],
+            has_older=len(page) >= PAGE_SIZE,
+        )
+        view.doItemsLayout()
+        if anchor.isValid():
+            bar.setValue(bar.value() + view.visualRect(anchor).top() - offset)
+        self.older_loaded.emit(len(page))
+
+    # -- provider and model --------------------------------------------------------------------
+
+    async def _show_choices(self, conversation: Conversation) -> None:
+        """Put the providers (the conversation's chosen) and its model in the composer."""
+        if self.chat is None:
+            return
+        self._shown = conversation
+        providers = await self.chat.provider_choices()
+        if self.current_id != conversation.id:
+            return
+        self._choosing = True
+        try:
+            self.provider_box.clear()
+            for choice in providers:
+                self.provider_box.addItem(neutralise(choice.name, limit=60), choice.id)
+            chosen = self.provider_box.findData(conversation.provider_id)
+            if chosen < 0 and conversation.provider_id is None and providers:
+                chosen = 0
+            self.provider_box.setCurrentIndex(chosen)
+            config: ProviderConfig | None = providers[chosen] if chosen >= 0 else None
+            self.model_box.clear()
+            if config is not None:
+                self.model_box.addItem(neutralise(config.model, limit=80))
+                line = self.model_box.lineEdit()
+                if line is not None:  # an editable box shows its line's placeholder
+                    line.setPlaceholderText(f"default: {neutralise(config.model, limit=60)}")
+            self.model_box.setEditText(neutralise(conversation.model or "", limit=80))
+        finally:
+            self._choosing = False
+        self._update_buttons()
+        self.choices_loaded.emit()
+        if config is not None:
+            self.jobs.start(self._list_models(conversation.id, config.id))
+
+    async def _list_models(self, conversation_id: str, provider_id: str) -> None:
+        """Offer the models the provider lists (a provider without a list: type one)."""
+        if self.chat is None:
+            return
+        try:
+            models = await self.chat.models_of(provider_id)
+        except KnownError:
+            return  # the box stays editable; sending says what is wrong
+        if self.current_id != conversation_id or self.provider_box.currentData() != provider_id:
+            return
+        self._choosing = True
+        try:
+            typed = self.model_box.currentText()
+            known = {self.model_box.itemText(i) for i in range(self.model_box.count())}
+            for model in models:
+                shown = neutralise(model, limit=80)
+                if shown not in known:
+                    self.model_box.addItem(shown)
+                    known.add(shown)
+            self.model_box.setEditText(typed)
+        finally:
+            self._choosing = False
+        self.choices_loaded.emit()
+
+    async def _provider_chosen(self) -> None:
+        if self._choosing or self.chat is None or self.current_id is None:
+            return
+        provider_id = self.provider_box.currentData()
+        if not isinstance(provider_id, str):
+            return
+        # A new provider starts from its own default model.
+        saved = await self.chat.configure(self.current_id, provider=provider_id, model=None)
+        self.report.emit(f"This conversation now uses {self.provider_box.currentText()}.")
+        await self._show_choices(saved)
+
+    async def _model_chosen(self) -> None:
+        if self._choosing or self.chat is None or self._shown is None:
+            return
+        if self._shown.id != self.current_id:
+            return
+        model = " ".join(self.model_box.currentText().split()) or None
+        if model == self._shown.model:
+            return
+        if model is not None:
+            saved = await self.chat.configure(self._shown.id, model=model)
+        else:  # the provider's default (configure() keeps a model it is not given)
+            provider = self._shown.provider_id or self.provider_box.currentData()
+            saved = await self.chat.configure(self._shown.id, provider=provider, model=None)
+        self._shown = saved
+        self.report.emit(
+            f"This conversation now asks {neutralise(model, limit=60)}."
+            if model
+            else "This conversation now asks the provider's default model."
+        )
 
     # -- conversations -------------------------------------------------------------------------
 
@@ -365,6 +598,7 @@ class ConversationsView(QWidget):
         await self.load()
         self.composer.setFocus()
         self.transcript_loaded.emit(conversation.id)
+        await self._show_choices(conversation)
         return conversation.id
 
     async def rename_interactively(self) -> None:
@@ -404,15 +638,180 @@ class ConversationsView(QWidget):
         await self.delete(conversation_id)
 
     async def delete(self, conversation_id: str) -> None:
-        """Delete a conversation (not while a reply is being written in it)."""
+        """Delete a conversation (not while a reply is being written in it), with *Undo*:
+        it leaves the list at once and is deleted for real when the undo time runs out (or
+        the window closes) — until then nothing is lost."""
         if self.chat is None:
             return
-        deleted = await self.chat.delete(conversation_id)
+        conversation = await self.chat.get(conversation_id)
+        if self.chat.is_busy(conversation.id):
+            raise KnownError(
+                "A reply is being written in this conversation; stop it first.", code="busy"
+            )
+        # Only one deletion waits for its undo at a time: an earlier one is done now.
+        for earlier in list(self._pending_deletes):
+            await self._delete_for_real(earlier)
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(self.undo_ms)
+        timer.timeout.connect(lambda: self.jobs.start(self._delete_for_real(conversation.id)))
+        self._pending_deletes[conversation.id] = (conversation, timer)
+        timer.start()
         if self.current_id == conversation_id:
             self.current_id = None
+            self._shown = None
             self.messages.show(None, [])
-        self.report.emit(f"Deleted {neutralise(deleted.title, limit=80)}.")
+        title = neutralise(conversation.title, limit=80)
+        self.undo_label.setText(f"Deleted “{title}”.")
+        self._set_undo_visible(True)
+        self.report.emit(f"Deleted {title}. Undo brings it back.")
         await self.load()
+
+    def undo_delete(self) -> None:
+        """Bring back the conversation deleted last (while its undo time runs)."""
+        if not self._pending_deletes:
+            return
+        conversation_id = next(reversed(self._pending_deletes))
+        conversation, timer = self._pending_deletes.pop(conversation_id)
+        timer.stop()
+        timer.deleteLater()
+        self._set_undo_visible(False)
+        self.report.emit(f"Brought back {neutralise(conversation.title, limit=80)}.")
+        self.jobs.start(self._reopen(conversation_id))
+
+    async def _reopen(self, conversation_id: str) -> None:
+        await self.load()
+        self.select(conversation_id)
+
+    async def show_conversation(self, conversation_id: str) -> None:
+        """Choose a conversation (the search is cleared when it hides it)."""
+        if self.conversations.row_of(conversation_id) < 0:
+            self.search_field.clear()
+            await self.load()
+        if not self.select(conversation_id):
+            raise KnownError("That conversation was deleted.", code="not_found")
+
+    async def _delete_for_real(self, conversation_id: str) -> None:
+        pending = self._pending_deletes.pop(conversation_id, None)
+        if pending is None or self.chat is None:
+            return  # brought back meanwhile
+        conversation, timer = pending
+        timer.stop()
+        timer.deleteLater()
+        if not self._pending_deletes:
+            self._set_undo_visible(False)
+        try:
+            await self.chat.delete(conversation.id)
+        except KnownError:
+            # It came alive again (a reply is running in it): keep it, and show it again.
+            self.schedule_reload()
+            raise
+        self.deletion_done.emit(conversation.id)
+
+    async def commit_deletes(self) -> None:
+        """Delete for real what is waiting for its undo time (the window is closing)."""
+        for conversation_id in list(self._pending_deletes):
+            await self._delete_for_real(conversation_id)
+
+    def _set_undo_visible(self, visible: bool) -> None:
+        self.undo_label.setVisible(visible)
+        self.undo_button.setVisible(visible)
+        self.undo_button.setEnabled(visible)
+
+    # -- tool round cards and background results ------------------------------------------------
+
+    def _current_card_row(self) -> int:
+        index = self.transcript.currentIndex()
+        if not index.isValid() or self.messages.card(index.row()) is None:
+            return -1
+        return index.row()
+
+    def toggle_arguments(self) -> None:
+        """Show or hide the arguments of the chosen tool round card."""
+        row = self._current_card_row()
+        if row >= 0:
+            expanded = bool(self.messages.index(row, 0).data(MessageRole.EXPANDED))
+            self.messages.set_expanded(row, not expanded)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt API
+        """Space toggles the chosen card's arguments; Right shows them, Left hides them."""
+        if watched is self.transcript and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            row = self._current_card_row()
+            if row >= 0 and not event.modifiers():
+                if event.key() == Qt.Key.Key_Space:
+                    self.toggle_arguments()
+                    return True
+                if event.key() in (Qt.Key.Key_Right, Qt.Key.Key_Left):
+                    self.messages.set_expanded(row, event.key() == Qt.Key.Key_Right)
+                    return True
+                if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                    self._on_open_task()
+                    return True
+        return super().eventFilter(watched, event)
+
+    def _on_open_task(self) -> None:
+        row = self._current_card_row()
+        card = self.messages.card(row)
+        if card is not None and card.record_id is not None:
+            self.show_task.emit(card.record_id)
+
+    def _update_card_bar(self) -> None:
+        row = self._current_card_row()
+        card = self.messages.card(row)
+        # The card buttons only where there are cards (Space and Enter work on them anyway).
+        any_cards = card is not None or bool(self.messages.round_ids())
+        for widget in (self.card_label, self.arguments_button, self.open_task_button):
+            widget.setVisible(any_cards)
+        self.card_label.setText(
+            f"Tool round: {card.server} · {card.tool} — {card.outcome}"[:200]
+            if card is not None
+            else "Choose a tool round in the transcript to see its arguments or its task."
+        )
+        expanded = row >= 0 and bool(self.messages.index(row, 0).data(MessageRole.EXPANDED))
+        words = "Hide arguments" if expanded else "Show arguments"
+        self.arguments_button.setText(words)
+        self.arguments_button.setAccessibleName(words)
+        self.arguments_button.setEnabled(card is not None)
+        self.open_task_button.setEnabled(card is not None and card.record_id is not None)
+        self._update_continue()
+
+    def _update_continue(self) -> None:
+        busy = (
+            self.chat is not None
+            and self.current_id is not None
+            and self.chat.is_busy(self.current_id)
+        )
+        can = self.chat is not None and not busy and self.messages.continuable()
+        self.continue_button.setEnabled(can)
+        self.continue_changed.emit(can)
+
+    async def continue_with_result(self, conversation_id: str | None = None) -> None:
+        """Give the background results stored since the model last spoke to the model, and
+        let the conversation go on (the shown one, or ``conversation_id``, which is shown)."""
+        if self.chat is None:
+            return
+        if conversation_id is not None and conversation_id != self.current_id:
+            await self.show_conversation(conversation_id)
+        conversation_id = conversation_id or self.current_id
+        if conversation_id is None:
+            return
+        self.stick.at_bottom = True
+        self._update_buttons(sending=True)
+        try:
+            result = await self.chat.continue_with_result(conversation_id)
+        finally:
+            self._update_buttons()
+        if result.error:
+            self.report.emit(neutralise(result.error, limit=300))
+
+    async def _refresh_rounds(self, conversation_id: str) -> None:
+        if self.chat is None:
+            return
+        rounds = await self.chat.rounds(conversation_id)
+        if conversation_id == self.messages.conversation_id:
+            self.messages.set_rounds(rounds)
+            self.rounds_loaded.emit()
 
     # -- the composer --------------------------------------------------------------------------
 
@@ -473,18 +872,32 @@ class ConversationsView(QWidget):
         self.send_button.setEnabled(has_chat)
         self.composer.setEnabled(has_chat)
         self.stop_button.setEnabled(bool(busy))
+        choosing = has_chat and chosen and self.provider_box.count() > 0
+        for box in (self.provider_box, self.model_box):
+            box.setEnabled(choosing)
+            box.setVisible(choosing)  # no empty boxes before there is anything to choose
+        can_continue = has_chat and not busy and self.messages.continuable()
+        self.continue_button.setEnabled(can_continue)
+        self.continue_changed.emit(can_continue)
 
     # -- the host's events ---------------------------------------------------------------------
 
     def _on_appended(self, event: MessageDidAppend) -> None:
         if event.conversation_id == self.messages.conversation_id:
             self.messages.append(event.message)
+            if event.message.role is Role.TOOL and event.message.tool_round_id:
+                self.jobs.start(self._refresh_rounds(event.conversation_id))
+            self._update_continue()
         if event.message.role is Role.USER or event.conversation_id != self.current_id:
             self.schedule_reload()  # a new title, a new order
 
     def _on_streamed(self, event: ReplyDidStream) -> None:
         if event.conversation_id == self.messages.conversation_id:
             self.messages.stream(event.message_id, event.delta)
+
+    def _on_task_changed(self, event: TaskDidChange) -> None:
+        if event.record.conversation_id == self.messages.conversation_id:
+            self.messages.update_record(event.record)
 
     def _on_turn_ended(self, event: TurnDidEnd) -> None:
         self._update_buttons()
@@ -500,8 +913,11 @@ class ConversationsView(QWidget):
         self._unsubscribers = []
 
     async def stop(self) -> None:
-        """Stop listening and end the work this view started."""
+        """Stop listening and end the work this view started (a deletion waiting for its
+        undo time is done now)."""
         self.close_view()
+        with contextlib.suppress(KnownError):
+            await self.commit_deletes()
         await self.jobs.cancel_all()
         if self._reload is not None:
             with contextlib.suppress(BaseException):

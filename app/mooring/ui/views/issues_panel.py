@@ -37,6 +37,8 @@ class IssuesPanel(QWidget):
 
     report = Signal(str)
     dialog_opened = Signal(object)
+    sign_in_requested = Signal(str)
+    """An issue's "Sign in" was pressed (its subject: a task record id or a server id)."""
     """A dialog of this panel opened (a confirmation)."""
     count_changed = Signal(int)
     show_task = Signal(str)
@@ -144,8 +146,7 @@ class IssuesPanel(QWidget):
             case IssueAction.CHECK_SERVER:
                 self.show_server.emit(subject)
             case IssueAction.SIGN_IN:
-                # TODO(issue 13): OAuth sign-in from the window.
-                self.report.emit("Sign in from a terminal for now: mooring accounts login <server>")
+                self.sign_in_requested.emit(subject)
         await self.load()
 
     async def stop(self) -> None:

@@ -1,22 +1,46 @@
-"""The Settings view: where the data lives, and every setting (read-only here for now)."""
+"""The Settings view: model providers, approval rules, notifications, traces, and where the
+data lives — each change made through the host's desks (the same use cases as the CLI's
+``providers``, ``rules`` and ``settings`` commands), saved before the view says it is done."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
     QFormLayout,
     QGroupBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QListWidget,
+    QListWidgetItem,
     QPushButton,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
+
+from mooring.core.chat import ProviderConfig
+from mooring.core.errors import KnownError
+from mooring.services.host import Host
+from mooring.services.preferences import (
+    ProviderDesk,
+    ProviderView,
+    RuleView,
+    SettingsEditor,
+    Verdict,
+)
+from mooring.settings.schema import SETTINGS
+from mooring.ui.dialogs.preferences import AddProviderDialog, AddRuleDialog
+from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
+from mooring.ui.text import neutralise
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,30 +62,251 @@ class WindowInfo:
     settings_file: str = ""
     log_file: str = ""
     settings: Sequence[SettingRow] = field(default_factory=tuple)
+    editor: SettingsEditor | None = None
+    """Changes settings from the window (``None``: the settings are shown read-only)."""
+
+
+NOTIFY_CHOICES = (
+    ("always", "Always"),
+    ("when_inactive", "Only while Mooring's window is not active"),
+    ("never", "Never"),
+)
+"""``notifications.when``: the stored value and the words shown."""
+
+ProviderRole = Qt.ItemDataRole.UserRole + 1
+RuleRole = Qt.ItemDataRole.UserRole + 2
+
+
+def verdict_words(config: ProviderConfig, verdict: Verdict) -> str:
+    """A provider test's result in plain words, one check a line."""
+
+    def word(value: bool | None, yes: str, no: str) -> str:
+        return "not checked" if value is None else (yes if value else no)
+
+    key = "accepted" if config.has_api_key else "none configured; the endpoint did not ask for one"
+    lines = [
+        f"Reachable: {word(verdict.reachable, 'yes', 'no')}",
+        f"API key: {word(verdict.key_accepted, key, 'refused')}",
+        f"Model {config.model}: {word(verdict.model_found, 'available', 'not found')}",
+        f"Tool calling: {word(verdict.tools_supported, 'supported', 'not supported')}",
+        *verdict.problems,
+        f"{config.name} is ready to chat." if verdict.ok else f"{config.name} is not ready.",
+    ]
+    return "\n".join(neutralise(line, limit=500) for line in lines)
 
 
 class SettingsView(QWidget):
-    """The "Settings" view."""
+    """The "Settings" view.
 
-    def __init__(self, info: WindowInfo, parent: QWidget | None = None) -> None:
+    Without a ``host`` (or an ``editor``) the parts that need it are hidden: the view then
+    only shows where the data lives and every setting's value.
+    """
+
+    report = Signal(str)
+    loaded = Signal()
+    """Providers and rules were (re)read from the host."""
+    dialog_opened = Signal(object)
+    """A dialog of this view opened (adding a provider or rule, confirming a removal)."""
+    provider_checked = Signal(str)
+    """A provider test or model listing finished; the words shown."""
+    setting_saved = Signal(str)
+    """A setting was written to the settings file (its key)."""
+
+    def __init__(
+        self,
+        info: WindowInfo,
+        parent: QWidget | None = None,
+        *,
+        host: Host | None = None,
+        editor: SettingsEditor | None = None,
+    ) -> None:
         super().__init__(parent)
+        self.info = info
+        self.host = host
+        self.editor = editor or info.editor
+        self.jobs = Jobs(self.report.emit)
+        self.open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl
+        """Opens a folder in the desktop's file manager (tests replace it)."""
         self.setObjectName("settings-view")
         self.setAccessibleName("Settings")
-        layout = QVBoxLayout(self)
-        where = QGroupBox("Where your data lives", self)
-        form = QFormLayout(where)
-        self.data_dir_label = self._value(info.data_dir)
-        self.database_label = self._value(info.database)
-        self.schema_label = self._value(info.schema)
-        self.settings_file_label = self._value(info.settings_file)
-        self.log_file_label = self._value(info.log_file)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        outer.addWidget(scroll)
+        page = QWidget(scroll)
+        scroll.setWidget(page)
+        layout = QVBoxLayout(page)
+
+        layout.addWidget(self._where(info, page))
+        self.providers_box = self._providers(page)
+        layout.addWidget(self.providers_box)
+        self.rules_box = self._rules(page)
+        layout.addWidget(self.rules_box)
+        self.notifications_box = self._notifications(page)
+        layout.addWidget(self.notifications_box)
+        layout.addWidget(self._traces(page))
+        layout.addWidget(self._all_settings(info, page), stretch=1)
+
+        self.providers_box.setVisible(host is not None and host.provider_desk is not None)
+        self.rules_box.setVisible(host is not None)
+        self.notifications_box.setVisible(self.editor is not None)
+        self.trace_files_check.setEnabled(self.editor is not None)
+        self._on_provider_selection()
+        self._on_rule_selection()
+
+    # -- building --------------------------------------------------------------------------------
+
+    def _where(self, info: WindowInfo, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Where your data lives", parent)
+        form = QFormLayout(box)
+        self.data_dir_label = self._value(info.data_dir, box)
+        self.database_label = self._value(info.database, box)
+        self.schema_label = self._value(info.schema, box)
+        self.settings_file_label = self._value(info.settings_file, box)
+        self.log_file_label = self._value(info.log_file, box)
         form.addRow("Data folder:", self.data_dir_label)
         form.addRow("Database:", self.database_label)
         form.addRow("Schema:", self.schema_label)
         form.addRow("Settings file:", self.settings_file_label)
         form.addRow("Log file:", self.log_file_label)
-        layout.addWidget(where)
-        box = QGroupBox("Settings (change them with `mooring settings set KEY VALUE`)", self)
+        self.open_folder_button = QPushButton("Open folder", box)
+        self.open_folder_button.setAccessibleName("Open data folder")
+        self.open_folder_button.clicked.connect(self.open_data_folder)
+        row = QHBoxLayout()
+        row.addWidget(self.open_folder_button)
+        row.addStretch(1)
+        form.addRow("", row)
+        return box
+
+    def _providers(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Model providers", parent)
+        column = QVBoxLayout(box)
+        self.providers_list = QListWidget(box)
+        self.providers_list.setObjectName("providers-list")
+        self.providers_list.setAccessibleName("Model providers")
+        self.providers_list.setMaximumHeight(120)
+        column.addWidget(self.providers_list)
+        row = QHBoxLayout()
+        self.add_provider_button = QPushButton("Add provider…", box)
+        self.test_provider_button = QPushButton("Test connection", box)
+        self.models_button = QPushButton("List models", box)
+        self.default_provider_button = QPushButton("Make default", box)
+        self.remove_provider_button = QPushButton("Remove provider", box)
+        for button in (
+            self.add_provider_button,
+            self.test_provider_button,
+            self.models_button,
+            self.default_provider_button,
+            self.remove_provider_button,
+        ):
+            button.setAccessibleName(button.text().rstrip("…"))
+            row.addWidget(button)
+        row.addStretch(1)
+        column.addLayout(row)
+        self.provider_result_label = QLabel(box)
+        self.provider_result_label.setObjectName("provider-result")
+        self.provider_result_label.setAccessibleName("Provider check result")
+        self.provider_result_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.provider_result_label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+        )
+        self.provider_result_label.setWordWrap(True)
+        column.addWidget(self.provider_result_label)
+        self.add_provider_button.clicked.connect(
+            lambda: self.jobs.start(self.add_provider_interactively())
+        )
+        self.test_provider_button.clicked.connect(lambda: self._with_provider(self.test_provider))
+        self.models_button.clicked.connect(lambda: self._with_provider(self.list_models))
+        self.default_provider_button.clicked.connect(lambda: self._with_provider(self.make_default))
+        self.remove_provider_button.clicked.connect(
+            lambda: self._with_provider(self.remove_provider_interactively)
+        )
+        self.providers_list.currentRowChanged.connect(lambda _r: self._on_provider_selection())
+        return box
+
+    def _rules(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Approval rules", parent)
+        column = QVBoxLayout(box)
+        hint = QLabel(
+            "Standing decisions for a server's tools. Without a rule, a call that may change "
+            "something asks first.",
+            box,
+        )
+        hint.setWordWrap(True)
+        column.addWidget(hint)
+        self.rules_table = QTableWidget(0, 4, box)
+        self.rules_table.setObjectName("rules-table")
+        self.rules_table.setAccessibleName("Approval rules")
+        self.rules_table.setHorizontalHeaderLabels(("Server", "Tool", "Decision", "For"))
+        self.rules_table.verticalHeader().setVisible(False)
+        self.rules_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.rules_table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.rules_table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.rules_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.rules_table.setMaximumHeight(160)
+        column.addWidget(self.rules_table)
+        row = QHBoxLayout()
+        self.add_rule_button = QPushButton("Add rule…", box)
+        self.remove_rule_button = QPushButton("Remove rule", box)
+        for button in (self.add_rule_button, self.remove_rule_button):
+            button.setAccessibleName(button.text().rstrip("…"))
+            row.addWidget(button)
+        row.addStretch(1)
+        column.addLayout(row)
+        self.add_rule_button.clicked.connect(lambda: self.jobs.start(self.add_rule_interactively()))
+        self.remove_rule_button.clicked.connect(self._on_remove_rule_clicked)
+        self.rules_table.itemSelectionChanged.connect(self._on_rule_selection)
+        return box
+
+    def _notifications(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Notifications", parent)
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        self.notify_combo = QComboBox(box)
+        self.notify_combo.setAccessibleName("Notify about background work")
+        for value, words in NOTIFY_CHOICES:
+            self.notify_combo.addItem(words, value)
+        self.show_names_check = QCheckBox(
+            "Name the server and tool (never arguments, results or file names)", box
+        )
+        self.show_names_check.setAccessibleName("Name the server and tool in notifications")
+        form.addRow("Notify:", self.notify_combo)
+        form.addRow("Privacy:", self.show_names_check)
+        if self.editor is not None:
+            when = str(self.editor.get("notifications.when"))
+            self.notify_combo.setCurrentIndex(max(0, self.notify_combo.findData(when)))
+            self.show_names_check.setChecked(bool(self.editor.get("notifications.show_names")))
+        self.notify_combo.activated.connect(
+            lambda _i: self._save("notifications.when", str(self.notify_combo.currentData()))
+        )
+        self.show_names_check.clicked.connect(
+            lambda checked: self._save("notifications.show_names", bool(checked))
+        )
+        return box
+
+    def _traces(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Traces", parent)
+        column = QVBoxLayout(box)
+        self.trace_files_check = QCheckBox(
+            "Write traces of tool calls to files in the data folder (from the next launch)", box
+        )
+        self.trace_files_check.setAccessibleName("Write traces to files")
+        if self.editor is not None:
+            self.trace_files_check.setChecked(bool(self.editor.get("telemetry.file_export")))
+        self.trace_files_check.clicked.connect(
+            lambda checked: self._save("telemetry.file_export", bool(checked))
+        )
+        column.addWidget(self.trace_files_check)
+        self.export_button = QPushButton("Export traces…", box)
+        self.export_button.setAccessibleName("Export traces")
+        column.addWidget(self.export_button, alignment=Qt.AlignmentFlag.AlignLeft)
+        return box
+
+    def _all_settings(self, info: WindowInfo, parent: QWidget) -> QGroupBox:
+        box = QGroupBox(
+            "Every setting (others change with `mooring settings set KEY VALUE`)", parent
+        )
         inner = QVBoxLayout(box)
         self.table = QTableWidget(len(info.settings), 3, box)
         self.table.setObjectName("settings-table")
@@ -70,6 +315,7 @@ class SettingsView(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.setMinimumHeight(160)
         for row, setting in enumerate(info.settings):
             for column, text in enumerate((setting.key, setting.value, setting.description)):
                 item = QTableWidgetItem(text)
@@ -78,14 +324,279 @@ class SettingsView(QWidget):
         self.table.resizeColumnToContents(0)
         self.table.resizeColumnToContents(1)
         inner.addWidget(self.table)
-        layout.addWidget(box, stretch=1)
-        self.export_button = QPushButton("Export traces…", self)
-        self.export_button.setAccessibleName("Export traces")
-        layout.addWidget(self.export_button, alignment=Qt.AlignmentFlag.AlignLeft)
+        return box
 
-    def _value(self, text: str) -> QLabel:
-        label = QLabel(text, self)
+    def _value(self, text: str, parent: QWidget) -> QLabel:
+        label = QLabel(text, parent)
         label.setTextFormat(Qt.TextFormat.PlainText)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setWordWrap(True)
         return label
+
+    # -- reading -------------------------------------------------------------------------------
+
+    async def load(self) -> None:
+        """Read the providers and the rules from the host."""
+        if self.host is None:
+            self.loaded.emit()
+            return
+        if self.host.provider_desk is not None:
+            self._show_providers(await self.host.provider_desk.providers())
+        self._show_rules(await self.host.rule_desk.rules())
+        self.loaded.emit()
+
+    def _show_providers(self, views: list[ProviderView]) -> None:
+        chosen = self.selected_provider()
+        self.providers_list.clear()
+        for view in views:
+            config = view.config
+            marks = " — default" if view.default else ""
+            marks += "" if config.has_api_key else " — no key"
+            text = (
+                f"{neutralise(config.name, limit=60)} ({config.kind.value}, "
+                f"{neutralise(config.model, limit=60)}, {neutralise(config.base_url, limit=120)})"
+                f"{marks}"
+            )
+            item = QListWidgetItem(text, self.providers_list)
+            item.setData(ProviderRole, config)
+            if chosen is not None and chosen.id == config.id:
+                self.providers_list.setCurrentItem(item)
+        if self.providers_list.currentRow() < 0 and self.providers_list.count():
+            self.providers_list.setCurrentRow(0)
+        if not views:
+            item = QListWidgetItem(
+                "No model providers yet: add one to chat (Mooring runs tools without one).",
+                self.providers_list,
+            )
+            item.setFlags(Qt.ItemFlag.NoItemFlags)
+        self._on_provider_selection()
+
+    def _show_rules(self, views: list[RuleView]) -> None:
+        self.rules_table.setRowCount(len(views))
+        for row, view in enumerate(views):
+            rule = view.rule
+            cells = (
+                neutralise(view.server_words, limit=80),
+                neutralise(rule.tool_pattern, limit=120),
+                rule.decision.value,
+                rule.scope.value,
+            )
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setData(RuleRole, rule.id)
+                self.rules_table.setItem(row, column, item)
+        self._on_rule_selection()
+
+    def selected_provider(self) -> ProviderConfig | None:
+        """The chosen provider."""
+        item = self.providers_list.currentItem()
+        data = item.data(ProviderRole) if item is not None else None
+        return data if isinstance(data, ProviderConfig) else None
+
+    def selected_rule(self) -> str | None:
+        """The id of the chosen rule."""
+        items = self.rules_table.selectedItems()
+        data = items[0].data(RuleRole) if items else None
+        return data if isinstance(data, str) else None
+
+    def _on_provider_selection(self) -> None:
+        chosen = self.selected_provider() is not None
+        for button in (
+            self.test_provider_button,
+            self.models_button,
+            self.default_provider_button,
+            self.remove_provider_button,
+        ):
+            button.setEnabled(chosen)
+
+    def _on_rule_selection(self) -> None:
+        self.remove_rule_button.setEnabled(self.selected_rule() is not None)
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def open_data_folder(self) -> None:
+        """Show the data folder in the desktop's file manager."""
+        if not self.open_url(QUrl.fromLocalFile(self.info.data_dir)):
+            self.report.emit(f"Could not open {self.info.data_dir}.")
+
+    def _provider_desk(self) -> ProviderDesk:
+        desk = self.host.provider_desk if self.host is not None else None
+        if desk is None:
+            raise KnownError("Model providers are not available in this build.")
+        return desk
+
+    def _with_provider(self, action: Callable[[ProviderConfig], object]) -> None:
+        config = self.selected_provider()
+        if config is not None:
+            outcome = action(config)
+            if outcome is not None:
+                self.jobs.start(outcome)  # type: ignore[arg-type]
+
+    async def add_provider_interactively(self) -> None:
+        """Ask for a provider and add it; the dialog stays open until it is right or
+        cancelled. The key goes to the keyring and nowhere else."""
+        assert self.host is not None
+        desk = self.host.provider_desk
+        if desk is None:
+            return
+        dialog = AddProviderDialog(self.window())
+        try:
+            while await wait_dialog(dialog, self.dialog_opened.emit):
+                try:
+                    added = await desk.add(dialog.draft())
+                except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
+                    dialog.show_error(error_text(exc))
+                    continue
+                name = neutralise(added.config.name, limit=60)
+                words = f"Added {name}" + (": it is the default." if added.became_default else ".")
+                if added.config.has_api_key and not added.secrets_durable:
+                    words += " No usable keyring: its key is kept only until Mooring quits."
+                self.report.emit(words)
+                await self.load()
+                self._select_provider(added.config.id)
+                return
+        finally:
+            dialog.key_edit.clear()
+            dialog.deleteLater()
+
+    def _select_provider(self, provider_id: str) -> None:
+        for row in range(self.providers_list.count()):
+            data = self.providers_list.item(row).data(ProviderRole)
+            if isinstance(data, ProviderConfig) and data.id == provider_id:
+                self.providers_list.setCurrentRow(row)
+
+    async def test_provider(self, config: ProviderConfig) -> None:
+        """Make one tiny request to the provider and show, in plain words, what works."""
+        desk = self._provider_desk()
+        self.provider_result_label.setText(f"Testing {neutralise(config.name, limit=60)}…")
+        self.test_provider_button.setEnabled(False)
+        try:
+            verdict = await desk.test(config)
+        except Exception as exc:  # noqa: BLE001  # said in the view
+            words = error_text(exc)
+        else:
+            words = verdict_words(config, verdict)
+        finally:
+            self._on_provider_selection()
+        self.provider_result_label.setText(words)
+        self.provider_checked.emit(words)
+
+    async def list_models(self, config: ProviderConfig) -> None:
+        """Show the models the provider's endpoint lists."""
+        desk = self._provider_desk()
+        self.provider_result_label.setText(f"Asking {neutralise(config.name, limit=60)}…")
+        try:
+            found = await desk.models(config)
+        except Exception as exc:  # noqa: BLE001  # said in the view
+            words = error_text(exc)
+        else:
+            if not found:
+                words = f"It does not list its models; {config.model} is configured."
+            else:
+                words = "Models: " + ", ".join(
+                    neutralise(m, limit=80) + (" (configured)" if m == config.model else "")
+                    for m in found[:200]
+                )
+        self.provider_result_label.setText(neutralise(words, limit=4000))
+        self.provider_checked.emit(words)
+
+    async def make_default(self, config: ProviderConfig) -> None:
+        """Make the provider the default for new conversations."""
+        desk = self._provider_desk()
+        await desk.set_default(config)
+        self.report.emit(f"{neutralise(config.name, limit=60)} is now the default provider.")
+        await self.load()
+
+    async def remove_provider_interactively(self, config: ProviderConfig) -> None:
+        """Remove the provider and its keys after a confirmation."""
+        name = neutralise(config.name, limit=60)
+        if await confirm(
+            self,
+            "Remove provider",
+            f"Remove {name}? Its key is deleted from your keyring. Conversations that used it "
+            "keep their messages.",
+            "Remove",
+            self.dialog_opened.emit,
+        ):
+            await self.remove_provider(config)
+
+    async def remove_provider(self, config: ProviderConfig) -> None:
+        """Remove a provider and its keyring secrets (no question asked)."""
+        desk = self._provider_desk()
+        successor = await desk.remove(config)
+        words = f"Removed {neutralise(config.name, limit=60)}."
+        if successor is not None:
+            words += f" The default provider is {neutralise(successor.name, limit=60)}."
+        self.report.emit(words)
+        self.provider_result_label.clear()
+        await self.load()
+
+    async def add_rule_interactively(self) -> None:
+        """Ask for a rule and add it (the dialog stays open until it is right or cancelled)."""
+        assert self.host is not None
+        desk = self.host.rule_desk
+        dialog = AddRuleDialog(await desk.servers(), self.window())
+        try:
+            while await wait_dialog(dialog, self.dialog_opened.emit):
+                server = dialog.server()
+                assert server is not None  # the dialog checked
+                try:
+                    await desk.add(server, dialog.tool_pattern(), dialog.decision(), dialog.scope())
+                except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
+                    dialog.show_error(error_text(exc))
+                    continue
+                alias = neutralise(server.alias, limit=60)
+                pattern = neutralise(dialog.tool_pattern(), limit=80)
+                self.report.emit(f"Rule added: {dialog.decision().value} {alias}/{pattern}.")
+                await self.load()
+                return
+        finally:
+            dialog.deleteLater()
+
+    def _on_remove_rule_clicked(self) -> None:
+        rule_id = self.selected_rule()
+        if rule_id is not None:
+            self.jobs.start(self.remove_rule(rule_id))
+
+    async def remove_rule(self, rule_id: str) -> None:
+        """Remove a rule: the calls it covered ask again."""
+        assert self.host is not None
+        await self.host.rule_desk.remove(rule_id)
+        self.report.emit("Rule removed: those calls ask first again.")
+        await self.load()
+
+    def _save(self, key: str, value: object) -> None:
+        if self.editor is not None:
+            self.jobs.start(self.save_setting(key, value))
+
+    async def save_setting(self, key: str, value: object) -> None:
+        """Write one setting, then show it (a failure is said and the control set back)."""
+        assert self.editor is not None
+        try:
+            await self.editor.set(key, value)
+        except Exception as exc:  # noqa: BLE001  # said; the control shows what is stored
+            self.report.emit(error_text(exc))
+            self._show_stored()
+            return
+        self._show_stored()
+        self.setting_saved.emit(key)
+
+    def _show_stored(self) -> None:
+        if self.editor is None:
+            return
+        when = str(self.editor.get("notifications.when"))
+        self.notify_combo.setCurrentIndex(max(0, self.notify_combo.findData(when)))
+        self.show_names_check.setChecked(bool(self.editor.get("notifications.show_names")))
+        self.trace_files_check.setChecked(bool(self.editor.get("telemetry.file_export")))
+        keys = [s.key for s in SETTINGS]
+        for row in range(self.table.rowCount()):
+            key_item = self.table.item(row, 0)
+            if key_item is not None and key_item.text() in keys:
+                text = str(self.editor.get(key_item.text()))
+                value = QTableWidgetItem(text)
+                value.setToolTip(text)
+                self.table.setItem(row, 1, value)
+
+    async def stop(self) -> None:
+        """End the work this view started."""
+        await self.jobs.cancel_all()

@@ -13,7 +13,16 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QModelIndex,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+    SignalInstance,
+)
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -221,6 +230,9 @@ class TaskCard(QWidget):
     retry_pressed = Signal(str)
     abandon_pressed = Signal(str)
     sign_in_pressed = Signal(str)
+    open_conversation_pressed = Signal(str)
+    continue_pressed = Signal(str)
+    """"Continue with result": the task's conversation goes on with its result (record id)."""
     changed = Signal()
     """The card shows another task, or the same one in a new state."""
 
@@ -269,6 +281,8 @@ class TaskCard(QWidget):
             ("Retry", self.retry_pressed),
             ("Abandon", self.abandon_pressed),
             ("Sign in", self.sign_in_pressed),
+            ("Continue with result", self.continue_pressed),
+            ("Open conversation", self.open_conversation_pressed),
         ):
             button = QPushButton(text, self)
             button.setAccessibleName(text)
@@ -358,6 +372,11 @@ class TaskCard(QWidget):
             "Retry": record.state is LocalState.UNKNOWN_OUTCOME,
             "Abandon": record.state is LocalState.UNKNOWN_OUTCOME,
             "Sign in": live and TaskFlag.AUTH_REQUIRED in flags,
+            # A task a conversation started: its result can go back to the model there.
+            "Continue with result": record.is_terminal
+            and record.conversation_id is not None
+            and record.tool_round_id is not None,
+            "Open conversation": record.conversation_id is not None,
         }
         for name, button in self.buttons.items():
             button.setVisible(wants[name])
@@ -398,9 +417,15 @@ class TasksPanel(QWidget):
     """The "Tasks" panel: the list and the card, with the actions wired to the host."""
 
     report = Signal(str)
+    """A message for the status bar (an action's outcome or failure)."""
     dialog_opened = Signal(object)
     """A dialog of this panel opened (a confirmation)."""
-    """A message for the status bar (an action's outcome or failure)."""
+    sign_in_requested = Signal(str)
+    """A card's "Sign in" was pressed (the record id; the window signs its account in)."""
+    open_conversation = Signal(str)
+    """The user asked to see the conversation that started a task (its id)."""
+    continue_conversation = Signal(str)
+    """The user asked a task's conversation to go on with its result (the conversation id)."""
 
     def __init__(self, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -437,6 +462,17 @@ class TasksPanel(QWidget):
         self.card.retry_pressed.connect(lambda i: self.jobs.start(self.retry(i)))
         self.card.abandon_pressed.connect(lambda i: self.jobs.start(self.abandon(i)))
         self.card.sign_in_pressed.connect(self._sign_in)
+        self.card.open_conversation_pressed.connect(
+            lambda i: self._to_conversation(i, self.open_conversation)
+        )
+        self.card.continue_pressed.connect(
+            lambda i: self._to_conversation(i, self.continue_conversation)
+        )
+
+    def _to_conversation(self, record_id: str, signal: SignalInstance) -> None:
+        shown = self.card.view
+        if shown is not None and shown.id == record_id and shown.record.conversation_id:
+            signal.emit(shown.record.conversation_id)
 
     # -- selection -----------------------------------------------------------------------------
 
@@ -513,10 +549,8 @@ class TasksPanel(QWidget):
             self.feed.refresh(new)
             self.report.emit(f"Retried as {new.id[:8]}.")
 
-    def _sign_in(self, _record_id: str) -> None:
-        # TODO(issue 13): OAuth sign-in from the window; the CLI's `mooring accounts login`
-        # does it today.
-        self.report.emit("Sign in from a terminal for now: mooring accounts login <server>")
+    def _sign_in(self, record_id: str) -> None:
+        self.sign_in_requested.emit(record_id)
 
     def open_answer(self, record_id: str) -> InputFormDialog | None:
         """Open the input form for the task's first open question (one form per task)."""

@@ -1,0 +1,395 @@
+"""The user's preferences as use cases every face shares: model providers, approval rules and
+the declared settings (the CLI's ``providers``, ``rules`` and ``settings`` commands and the
+window's Settings view call these; neither re-implements them).
+
+Secrets (API keys, header values) go to the keyring and nowhere else; a setting is typed by its
+declaration before it is stored; nothing here raises for what the user typed except
+:class:`~mooring.core.errors.KnownError` with words to show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mooring.core.approval.rules import ApprovalRule, Decision, Scope
+from mooring.core.chat import (
+    PROVIDER_SECRET_SCOPE,
+    ChatProvider,
+    ChatRequest,
+    ChatTurnMessage,
+    ProviderConfig,
+    ProviderError,
+    ProviderFactory,
+    ProviderFailure,
+    ProviderKind,
+    ToolOffer,
+)
+from mooring.core.clock import Clock
+from mooring.core.conversation import Role
+from mooring.core.errors import KnownError
+from mooring.core.ids import new_id
+from mooring.core.ports import ProviderBook, RuleBook, SecretStore, ServerCatalog
+from mooring.core.providers import api_key_name, header_name
+from mooring.core.servers import ServerDefinition
+from mooring.settings.schema import BY_KEY
+from mooring.settings.store import Settings, load_settings, save_settings
+
+DEFAULT_URLS = {
+    ProviderKind.OPENAI: "https://api.openai.com/v1",
+    ProviderKind.ANTHROPIC: "https://api.anthropic.com",
+}
+"""Where a provider of each kind lives when no address is given."""
+
+# -- model providers ---------------------------------------------------------------------------
+
+
+def provider_base_url(kind: ProviderKind, given: str | None) -> str:
+    """The endpoint address to store: the kind's default, cleaned; not http(s) is refused."""
+    url = (given or DEFAULT_URLS[kind]).strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise KnownError(
+            f"{given!r} is not an http(s) address.",
+            hint="For example http://127.0.0.1:11434/v1 (Ollama).",
+            code="usage",
+        )
+    if kind is ProviderKind.ANTHROPIC and url.endswith("/v1"):
+        url = url[: -len("/v1")]  # the SDK adds /v1/messages itself
+    return url
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderDraft:
+    """What the user typed to add a provider (secrets included, kept only until stored)."""
+
+    name: str
+    kind: ProviderKind
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderAdded:
+    """A stored provider: whether it became the default, and whether its secrets last."""
+
+    config: ProviderConfig
+    became_default: bool
+    secrets_durable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderView:
+    """A provider as listed (never its secrets: only whether they exist)."""
+
+    config: ProviderConfig
+    default: bool
+
+
+PING = ToolOffer(
+    name="mooring_connection_check",
+    description="Checks the connection. Do not call it unless asked to.",
+    input_schema={"type": "object", "properties": {}},
+)
+
+
+@dataclass
+class Verdict:
+    """What a provider test found; ``None`` where it could not tell."""
+
+    reachable: bool | None = None
+    key_accepted: bool | None = None
+    model_found: bool | None = None
+    tools_supported: bool | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the provider is ready to chat (nothing found wrong)."""
+        return not self.problems and all(
+            value is not False
+            for value in (self.reachable, self.key_accepted, self.model_found, self.tools_supported)
+        )
+
+
+async def check_provider(config: ProviderConfig, provider: ChatProvider) -> Verdict:
+    """List the models, then make one tiny streamed request offering one tool."""
+    verdict = Verdict()
+    try:
+        listed = await provider.list_models()
+    except ProviderError as exc:
+        if exc.kind is ProviderFailure.UNREACHABLE:
+            verdict.reachable = False
+            verdict.problems.append(exc.message)
+            return verdict
+        verdict.reachable = True
+        if exc.kind is ProviderFailure.AUTH:
+            verdict.key_accepted = False
+            verdict.problems.append(exc.message)
+            return verdict
+    else:
+        verdict.reachable = verdict.key_accepted = True
+        if listed:
+            verdict.model_found = config.model in listed
+    request = ChatRequest(
+        model=config.model,
+        messages=(ChatTurnMessage(role=Role.USER, content="Reply with the single word OK."),),
+        tools=(PING,),
+        max_tokens=16,
+    )
+    try:
+        async for _event in provider.stream(request):
+            pass  # the reply's words do not matter: that it arrived does
+    except ProviderError as exc:
+        kind = exc.kind
+        if kind is ProviderFailure.UNREACHABLE:
+            verdict.reachable = False
+        elif kind is ProviderFailure.AUTH:
+            verdict.key_accepted = False
+        elif kind is ProviderFailure.MODEL_NOT_FOUND:
+            verdict.model_found = False
+        elif kind is ProviderFailure.NO_TOOL_SUPPORT:
+            verdict.key_accepted = verdict.key_accepted is not False
+            verdict.model_found = True
+            verdict.tools_supported = False
+        verdict.problems.append(exc.message)
+        return verdict
+    verdict.reachable = verdict.key_accepted = verdict.model_found = True
+    verdict.tools_supported = True
+    return verdict
+
+
+class ProviderDesk:
+    """Add, list, test and remove model providers; keys go to the keyring only."""
+
+    def __init__(self, *, book: ProviderBook, factory: ProviderFactory, secrets: SecretStore):
+        self.book = book
+        self._factory = factory
+        self._secrets = secrets
+
+    async def providers(self) -> list[ProviderView]:
+        """Every provider, the default marked."""
+        configs = await self.book.list_providers()
+        default = await self.book.default_provider()
+        return [ProviderView(c, default is not None and c.id == default.id) for c in configs]
+
+    async def add(self, draft: ProviderDraft) -> ProviderAdded:
+        """Store a provider: its secrets in the keyring first, then its configuration (the
+        secrets are taken back if that fails). The first provider becomes the default."""
+        name = draft.name.strip()
+        if not name:
+            raise KnownError("A provider needs a name.", code="usage")
+        model = draft.model.strip()
+        if not model:
+            raise KnownError("Say which model to use.", code="usage")
+        for header in draft.headers:
+            if not header or any(c.isspace() or c == ":" for c in header):
+                raise KnownError(f"{header!r} is not a header name.", code="usage")
+        if await self.book.find_provider(name) is not None:
+            raise KnownError(f"A provider called {name!r} exists already.", code="exists")
+        key = (draft.api_key or "").strip() or None
+        config = ProviderConfig(
+            id=new_id(),
+            name=name,
+            kind=draft.kind,
+            base_url=provider_base_url(draft.kind, draft.base_url),
+            model=model,
+            header_names=tuple(draft.headers),
+            has_api_key=key is not None,
+        )
+
+        def store_secrets() -> None:
+            if key is not None:
+                self._secrets.set(PROVIDER_SECRET_SCOPE, api_key_name(config.id), key)
+            for header, value in draft.headers.items():
+                self._secrets.set(PROVIDER_SECRET_SCOPE, header_name(config.id, header), value)
+
+        await asyncio.to_thread(store_secrets)
+        try:
+            became_default = await self.book.add_provider(config)
+        except BaseException:
+            await asyncio.to_thread(self._forget_secrets, config)
+            raise
+        return ProviderAdded(config, became_default, self._secrets.durable)
+
+    async def find(self, name: str | None) -> ProviderConfig:
+        """A provider by name (``None``: the default), or a clear error."""
+        if name is None:
+            config = await self.book.default_provider()
+            if config is None:
+                raise KnownError(
+                    "No model provider is configured.",
+                    hint="Add one with `mooring providers add NAME --kind openai --base-url URL "
+                    "--model MODEL`, or in the window's Settings.",
+                    code="not_found",
+                )
+            return config
+        found = await self.book.find_provider(name)
+        if found is None:
+            raise KnownError(f"No provider called {name!r}.", code="not_found")
+        return found
+
+    async def remove(self, config: ProviderConfig) -> ProviderConfig | None:
+        """Remove a provider and its secrets; the default afterwards (if any)."""
+        await self.book.remove_provider(config.id)
+        await asyncio.to_thread(self._forget_secrets, config)
+        return await self.book.default_provider()
+
+    async def set_default(self, config: ProviderConfig) -> None:
+        """Make a provider the default for new conversations."""
+        await self.book.set_default_provider(config.id)
+
+    async def models(self, config: ProviderConfig) -> list[str]:
+        """The models the endpoint lists (may be empty); a failure is a :class:`KnownError`."""
+        provider = await self._build(config)
+        try:
+            return await provider.list_models()
+        except ProviderError as exc:
+            raise KnownError(exc.message, code=exc.kind.value) from None
+        finally:
+            await provider.aclose()
+
+    async def test(self, config: ProviderConfig) -> Verdict:
+        """One tiny request: what works, in plain terms (see :func:`check_provider`)."""
+        provider = await self._build(config)
+        try:
+            return await check_provider(config, provider)
+        finally:
+            await provider.aclose()
+
+    async def _build(self, config: ProviderConfig) -> ChatProvider:
+        # Reading the keyring may block (D-Bus): off the event loop.
+        return await asyncio.to_thread(self._factory, config)
+
+    def _forget_secrets(self, config: ProviderConfig) -> None:
+        self._secrets.delete(PROVIDER_SECRET_SCOPE, api_key_name(config.id))
+        for header in config.header_names:
+            self._secrets.delete(PROVIDER_SECRET_SCOPE, header_name(config.id, header))
+
+
+# -- approval rules ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RuleView:
+    """A rule with the server it is bound to (``None``: no such server now)."""
+
+    rule: ApprovalRule
+    server_alias: str | None
+
+    @property
+    def server_words(self) -> str:
+        """The server as shown: its name, or which server the rule was made for."""
+        if self.server_alias is not None:
+            return self.server_alias
+        return f"(no server now: {self.rule.server_identity.replace(chr(31), ' ')})"
+
+
+class RuleDesk:
+    """List, add and remove the user's standing approval decisions."""
+
+    def __init__(self, *, rules: RuleBook, catalog: ServerCatalog, clock: Clock) -> None:
+        self._rules = rules
+        self._catalog = catalog
+        self._clock = clock
+
+    async def rules(self) -> list[RuleView]:
+        """Every rule, with its server's name."""
+        rules = await self._rules.list_rules()
+        servers = {s.identity: s.alias for s in await self._catalog.list_servers()}
+        return [RuleView(r, servers.get(r.server_identity)) for r in rules]
+
+    async def servers(self) -> list[ServerDefinition]:
+        """The servers a rule can be made for."""
+        return await self._catalog.list_servers()
+
+    async def add(
+        self, server: ServerDefinition, tool_pattern: str, decision: Decision, scope: Scope
+    ) -> ApprovalRule:
+        """Add a rule for a server's tools (the pattern may be ``*`` or ``list_*``)."""
+        pattern = tool_pattern.strip()
+        if not pattern:
+            raise KnownError("Say which tool (or a pattern such as * or list_*).", code="usage")
+        if scope is Scope.CONVERSATION:
+            raise KnownError(
+                "Conversation rules are made from a conversation in the app.", code="usage"
+            )
+        rule = ApprovalRule(
+            id=new_id(),
+            server_identity=server.identity,
+            tool_pattern=pattern,
+            decision=decision,
+            scope=scope,
+            created_at=self._clock.now(),
+        )
+        await self._rules.add_rule(rule)
+        return rule
+
+    async def remove(self, rule_id: str) -> bool:
+        """Remove a rule; whether it was there."""
+        return await self._rules.remove_rule(rule_id)
+
+
+# -- declared settings -------------------------------------------------------------------------
+
+
+def parse_setting(key: str, raw: str) -> object:
+    """A typed value for ``key`` from what the user typed, or a :class:`KnownError` saying
+    what it takes."""
+    declared = BY_KEY.get(key)
+    if declared is None:
+        raise KnownError(f"No setting called {key!r}.", hint="See `mooring settings list`.")
+    try:
+        if declared.type is bool:
+            if raw.lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
+                raise ValueError(raw)
+            return raw.lower() in ("true", "yes", "on", "1")
+        if declared.type is list:
+            return [part.strip() for part in raw.split(",") if part.strip()]
+        if declared.choices is not None and raw not in declared.choices:
+            raise ValueError(raw)
+        return declared.type(raw)
+    except ValueError as exc:
+        kind = (
+            " or ".join(declared.choices)
+            if declared.choices is not None
+            else f"a {declared.type.__name__}"
+        )
+        raise KnownError(f"{key} takes {kind}, not {raw!r}.") from exc
+
+
+class SettingsEditor:
+    """Change declared settings: in this process at once, and in the settings file (read
+    again first, so a change made meanwhile with ``mooring settings`` is kept)."""
+
+    def __init__(self, path: Path, live: Settings) -> None:
+        self.path = path
+        self._live = live
+
+    def get(self, key: str) -> Any:
+        """The current value of a declared setting."""
+        return self._live.get(key)
+
+    async def set(self, key: str, value: object) -> None:
+        """Store one setting (checked against its declaration; written off the event loop)."""
+        try:
+            Settings().set(key, value)  # the declaration's own check, before anything is written
+        except ValueError:
+            raise KnownError(f"{value!r} is not a value {key} takes.") from None
+
+        def write() -> None:
+            current = load_settings(self.path)
+            current.set(key, value)
+            save_settings(self.path, current)
+
+        try:
+            await asyncio.to_thread(write)
+        except OSError as exc:
+            raise KnownError(f"Could not save the settings file: {exc.strerror or exc}.") from exc
+        self._live.set(key, value)

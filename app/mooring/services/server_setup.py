@@ -1,0 +1,414 @@
+"""Setting servers up: importing other hosts' configurations, editing a server, its tools'
+access, its accounts and signing them in — the use cases behind the Servers panel, the
+first-run welcome and ``mooring servers`` / ``mooring accounts``.
+
+Secrets (HTTP header values, environment values such as API keys) go to the keyring only;
+the server table keeps their names, stored with an empty value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from mooring.core.clock import Clock
+from mooring.core.errors import KnownError
+from mooring.core.events import EventBus, ServersDidChange
+from mooring.core.ids import new_id
+from mooring.core.ports import (
+    AccountBook,
+    AccountSignIn,
+    ConfigFiles,
+    OpenUrl,
+    SecretStore,
+    ServerCatalog,
+)
+from mooring.core.server_import import (
+    ConfigPreview,
+    ConfigSource,
+    EntryStatus,
+    ImportEntry,
+    preview,
+)
+from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
+
+HEADER_SCOPE = "server-headers"
+"""Keyring scope of HTTP header values: names ``"{server_id}:{header}"``."""
+ENV_SCOPE = "server-env"
+"""Keyring scope of environment values: names ``"{server_id}:{variable}"``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOutcome:
+    """What an import did."""
+
+    added: list[ServerDefinition] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """``(name, reason)`` of what was chosen or found but not added."""
+
+
+@dataclass(frozen=True, slots=True)
+class AccountView:
+    """One account of a server (the default one has no profile id)."""
+
+    label: str
+    profile_id: str | None
+    signed_in: bool
+
+    @property
+    def is_default(self) -> bool:
+        return self.profile_id is None
+
+
+DEFAULT_ACCOUNT = "default"
+
+
+def secret_values_needed(*values: Mapping[str, str]) -> bool:
+    """Whether any of these name → value maps carries a value to keep."""
+    return any(v for mapping in values for v in mapping.values())
+
+
+def no_keyring(what: str) -> KnownError:
+    """The refusal when secrets would not outlive this process."""
+    return KnownError(
+        f"No usable keyring: {what} would be lost when Mooring stops, and later calls would "
+        "go out without it. Nothing was changed.",
+        hint="Unlock or install a Secret Service keyring (see `mooring doctor`), then try again.",
+        code="no_keyring",
+    )
+
+
+class ServerSetup:
+    """The server and account use cases (the host exposes them)."""
+
+    def __init__(
+        self,
+        *,
+        catalog: ServerCatalog,
+        accounts: AccountBook,
+        secrets: SecretStore,
+        events: EventBus,
+        clock: Clock,
+        config_files: ConfigFiles | None = None,
+        sign_in: AccountSignIn | None = None,
+    ) -> None:
+        self.catalog = catalog
+        self.accounts = accounts
+        self.secrets = secrets
+        self.events = events
+        self.clock = clock
+        self.config_files = config_files
+        self.sign_in_port = sign_in
+
+    # -- secrets -----------------------------------------------------------------------------
+
+    def store_secrets(
+        self, server_id: str, headers: Mapping[str, str], env: Mapping[str, str]
+    ) -> None:
+        """Put the non-empty values in the keyring (empty ones: keep what is there)."""
+        for name, value in headers.items():
+            if value:
+                self.secrets.set(HEADER_SCOPE, f"{server_id}:{name}", value)
+        for name, value in env.items():
+            if value:
+                self.secrets.set(ENV_SCOPE, f"{server_id}:{name}", value)
+
+    def forget_secrets(
+        self, server_id: str, headers: Iterable[str], env: Iterable[str] = ()
+    ) -> None:
+        """Delete these values from the keyring."""
+        for name in headers:
+            self.secrets.delete(HEADER_SCOPE, f"{server_id}:{name}")
+        for name in env:
+            self.secrets.delete(ENV_SCOPE, f"{server_id}:{name}")
+
+    def env_for(self, server: ServerDefinition) -> dict[str, str]:
+        """The server's environment with values kept in the keyring filled in (a name
+        with neither a value nor a secret is left empty)."""
+        return {
+            name: value or self.secrets.get(ENV_SCOPE, f"{server.id}:{name}") or ""
+            for name, value in server.env.items()
+        }
+
+    # -- import ------------------------------------------------------------------------------
+
+    async def find_configs(self) -> list[ConfigPreview]:
+        """Other hosts' configuration files on this machine, each with what importing it
+        would do (new, already present, cannot be imported — with the reason)."""
+        files = self.config_files
+        if files is None:
+            return []
+        sources = await asyncio.to_thread(files.found)
+        return [await self._preview(source) for source in sources]
+
+    async def preview_file(self, path: str, app: str = "file") -> ConfigPreview:
+        """What importing the file at ``path`` would do (its ``problem`` says when it is not
+        a server list); a file that cannot be read is a clear error."""
+        return await self._preview(ConfigSource(app, path), strict=True)
+
+    async def _preview(self, source: ConfigSource, *, strict: bool = False) -> ConfigPreview:
+        try:
+            if self.config_files is not None:
+                text = await asyncio.to_thread(self.config_files.read, source.path)
+            else:
+                text = await asyncio.to_thread(_read_text, source.path)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            if strict:
+                raise KnownError(f"Cannot read {source.path}: {reason}.", code="not_found") from exc
+            return ConfigPreview(source, problem=f"cannot be read: {reason}")
+        return preview(
+            source,
+            text,
+            now=self.clock.now,
+            new_id=new_id,
+            existing=await self.catalog.list_servers(),
+        )
+
+    async def import_entries(self, entries: Sequence[ImportEntry]) -> ImportOutcome:
+        """Add the chosen new entries (their secrets to the keyring). An entry that is no
+        longer new (a server of that name or command appeared meanwhile), or whose secrets no
+        keyring can keep, is skipped with the reason; the others are still added."""
+        outcome = ImportOutcome()
+        existing = await self.catalog.list_servers()
+        aliases = {s.alias.casefold() for s in existing}
+        identities = {s.identity for s in existing}
+        for entry in entries:
+            server = entry.server
+            if entry.status is not EntryStatus.NEW or server is None:
+                outcome.skipped.append((entry.name, entry.reason or "not importable"))
+                continue
+            if server.alias.casefold() in aliases:
+                outcome.skipped.append((entry.name, "a server of that name exists already"))
+                continue
+            if server.identity in identities:
+                outcome.skipped.append((entry.name, "the same server is configured already"))
+                continue
+            try:
+                await self.add_definition(server, entry.header_values, entry.env_values)
+            except KnownError as exc:
+                if exc.code != "no_keyring":
+                    raise
+                what = "headers" if entry.header_values else "environment values"
+                outcome.skipped.append(
+                    (entry.name, f"its {what} are secrets and no usable keyring can keep them")
+                )
+                continue
+            aliases.add(server.alias.casefold())
+            identities.add(server.identity)
+            outcome.added.append(server)
+        if outcome.added:
+            self.events.emit(ServersDidChange(tuple(s.id for s in outcome.added)))
+        return outcome
+
+    async def add_definition(
+        self,
+        server: ServerDefinition,
+        header_values: Mapping[str, str],
+        env_values: Mapping[str, str] | None = None,
+    ) -> None:
+        """Store a server, its header and environment values in the keyring only.
+
+        Without a keyring that keeps secrets, a server with such values is refused (code
+        ``no_keyring``): nothing is stored then.
+        """
+        env_values = env_values or {}
+        if secret_values_needed(header_values, env_values) and not self.secrets.durable:
+            raise no_keyring("a header or environment value")
+        self.store_secrets(server.id, header_values, env_values)
+        await self.catalog.add_server(server)
+
+    # -- editing -----------------------------------------------------------------------------
+
+    async def update(
+        self,
+        current: ServerDefinition,
+        *,
+        alias: str,
+        command: str | None,
+        args: tuple[str, ...],
+        env: Mapping[str, str],
+        cwd: str | None,
+        url: str | None,
+        headers: Mapping[str, str],
+        trusted: bool,
+        allowed_tools: tuple[str, ...] | None,
+        hidden_tools: tuple[str, ...],
+    ) -> ServerDefinition:
+        """Store the edited server; see :meth:`Host.update_server`."""
+        alias = alias.strip()
+        if not alias:
+            raise KnownError("A server needs a name.", code="usage")
+        taken = {s.alias.casefold() for s in await self.catalog.list_servers()}
+        if alias.casefold() != current.alias.casefold() and alias.casefold() in taken:
+            raise KnownError(f"A server called {alias!r} exists already.", code="exists")
+        if secret_values_needed(headers, env) and not self.secrets.durable:
+            raise no_keyring("a header or environment value")
+        try:
+            edited = ServerDefinition(
+                id=current.id,
+                alias=alias,
+                transport=Transport.HTTP if url else Transport.STDIO,
+                command=None if url else command,
+                args=() if url else args,
+                env={} if url else dict.fromkeys(env, ""),
+                cwd=None if url else cwd,
+                url=url,
+                headers=dict.fromkeys(headers, "") if url else {},
+                trusted=trusted,
+                enabled=current.enabled,
+                builtin=current.builtin,
+                allowed_tools=allowed_tools,
+                hidden_tools=hidden_tools,
+                created_at=current.created_at,
+            )
+        except ValueError as exc:
+            raise KnownError(f"The server cannot be saved: {exc}.", code="usage") from exc
+        if edited.identity != current.identity and current.trusted:
+            # Trust belongs to what the server is: a re-pointed server starts untrusted.
+            edited = replace(edited, trusted=False)
+        await self.catalog.update_server(edited)
+        self.store_secrets(edited.id, headers if url else {}, {} if url else env)
+        self.forget_secrets(
+            edited.id,
+            set(current.headers) - set(edited.headers),
+            set(current.env) - set(edited.env),
+        )
+        self.events.emit(ServersDidChange((edited.id,)))
+        return edited
+
+    async def set_tool_access(
+        self,
+        server: ServerDefinition,
+        tool: str,
+        *,
+        enabled: bool | None = None,
+        hidden: bool | None = None,
+        known_tools: Sequence[str] = (),
+    ) -> ServerDefinition:
+        """See :meth:`Host.set_tool_access`."""
+        allowed = server.allowed_tools
+        hidden_tools = server.hidden_tools
+        if hidden is True and not matches(tool, hidden_tools):
+            hidden_tools = (*hidden_tools, tool)
+        elif hidden is False:
+            hidden_tools = tuple(p for p in hidden_tools if p != tool)
+            if matches(tool, hidden_tools):
+                raise KnownError(
+                    f"{tool} stays hidden: a pattern in the hidden list matches it.",
+                    hint="Edit the server to change its hidden patterns.",
+                    code="pattern",
+                )
+        if enabled is False:
+            if allowed is None:
+                allowed = tuple(t for t in known_tools if t != tool)
+            else:
+                allowed = tuple(p for p in allowed if p != tool)
+                if matches(tool, allowed):
+                    raise KnownError(
+                        f"{tool} stays allowed: a pattern in the allowed list matches it.",
+                        hint="Edit the server to change its allowed patterns.",
+                        code="pattern",
+                    )
+        elif enabled is True and allowed is not None and not matches(tool, allowed):
+            allowed = (*allowed, tool)
+            if known_tools and all(matches(t, allowed) for t in known_tools):
+                allowed = None  # every tool is allowed again: no list (new tools too)
+        changed = replace(server, allowed_tools=allowed, hidden_tools=hidden_tools)
+        if changed != server:
+            await self.catalog.update_server(changed)
+            self.events.emit(ServersDidChange((server.id,)))
+        return changed
+
+    # -- accounts ----------------------------------------------------------------------------
+
+    async def accounts_of(self, server: ServerDefinition) -> list[AccountView]:
+        """The default account, then the named ones, each with whether it is signed in."""
+        port = self.sign_in_port
+
+        def signed(pid: str | None) -> bool:
+            return bool(port is not None and port.signed_in(server, pid))
+
+        profiles = await self.accounts.list_profiles(server.id)
+        rows: list[tuple[str, str | None]] = [
+            (DEFAULT_ACCOUNT, None),
+            *((p.label, p.id) for p in profiles),
+        ]
+        # The keyring may block (D-Bus, an unlock prompt): ask it off the event loop.
+        states = await asyncio.to_thread(lambda: [signed(pid) for _label, pid in rows])
+        return [
+            AccountView(label, pid, state) for (label, pid), state in zip(rows, states, strict=True)
+        ]
+
+    async def profile_id(self, server: ServerDefinition, label: str | None) -> str | None:
+        """The id of the account called ``label`` (``None`` or "default": the default one)."""
+        if label is None or label == DEFAULT_ACCOUNT:
+            return None
+        for profile in await self.accounts.list_profiles(server.id):
+            if profile.label == label:
+                return profile.id
+        raise KnownError(
+            f"{server.alias} has no account called {label!r}.",
+            hint=f"Add it with: mooring accounts add {server.alias} {label}",
+            code="not_found",
+        )
+
+    async def add_account(self, server: ServerDefinition, label: str) -> CredentialProfile:
+        """Add an account to a server."""
+        label = label.strip()
+        if not label or label == DEFAULT_ACCOUNT:
+            raise KnownError(
+                f"Choose a name for the account other than {DEFAULT_ACCOUNT!r}.", code="usage"
+            )
+        if any(p.label == label for p in await self.accounts.list_profiles(server.id)):
+            raise KnownError(f"{server.alias} already has an account {label!r}.", code="exists")
+        profile = CredentialProfile(
+            id=new_id(), server_id=server.id, label=label, created_at=self.clock.now()
+        )
+        await self.accounts.add_profile(profile)
+        return profile
+
+    async def remove_account(self, server: ServerDefinition, label: str) -> None:
+        """Remove an account and its tokens (its unfinished tasks become issues on
+        reconcile; they are never asked about with another account)."""
+        pid = await self.profile_id(server, label)
+        if pid is None:
+            raise KnownError("The default account cannot be removed.", code="usage")
+        await self.accounts.remove_profile(pid)
+        if self.sign_in_port is not None:
+            port = self.sign_in_port
+            await asyncio.to_thread(port.sign_out, server, pid)
+
+    async def sign_in(self, server: ServerDefinition, label: str | None, open_url: OpenUrl) -> None:
+        """Sign an account in (OAuth); a clear error when it did not complete."""
+        if server.transport is not Transport.HTTP or self.sign_in_port is None:
+            raise KnownError(
+                f"{server.alias} is not a Streamable HTTP server; nothing to sign in.",
+                code="usage",
+            )
+        pid = await self.profile_id(server, label)
+        if not await self.sign_in_port.sign_in(server, pid, open_url):
+            raise KnownError(
+                f"Signing in to {server.alias} did not complete: the server still refuses "
+                "Mooring's tokens (or does not use OAuth).",
+                code="sign_in",
+            )
+
+    async def sign_out(self, server: ServerDefinition, label: str | None) -> None:
+        """Forget an account's tokens (its tasks will show "sign-in needed")."""
+        pid = await self.profile_id(server, label)
+        if self.sign_in_port is not None:
+            port = self.sign_in_port
+            await asyncio.to_thread(port.sign_out, server, pid)
+
+
+def matches(tool: str, patterns: Iterable[str]) -> bool:
+    """Whether a tool name matches one of the names or patterns."""
+    return any(fnmatch.fnmatchcase(tool, p) for p in patterns)
+
+
+def _read_text(path: str) -> str:
+    with open(path, encoding="utf-8", errors="replace") as file:
+        return file.read()

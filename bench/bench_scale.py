@@ -1,0 +1,299 @@
+"""Issue 16's scale figures: many active tasks on several demo servers over HTTP.
+
+One fleet of demo server instances (``Fleet``), two data folders whose tasks were created
+through the host's real call path (``populate``): *big* (``size.tasks`` tasks, spread over every
+instance) and *one* (a single task). Then, in this order, each beside its baseline:
+
+- ``reconcile_1000``: ``mooring reconcile`` on *big* (a CLI process, default settings) versus
+  ``bench.raw_gets``: the raw SDK asking the same ``tasks/get`` all at once; wall and CPU of
+  each whole process; the listen streams the reconcile opened are counted from the request logs.
+- ``gui_stall_reconcile``: the real window launched on *big* (its launch reconciliation, cut
+  after ``size.reconcile_cut_s``) with a 10 ms heartbeat, versus the heartbeat of a bare idle
+  ``QMainWindow``.
+- ``wait_cpu_1000``, ``rss_1000``, ``poll_discipline``, ``poll_cpu_per_get``: ``mooring tasks
+  watch --timeout <watch_s>`` on *big* and on *one*, tracing off; CPU and RSS from ``/proc``,
+  the polls from the servers' request logs.
+- ``tracing_overhead``: the same watch on *big* with trace files written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.fleet import Fleet, Watched, child_env, data_folder, log_time, populate
+from bench.suite import Result, Size, measured, unmeasured
+
+IDS = (
+    "reconcile_1000",
+    "gui_stall_reconcile",
+    "wait_cpu_1000",
+    "rss_1000",
+    "poll_discipline",
+    "poll_cpu_per_get",
+    "tracing_overhead",
+)
+EARLY_TOLERANCE = 0.02
+"""A poll counts as early when it comes more than 2 % before ``pollIntervalMs`` (the request
+log's timestamps are taken as the server reads the request, after the network)."""
+STALL_TARGET_MS = 33.0
+
+
+def _mooring(data_dir: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "mooring", "--data-dir", str(data_dir), *args]
+
+
+def _json_line(text: str) -> dict[str, Any]:
+    for line in reversed(text.splitlines()):
+        if line.startswith("{"):
+            parsed: dict[str, Any] = json.loads(line)
+            return parsed
+    raise RuntimeError(f"no JSON report in: {text[-500:]!r}")
+
+
+def gui_probe(*args: str, timeout_s: float = 600) -> dict[str, Any]:
+    """Run ``bench.gui_probe`` offscreen and return its report."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.gui_probe", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        env=child_env(QT_QPA_PLATFORM="offscreen"),
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"gui_probe {args[0]} exited {done.returncode}: {done.stderr[-800:]}")
+    return _json_line(done.stdout)
+
+
+def _reconcile(fleet: Fleet, big: Path, pairs_file: Path, count: int) -> Result:
+    what = f"mooring reconcile, {count} active tasks on {len(fleet.servers)} servers over HTTP"
+    run = Watched.run(_mooring(big, "reconcile"))
+    listens = [
+        e
+        for e in fleet.requests("subscriptions/listen")
+        if run.started_wall <= log_time(e) <= run.started_wall + run.wall_s + 1
+    ]
+    raw = Watched.run([sys.executable, "-m", "bench.raw_gets", str(pairs_file)])
+    if run.returncode not in (0, 1) or raw.returncode != 0:
+        return unmeasured(
+            "reconcile_1000",
+            what,
+            unit="s",
+            target="<= 1.3x",
+            reason=f"exit codes: reconcile {run.returncode}, raw SDK {raw.returncode}",
+        )
+    ratio = run.wall_s / raw.wall_s
+    return measured(
+        "reconcile_1000",
+        what,
+        value=run.wall_s,
+        baseline=raw.wall_s,
+        unit="s wall (whole process)",
+        target="<= 1.3x",
+        met=ratio <= 1.3,
+        cpu_s=round(run.cpu_s, 3),
+        baseline_cpu_s=round(raw.cpu_s, 3),
+        cpu_ratio=round(run.cpu_s / raw.cpu_s, 3),
+        listen_requests=len(listens),
+        baseline_first_round_s=round(_json_line(raw.stdout)["first_round_s"], 3),
+    )
+
+
+def _gui_stall(big: Path, idle_s: float, cut_s: float) -> Result:
+    what = "worst gap of a 10 ms QTimer heartbeat in the window during launch reconciliation"
+    shown = gui_probe("reconcile", str(big), str(cut_s))
+    idle = gui_probe("idle", str(idle_s))
+    value, base = float(shown["worst_gap_ms"]), float(idle["worst_gap_ms"])
+    return measured(
+        "gui_stall_reconcile",
+        what,
+        value=value,
+        baseline=base,
+        unit="ms",
+        target=f"<= {STALL_TARGET_MS:g} ms",
+        met=value <= STALL_TARGET_MS,
+        reconcile_s=None if shown["reconcile_s"] is None else round(shown["reconcile_s"], 3),
+        cut_after_s=shown["cut_after_s"],
+    )
+
+
+def _watch(folder: Path, seconds: float, *, tracing: bool) -> Watched:
+    data_folder(folder, tracing=tracing)  # rewrites the settings only
+    return Watched.run(_mooring(folder, "tasks", "watch", "--timeout", f"{seconds:g}"))
+
+
+def _gets_during(fleet: Fleet, run: Watched) -> list[dict[str, Any]]:
+    end = run.started_wall + run.wall_s
+    return [e for e in fleet.requests("tasks/get") if run.started_wall <= log_time(e) <= end]
+
+
+def _discipline(
+    gets: list[dict[str, Any]], run: Watched, task_ids: list[str], interval_ms: int
+) -> Result:
+    times: dict[str, list[float]] = defaultdict(list)
+    for entry in gets:
+        times[str(entry["taskId"])].append(log_time(entry))
+    early = 0
+    gaps = 0
+    for seen in times.values():
+        seen.sort()
+        for a, b in itertools.pairwise(seen):
+            gaps += 1
+            if (b - a) * 1e3 < interval_ms * (1 - EARLY_TOLERANCE):
+                early += 1
+    firsts = [
+        (times[t][0] - run.started_wall) * 1e3 if times.get(t) else run.wall_s * 1e3
+        for t in task_ids
+    ]
+    never = sum(1 for t in task_ids if not times.get(t))
+    worst = max(firsts)
+    bound = interval_ms * 1.1
+    return measured(
+        "poll_discipline",
+        f"polls earlier than pollIntervalMs ({interval_ms} ms) and the worst wait for a "
+        f"task's first poll, in {run.wall_s:.0f} s of `tasks watch` over {len(task_ids)} tasks",
+        value=early,
+        baseline=None,
+        unit="early polls",
+        target=f"0 early; first poll <= {bound:.0f} ms",
+        met=early == 0 and worst <= bound and never == 0,
+        worst_first_poll_ms=round(worst, 1),
+        median_first_poll_ms=round(statistics.median(firsts), 1),
+        tasks_never_polled=never,
+        gets=len(gets),
+        repeat_polls=gaps,
+    )
+
+
+def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]:
+    """Every figure of this module that ``wanted`` accepts."""
+    if not any(wanted(i) for i in IDS):
+        return []
+    results: list[Result] = []
+    interval = size.poll_interval_ms
+    with Fleet.running(folder / "fleet", size.servers, interval) as fleet:
+        urls = [s.url for s in fleet.servers]
+        big_paths = data_folder(folder / "big", tracing=True)
+        pairs = asyncio.run(populate(big_paths, urls, size.tasks))
+        big = big_paths.data_dir
+        one = data_folder(folder / "one", tracing=False)
+        asyncio.run(populate(one, urls[:1], 1))
+        pairs_file = folder / "pairs.json"
+        pairs_file.write_text(json.dumps(pairs))
+        print(f"scale: {len(pairs)} tasks on {len(urls)} servers, pollIntervalMs {interval}")
+
+        if wanted("reconcile_1000"):
+            results.append(_reconcile(fleet, big, pairs_file, len(pairs)))
+            print(f"  {results[-1]}")
+        if wanted("gui_stall_reconcile"):
+            try:
+                results.append(_gui_stall(big, size.stall_s, size.reconcile_cut_s))
+            except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                results.append(
+                    unmeasured(
+                        "gui_stall_reconcile",
+                        "worst heartbeat gap during launch reconciliation",
+                        unit="ms",
+                        target=f"<= {STALL_TARGET_MS:g} ms",
+                        reason=str(exc)[-300:],
+                    )
+                )
+            print(f"  {results[-1]}")
+        watch_ids = IDS[2:]
+        if not any(wanted(i) for i in watch_ids):
+            return results
+        seconds = size.watch_s
+        busy = _watch(big, seconds, tracing=False)
+        alone = _watch(one.data_dir, seconds, tracing=False)
+        traced = _watch(big, seconds, tracing=True) if wanted("tracing_overhead") else None
+        core = 100.0 / busy.wall_s
+        if wanted("wait_cpu_1000"):
+            value, base = busy.cpu_s * core, alone.cpu_s * 100.0 / alone.wall_s
+            results.append(
+                measured(
+                    "wait_cpu_1000",
+                    f"CPU of `mooring tasks watch` with {len(pairs)} waiting tasks "
+                    f"(pollIntervalMs {interval}) for {seconds:g} s from start, tracing off",
+                    value=value,
+                    baseline=base,
+                    unit="% of one core",
+                    target="<= 3 points above baseline",
+                    met=value - base <= 3.0,
+                    cpu_s=round(busy.cpu_s, 3),
+                    baseline_cpu_s=round(alone.cpu_s, 3),
+                )
+            )
+        if wanted("rss_1000"):
+            rss = busy.samples[-1].rss_bytes / 2**20 if busy.samples else 0.0
+            rss_one = alone.samples[-1].rss_bytes / 2**20 if alone.samples else 0.0
+            results.append(
+                measured(
+                    "rss_1000",
+                    f"resident memory of `tasks watch` with {len(pairs)} active tasks "
+                    "(last sample before it ended)",
+                    value=rss,
+                    baseline=rss_one,
+                    unit="MiB",
+                    target="<= 1.3x",
+                    met=rss_one > 0 and rss / rss_one <= 1.3,
+                )
+            )
+        gets = _gets_during(fleet, busy)
+        if wanted("poll_discipline"):
+            results.append(_discipline(gets, busy, [t for _u, t in pairs], interval))
+        if wanted("poll_cpu_per_get"):
+            results.append(_cpu_per_get(busy, gets, pairs_file))
+        if traced is not None:
+            results.append(
+                measured(
+                    "tracing_overhead",
+                    "CPU of the wait_cpu_1000 watch with trace files written vs tracing off",
+                    value=traced.cpu_s,
+                    baseline=busy.cpu_s,
+                    unit="CPU s",
+                    target="<= 1.05x",
+                    met=traced.cpu_s <= busy.cpu_s * 1.05,
+                )
+            )
+    return results
+
+
+def _cpu_per_get(busy: Watched, gets: list[dict[str, Any]], pairs_file: Path) -> Result:
+    what = "host CPU per tasks/get in the second half of the watch (steady state)"
+    mid = busy.started + busy.wall_s / 2
+    mid_wall = busy.started_wall + busy.wall_s / 2
+    late = [e for e in gets if log_time(e) >= mid_wall]
+    cpu = busy.cpu_between(mid, busy.ended)
+    raw = Watched.run([sys.executable, "-m", "bench.raw_gets", str(pairs_file), "--rounds", "3"])
+    if not late or raw.returncode != 0:
+        return unmeasured(
+            "poll_cpu_per_get",
+            what,
+            unit="ms CPU",
+            target="<= 1.5x",
+            reason="no tasks/get in the second half of the watch"
+            if not late
+            else f"raw SDK baseline exited {raw.returncode}",
+        )
+    value = cpu * 1e3 / len(late)
+    base = float(_json_line(raw.stdout)["steady_cpu_per_get_ms"])
+    return measured(
+        "poll_cpu_per_get",
+        what,
+        value=value,
+        baseline=base,
+        unit="ms CPU",
+        target="<= 1.5x",
+        met=value <= base * 1.5,
+        gets=len(late),
+        cpu_s=round(cpu, 3),
+    )

@@ -1,0 +1,233 @@
+"""The window benchmarks' child process (offscreen Qt): one JSON line on stdout, then exit.
+
+- ``paint DATA_DIR``: launch the real app (``run_gui``, the composition root) and report the
+  monotonic time of the main window's first paint and of "ready" (its data shown).
+- ``bare``: the baseline: a bare ``QMainWindow`` script, first paint time.
+- ``reconcile DATA_DIR SECONDS``: the real app on a folder with live tasks; a 10 ms ``QTimer``
+  heartbeat runs while launch reconciliation does; the worst gap between beats during it (cut
+  after SECONDS if it still runs then).
+- ``cards DATA_DIR SECONDS``: the real app; for SECONDS the unfinished task cards update (each
+  record saved through the ledger, then ``TaskDidChange``, as the monitor does) while a reply
+  streams into the open conversation (``ReplyDidStream`` every 20 ms); the worst gap meanwhile.
+- ``idle SECONDS``: the baseline heartbeat in a bare, idle ``QMainWindow``.
+
+Times are ``time.monotonic()`` (system-wide on Linux): the parent compares them with its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtWidgets import QApplication, QLabel, QMainWindow
+
+BEAT_MS = 10
+
+
+def say(report: dict[str, Any]) -> None:
+    """Print the one JSON line the parent reads."""
+    sys.stdout.write(json.dumps(report) + "\n")
+    sys.stdout.flush()
+
+
+class Heartbeat:
+    """A 10 ms ``QTimer`` and the time of every beat."""
+
+    def __init__(self) -> None:
+        self.beats: list[float] = [time.monotonic()]
+        self.timer = QTimer()
+        self.timer.setInterval(BEAT_MS)
+        self.timer.timeout.connect(lambda: self.beats.append(time.monotonic()))
+        self.timer.start()
+
+    def worst_gap_ms(self, start: float = 0.0, end: float = float("inf")) -> float:
+        """The longest wait between two beats, for beats that came between ``start`` and
+        ``end`` (the gap that ends a stall counts)."""
+        gaps = [
+            (b - a) * 1e3
+            for a, b in zip(self.beats, self.beats[1:], strict=False)
+            if start <= b <= end
+        ]
+        return max(gaps, default=0.0)
+
+
+class FirstPaint(QObject):
+    """Notes when a window of ``kind`` is first painted (the paint event, then the loop turn
+    after it: the pixels are on the surface by then)."""
+
+    def __init__(self, kind: type) -> None:
+        super().__init__()
+        self.kind = kind
+        self.at: float | None = None
+        self.seen = False
+        self.then: Callable[[float], None] | None = None
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt API
+        if (
+            not self.seen
+            and event.type() == QEvent.Type.Paint
+            and isinstance(getattr(watched, "window", lambda: None)(), self.kind)
+        ):
+            self.seen = True
+            QTimer.singleShot(0, self._painted)
+        return False
+
+    def _painted(self) -> None:
+        self.at = time.monotonic()
+        if self.then is not None:
+            self.then(self.at)
+
+
+def bare(seconds: float | None) -> int:
+    """The baseline window: first paint, or an idle heartbeat for ``seconds``."""
+    app = QApplication(sys.argv[:1])
+    painted = FirstPaint(QMainWindow)
+    app.installEventFilter(painted)
+    window = QMainWindow()
+    window.setCentralWidget(QLabel("Hello"))
+    window.resize(1100, 720)
+    window.show()
+    if seconds is None:
+
+        def painted_then_quit(at: float) -> None:
+            say({"painted": at})
+            app.quit()
+
+        painted.then = painted_then_quit
+    else:
+        beat = Heartbeat()
+
+        def done() -> None:
+            say({"worst_gap_ms": beat.worst_gap_ms(), "beats": len(beat.beats)})
+            app.quit()
+
+        QTimer.singleShot(int(seconds * 1000), done)
+    return app.exec()
+
+
+def real_app(mode: str, data_dir: str, seconds: float) -> int:
+    """Launch the real app on ``data_dir`` and measure per ``mode``."""
+    from mooring.bootstrap import run_gui
+    from mooring.cli.parser import build_parser
+    from mooring.core.events import ReplyDidStream, TaskDidChange
+    from mooring.services.host import Host
+    from mooring.ui.app import ensure_app
+    from mooring.ui.main_window import MainWindow
+
+    report: dict[str, Any] = {}
+    ready: dict[str, float] = {}
+    reconciling: dict[str, float] = {}
+    reconciled: list[Callable[[], None]] = []
+    original = Host.reconcile
+
+    async def timed_reconcile(self: Host) -> Any:
+        reconciling["start"] = time.monotonic()
+        try:
+            return await original(self)
+        finally:
+            reconciling["end"] = time.monotonic()
+            for then in reconciled:
+                then()
+
+    Host.reconcile = timed_reconcile  # type: ignore[method-assign]  # the bench's only hook
+    app = ensure_app()
+    painted = FirstPaint(MainWindow)
+    app.installEventFilter(painted)
+    jobs: list[asyncio.Future[None]] = []
+
+    def on_ready(window: MainWindow) -> None:
+        ready["at"] = time.monotonic()
+        beat = Heartbeat()
+
+        async def paint() -> None:
+            def close(at: float) -> None:
+                report["painted"] = at
+                report["ready"] = ready["at"]
+                window.close()
+
+            if painted.at is not None:
+                close(painted.at)
+            else:
+                painted.then = close
+
+        async def reconcile() -> None:
+            def close() -> None:
+                if report:
+                    return
+                end = reconciling.get("end")
+                start = reconciling.get("start", report_start)
+                report["worst_gap_ms"] = beat.worst_gap_ms(start, end or time.monotonic())
+                report["reconcile_s"] = None if end is None else end - start
+                report["cut_after_s"] = None if end is not None else seconds
+                window.close()
+
+            report_start = time.monotonic()
+            if "end" in reconciling:
+                close()
+            else:
+                reconciled.append(close)
+                # A bounded run: a reconciliation still going after ``seconds`` is cut there.
+                QTimer.singleShot(int(seconds * 1000), close)
+
+        async def cards() -> None:
+            host = window.host
+            conversation = window.conversations.messages.conversation_id or "none"
+            window.show_view(window.tasks)
+            records = await host.ledger.unfinished()
+            streaming = True
+
+            async def stream() -> None:
+                n = 0
+                while streaming:
+                    host.events.emit(ReplyDidStream(conversation, "bench-reply", f"word{n} "))
+                    n += 1
+                    await asyncio.sleep(0.02)
+
+            streamer = asyncio.ensure_future(stream())
+            start = time.monotonic()
+            updates = 0
+            while time.monotonic() - start < seconds:
+                for record in records:
+                    latest = await host.ledger.get(record.id) or record
+                    changed = latest.evolve(
+                        at=host.clock.now(), status_message=f"validated {updates:,} rows"
+                    )
+                    await host.ledger.save(changed)
+                    host.events.emit(TaskDidChange(changed, previous_state=changed.state))
+                    updates += 1
+                    await asyncio.sleep(0)
+            streaming = False
+            await streamer
+            report["worst_gap_ms"] = beat.worst_gap_ms(start, time.monotonic())
+            report["card_updates"] = updates
+            report["cards"] = len(records)
+            window.close()
+
+        work = {"paint": paint, "reconcile": reconcile, "cards": cards}[mode]
+        jobs.append(asyncio.ensure_future(work()))
+
+    code = int(
+        run_gui(build_parser().parse_args(["--data-dir", data_dir, "gui"]), on_ready=on_ready)
+    )
+    say(report)
+    return code
+
+
+def main() -> int:
+    """Dispatch on the mode (see the module docstring)."""
+    mode = sys.argv[1]
+    if mode == "bare":
+        return bare(None)
+    if mode == "idle":
+        return bare(float(sys.argv[2]))
+    seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
+    return real_app(mode, sys.argv[2], seconds)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

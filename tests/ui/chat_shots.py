@@ -1,0 +1,55 @@
+"""``make screenshots``: a conversation with a running task card, for real.
+
+Starts a scripted OpenAI-compatible endpoint on 127.0.0.1, adds it as the provider of the data
+folder in ``MOORING_DATA_DIR``, and runs ``window_probe.py chat`` with a shots folder: the
+approval dialog and the conversation with its task waiting for input are saved as PNGs.
+Usage: ``python tests/ui/chat_shots.py SHOTS_DIR``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers.model_endpoints import ModelEndpoint, Text, ToolCall, ToolCalls
+
+HERE = Path(__file__).resolve().parent
+SAMPLES = HERE.parents[1] / "resources" / "samples"
+
+
+def main() -> int:
+    shots = sys.argv[1]
+    with ModelEndpoint.running() as endpoint:
+        endpoint.script(
+            ToolCalls(
+                [
+                    ToolCall(
+                        "demo__import_suppliers",
+                        {"path": str(SAMPLES / "suppliers_ambiguous_id.csv")},
+                    )
+                ]
+            ),
+            Text(
+                "I started the import of **suppliers_ambiguous_id.csv**; it will ask you "
+                "which column holds the ids."
+            ),
+        )
+        subprocess.run(
+            [sys.executable, "-m", "mooring", "providers", "add", "local", "--kind", "openai",
+             "--base-url", endpoint.openai_url, "--model", "model-small"],
+            check=True, env=os.environ, capture_output=True,
+        )  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, str(HERE / "window_probe.py"), "chat",
+             "Import the ambiguous supplier file", shots],
+            env=os.environ, capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        if done.returncode:
+            sys.stderr.write(done.stderr[-3000:])
+        return done.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
