@@ -24,7 +24,6 @@ from mooring.adapters.notify.desktop import DesktopLink
 from mooring.adapters.poller_lock import FilePollerLock
 from mooring.adapters.process import current_owner, owner_alive
 from mooring.adapters.secrets import KeyringSecrets
-from mooring.adapters.telemetry import TelemetryConfig, setup_tracing
 from mooring.cli.commands import HEADLESS
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
@@ -50,6 +49,7 @@ from mooring.storage.store import SqlStore
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
+    from mooring.adapters.lazy_tracing import LazyTracerProvider
     from mooring.core.chat import ProviderFactory
     from mooring.mcp.transport import TransportOpener
     from mooring.services.chat import ProviderResolver
@@ -440,15 +440,23 @@ def wire(
     return Wiring(host, oauth)
 
 
-def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> TracerProvider:
-    return setup_tracing(
-        TelemetryConfig(
+def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> LazyTracerProvider:
+    # The SDK, its exporters and protobuf load only when the first span starts.
+    from mooring.adapters.lazy_tracing import LazyTracerProvider
+
+    def build() -> TracerProvider:
+        from mooring.adapters.telemetry import TelemetryConfig, setup_tracing
+
+        config = TelemetryConfig(
             folder=paths.traces_dir,
             file_export=bool(settings.get("telemetry.file_export")),
             otlp_endpoint=str(settings.get("telemetry.otlp_endpoint")),
             synchronous=synchronous,
+            each_poll=bool(settings.get("telemetry.trace_each_poll")),
         )
-    )
+        return setup_tracing(config, install=False)
+
+    return LazyTracerProvider.install(build)
 
 
 # -- Notifications and the one-poller rule ------------------------------------------------------

@@ -157,3 +157,34 @@ def test_spans_reach_an_otlp_http_collector(tmp_path: Path, collector: str) -> N
     assert "mooring.tool_round export" in {s.name for s in spans}
     resource = _Collector.received[0].resource_spans[0].resource
     assert {a.key: a.value.string_value for a in resource.attributes}["service.name"] == "mooring"
+
+
+def written_names(folder: Path) -> list[str]:
+    return [
+        span["name"]
+        for line in (folder / "traces.jsonl").read_text().splitlines()
+        for rs in json.loads(line)["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for span in ss["spans"]
+    ]
+
+
+@pytest.mark.parametrize("each_poll", [False, True])
+def test_status_requests_are_written_only_when_each_poll_is_asked_for(
+    tmp_path: Path, each_poll: bool
+) -> None:
+    config = TelemetryConfig(folder=tmp_path, synchronous=True, each_poll=each_poll)
+    provider = setup_tracing(config, install=False)
+    tracer = provider.get_tracer("test")
+    with tracer.start_as_current_span("mooring.task.reconcile"):
+        for method in ("tasks/get", "tasks/cancel"):
+            with tracer.start_as_current_span(
+                f"MCP send {method}", attributes={"mcp.method.name": method}
+            ):
+                pass
+    provider.shutdown()
+
+    names = written_names(tmp_path)
+    assert "mooring.task.reconcile" in names
+    assert "MCP send tasks/cancel" in names
+    assert ("MCP send tasks/get" in names) is each_poll

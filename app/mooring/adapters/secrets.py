@@ -2,14 +2,14 @@
 
 When no usable keyring exists (a headless machine, a locked keyring) secrets are kept in this
 process's memory for the session only, and the user is told; there is no plaintext fallback.
+The keyring is loaded (and its backend detected) only when a secret is first needed: most
+commands never touch one.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-
-import keyring
-import keyring.errors
 
 from mooring.core.ports import ProbeResult
 
@@ -28,6 +28,9 @@ def _is_plaintext(backend: object) -> bool:
 
 def keyring_status() -> KeyringStatus:
     """Describe the active keyring backend; never writes anything."""
+    import keyring
+    import keyring.errors
+
     try:
         backend = keyring.get_keyring()
     except Exception as exc:  # noqa: BLE001  # a broken keyring configuration is "unusable"
@@ -49,11 +52,14 @@ class KeyringSecrets:
 
     def __init__(self) -> None:
         self._session: dict[tuple[str, str], str] = {}
-        self.status = keyring_status()
-        if not self.status.usable:
-            log.info(
-                "keyring unusable (%s): secrets kept for this session only", self.status.detail
-            )
+
+    @functools.cached_property
+    def status(self) -> KeyringStatus:
+        """The keyring's state, probed once, on first use."""
+        status = keyring_status()
+        if not status.usable:
+            log.info("keyring unusable (%s): secrets kept for this session only", status.detail)
+        return status
 
     @property
     def durable(self) -> bool:
@@ -68,6 +74,9 @@ class KeyringSecrets:
             return self._session[(scope, name)]
         if not self.status.usable:
             return None
+        import keyring
+        import keyring.errors
+
         try:
             value: str | None = keyring.get_password(self._service(scope), name)
         except keyring.errors.KeyringError as exc:
@@ -77,6 +86,9 @@ class KeyringSecrets:
 
     def set(self, scope: str, name: str, value: str) -> None:
         if self.status.usable:
+            import keyring
+            import keyring.errors
+
             try:
                 keyring.set_password(self._service(scope), name, value)
             except keyring.errors.KeyringError as exc:
@@ -94,6 +106,9 @@ class KeyringSecrets:
         self._session.pop((scope, name), None)
         if not self.status.usable:
             return
+        import keyring
+        import keyring.errors
+
         try:
             keyring.delete_password(self._service(scope), name)
         except keyring.errors.PasswordDeleteError:

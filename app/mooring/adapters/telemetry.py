@@ -14,13 +14,13 @@ import base64
 import json
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -31,12 +31,40 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
     SpanExportResult,
 )
+from opentelemetry.sdk.trace.sampling import (
+    ALWAYS_ON,
+    Decision,
+    ParentBased,
+    Sampler,
+    SamplingResult,
+)
+from opentelemetry.trace import Link, SpanKind, TraceState
+from opentelemetry.util.types import Attributes
 
 from mooring import __version__
+from mooring.adapters.trace_files import (
+    TRACE_FILE,
+    export_to,
+    filter_requests,
+    read_requests,
+    trace_files,
+)
+
+__all__ = [
+    "TRACE_FILE",
+    "LifecycleSampler",
+    "OtlpJsonLinesExporter",
+    "TelemetryConfig",
+    "export_to",
+    "filter_requests",
+    "otlp_json",
+    "read_requests",
+    "setup_tracing",
+    "trace_files",
+]
 
 log = logging.getLogger("mooring.telemetry")
 
-TRACE_FILE = "traces.jsonl"
 _ID_KEYS = ("traceId", "spanId", "parentSpanId")
 
 
@@ -108,6 +136,44 @@ class OtlpJsonLinesExporter(SpanExporter):
         return True
 
 
+PER_POLL_METHODS = frozenset({"tasks/get"})
+"""Requests sent once per poll of every watched task: the MCP SDK's client span for each would
+fill the rotating files within minutes at a thousand tasks, pushing out the lifecycle spans the
+files exist for. Their count and errors are aggregated on ``mooring.task.run`` instead."""
+
+
+class LifecycleSampler(Sampler):
+    """Records every span except the per-poll request spans (unless ``each_poll``); everything
+    else follows its parent, as the SDK's default sampler does."""
+
+    def __init__(self, *, each_poll: bool = False) -> None:
+        self._each_poll = each_poll
+        self._inner = ParentBased(ALWAYS_ON)
+
+    def should_sample(
+        self,
+        parent_context: otel_context.Context | None,
+        trace_id: int,
+        name: str,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+        links: Sequence[Link] | None = None,
+        trace_state: TraceState | None = None,
+    ) -> SamplingResult:
+        if (
+            not self._each_poll
+            and attributes is not None
+            and attributes.get("mcp.method.name") in PER_POLL_METHODS
+        ):
+            return SamplingResult(Decision.DROP)
+        return self._inner.should_sample(
+            parent_context, trace_id, name, kind, attributes, links, trace_state
+        )
+
+    def get_description(self) -> str:
+        return f"LifecycleSampler(each_poll={self._each_poll})"
+
+
 @dataclass(frozen=True, slots=True)
 class TelemetryConfig:
     """What to export where (from the declared settings)."""
@@ -117,13 +183,16 @@ class TelemetryConfig:
     otlp_endpoint: str = ""
     synchronous: bool = False
     """Export each span as it ends (CLI and tests) instead of in batches."""
+    each_poll: bool = False
+    """Also record a span per status request (``tasks/get``); off, polls are only counted."""
 
 
 def setup_tracing(config: TelemetryConfig, *, install: bool = True) -> TracerProvider:
     """Create the one tracer provider, install it globally (unless ``install`` is false), and
     return it; shut it down at exit to flush."""
     provider = TracerProvider(
-        resource=Resource.create({"service.name": "mooring", "service.version": __version__})
+        sampler=LifecycleSampler(each_poll=config.each_poll),
+        resource=Resource.create({"service.name": "mooring", "service.version": __version__}),
     )
     if config.file_export:
         exporter = OtlpJsonLinesExporter(config.folder)
@@ -139,65 +208,3 @@ def setup_tracing(config: TelemetryConfig, *, install: bool = True) -> TracerPro
     if install:
         trace.set_tracer_provider(provider)
     return provider
-
-
-# -- reading the local files back (mooring traces export) ----------------------------------------
-
-
-def trace_files(folder: Path) -> list[Path]:
-    """The trace files, oldest first."""
-    rotated = sorted(folder.glob(f"{TRACE_FILE}.*"), key=lambda p: int(p.suffix[1:]), reverse=True)
-    current = folder / TRACE_FILE
-    return [*rotated, *([current] if current.exists() else [])]
-
-
-def read_requests(folder: Path) -> Iterator[dict[str, Any]]:
-    """Every exported ``ExportTraceServiceRequest``, oldest first; damaged lines are skipped."""
-    for path in trace_files(folder):
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                try:
-                    yield json.loads(line)
-                except ValueError:
-                    log.warning("skipped a damaged line in %s", path.name)
-
-
-def filter_requests(
-    requests: Iterable[dict[str, Any]],
-    *,
-    trace_ids: set[str] | None = None,
-    since: datetime | None = None,
-) -> Iterator[dict[str, Any]]:
-    """Keep only spans of ``trace_ids`` that started at or after ``since``; drop empty parts."""
-    since_ns = int(since.timestamp() * 1e9) if since is not None else None
-    for request in requests:
-        kept_resources = []
-        for resource_spans in request.get("resourceSpans", []):
-            kept_scopes = []
-            for scope_spans in resource_spans.get("scopeSpans", []):
-                spans = [
-                    s
-                    for s in scope_spans.get("spans", [])
-                    if (trace_ids is None or s.get("traceId") in trace_ids)
-                    and (since_ns is None or int(s.get("startTimeUnixNano", 0)) >= since_ns)
-                ]
-                if spans:
-                    kept_scopes.append({**scope_spans, "spans": spans})
-            if kept_scopes:
-                kept_resources.append({**resource_spans, "scopeSpans": kept_scopes})
-        if kept_resources:
-            yield {"resourceSpans": kept_resources}
-
-
-def export_to(folder: Path, target: Path, *, trace_ids: set[str] | None = None) -> int:
-    """Write the stored traces (optionally only ``trace_ids``) to ``target``; the span count."""
-    spans = 0
-    with target.open("w", encoding="utf-8") as out:
-        for request in filter_requests(read_requests(folder), trace_ids=trace_ids):
-            spans += sum(
-                len(scope.get("spans", []))
-                for resource in request["resourceSpans"]
-                for scope in resource["scopeSpans"]
-            )
-            out.write(json.dumps(request, separators=(",", ":")) + "\n")
-    return spans

@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mooring.adapters.telemetry import filter_requests, read_requests
+from mooring.adapters.trace_files import filter_requests, read_requests
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.lookup import find_task

@@ -27,6 +27,7 @@ from mooring.core.results import ResourceOutcome
 from mooring.core.server_import import ConfigSource
 from mooring.core.servers import CredentialProfile, ServerDefinition
 from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress, TaskWire
+from mooring.core.tasks.checks import PollMark
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Observation, Reconciliation
 from mooring.core.tasks.record import TaskRecord
@@ -98,6 +99,11 @@ class TaskLedger(Protocol):
         ...
 
     async def apply(self, reconciliation: Reconciliation) -> list[TaskInput]: ...
+    async def mark_checked(self, mark: PollMark) -> None:
+        """Store a check that found nothing new (a few columns, batched with the checks of
+        other records); returns once it is on disk. Skipped if the record moved on."""
+        ...
+
     async def unfinished(self) -> list[TaskRecord]: ...
     async def list_records(
         self, *, states: Sequence[LocalState] | None = None, limit: int | None = None

@@ -40,14 +40,17 @@ class RequestLog:
 
     Each line: ``{"ts", "pid", "transport", "method", "id"}`` plus ``"tool"`` for ``tools/call``,
     ``"taskId"`` for ``tasks/*``, ``"filters"`` (the filter names) for ``subscriptions/listen``
-    and, with ``--oauth-issuer``, ``"client"`` (the verified token's
-    OAuth client id). Several processes may append to the same file.
+    and, with ``--oauth-issuer``, ``"client"`` (the verified token's OAuth client id). Several
+    processes may append to the same file. ``"inflight"`` counts the requests of the same method
+    this process was handling as this one arrived, itself included (its maximum is how many a
+    client had in flight at once).
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self._inflight: dict[str, int] = {}
 
     def write(self, entry: Mapping[str, Any]) -> None:
         """Append one line with a single write (atomic for O_APPEND files of this size)."""
@@ -83,7 +86,13 @@ class RequestLog:
             verified = get_access_token()
             if verified is not None:  # --oauth-issuer: who asked (never the token itself)
                 entry["client"] = verified.client_id
-            self.write(entry)
+            inflight = self._inflight[ctx.method] = self._inflight.get(ctx.method, 0) + 1
+            entry["inflight"] = inflight
+            try:
+                self.write(entry)
+                return await call_next(ctx)
+            finally:
+                self._inflight[ctx.method] -= 1
         return await call_next(ctx)
 
 

@@ -8,8 +8,9 @@ Never re-sends an original tool call. Per record, by what was persisted:
 - ``unknown_outcome``: the issue is (re)raised;
 - ``working`` / ``input_required``: grouped by server and account, each group connected
   concurrently, and every task asked ``tasks/get`` through its own group's connection — a slow
-  or dead server delays only its own tasks. Unacknowledged answers and cancels are resent by the
-  monitor's refresh;
+  or dead server delays only its own tasks. At most ``per_server`` status requests are in
+  flight to one server at a time (accounts of a server share the bound); servers go in
+  parallel. Unacknowledged answers and cancels are resent by the monitor's refresh;
 - a task whose server or account was removed becomes an explained, persistent issue.
 """
 
@@ -85,9 +86,11 @@ class Reconciler:
         owner: str | None = None,
         owner_alive: Callable[[str], bool] = lambda _owner: False,
         desk: IssueDesk | None = None,
+        per_server: int = 8,
     ) -> None:
         self._desk = desk or IssueDesk(board=issues, events=events, clock=clock)
         self._writer = TaskWriter(ledger=ledger, events=events)
+        self._per_server = per_server
         self._owner = owner
         self._owner_alive = owner_alive
         self._accounts = accounts
@@ -130,8 +133,12 @@ class Reconciler:
                     report.unknown.append(record)
                 case _ if record.task_id is not None:
                     groups[(record.server_id, record.credential_profile_id)].append(record)
+        gates: dict[str, asyncio.Semaphore] = {}  # one bound per server, its accounts share it
         results = await asyncio.gather(
-            *(self._group(key[0], key[1], records, report) for key, records in groups.items()),
+            *(
+                self._group(key[0], key[1], records, report, gates)
+                for key, records in groups.items()
+            ),
             return_exceptions=True,
         )
         for (server_id, _profile), result in zip(groups, results, strict=True):
@@ -155,6 +162,7 @@ class Reconciler:
         profile_id: str | None,
         records: list[TaskRecord],
         report: ReconcileReport,
+        gates: dict[str, asyncio.Semaphore],
     ) -> None:
         server = await self._catalog.get_server(server_id)
         removed = server is None or await self._catalog.is_removed(server_id)
@@ -200,16 +208,25 @@ class Reconciler:
                 self._monitor.track(unavailable.record)
             return
         await self._resolve(IssueKind.SERVER_UNAVAILABLE, server.id)
-        for record in records:
-            try:
-                with child_span(RECONCILE, record, attributes={"mooring.relaunch": True}):
-                    refreshed = await self._monitor.refresh(record)
-            except KnownError as exc:  # e.g. changed by another window meanwhile
-                log.info("task %s: %s; the monitor will look again", record.id, exc.message)
-                self._monitor.track(record, now=True)
-                continue
-            self._monitor.track(refreshed)
-            report.refreshed.append(refreshed)
+        gate = gates.setdefault(server.id, asyncio.Semaphore(self._per_server))
+        refreshed: list[TaskRecord | None] = [None] * len(records)
+
+        async def refresh(index: int, record: TaskRecord) -> None:
+            async with gate:
+                try:
+                    with child_span(RECONCILE, record, attributes={"mooring.relaunch": True}):
+                        refreshed[index] = await self._monitor.refresh(record)
+                except KnownError as exc:  # e.g. changed by another window meanwhile
+                    log.info("task %s: %s; the monitor will look again", record.id, exc.message)
+                    self._monitor.track(record, now=True)
+
+        async with asyncio.TaskGroup() as group:
+            for index, record in enumerate(records):
+                group.create_task(refresh(index, record))
+        for done in refreshed:
+            if done is not None:
+                self._monitor.track(done)
+                report.refreshed.append(done)
 
     async def _raise(self, kind: IssueKind, subject: str, title: str, detail: str) -> None:
         await self._desk.raise_issue(kind, subject, title, detail)

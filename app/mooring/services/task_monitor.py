@@ -7,7 +7,8 @@ and no server gets more than ``per_server`` status requests at once.
 
 Each poll: load the record, ``tasks/get`` through the task's own server connection and account,
 reconcile (pure), persist everything in one transaction, then tell listeners ("write, then
-tell"), then schedule the next poll from the pure schedule.
+tell"), then schedule the next poll from the pure schedule. A poll that learned nothing new
+stores only the check (when, how many, when next), batched with other tasks' checks.
 
 Discipline (docs/tasks.md, "How polling is scheduled"):
 
@@ -42,6 +43,8 @@ from mooring.core.ids import short_id
 from mooring.core.issues import IssueKind
 from mooring.core.ports import Gateway, ServerCatalog, ServerConnection, TaskLedger
 from mooring.core.tasks.calls import Acknowledged, RequestFailed
+from mooring.core.tasks.checks import quiet_poll
+from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.polling import PollPolicy, next_poll
 from mooring.core.tasks.reconcile import (
     Observation,
@@ -438,7 +441,7 @@ class TaskMonitor:
                 new_inputs = await self._ledger.apply(rec)
             await self.emit_run_span(rec.record)
         else:
-            new_inputs = await self._ledger.apply(rec)
+            rec, new_inputs = await self._store(record, rec)
         current = rec.record
         if current.is_monitored and current.next_poll_at is not None:
             self._schedule(current.id, current.next_poll_at, replace=True)
@@ -453,6 +456,20 @@ class TaskMonitor:
         ):
             await self._send_cancel(current, connection)
         return current
+
+    async def _store(
+        self, before: TaskRecord, rec: Reconciliation
+    ) -> tuple[Reconciliation, list[TaskInput]]:
+        """Persist a poll: in full when it learned something, else only the check (a few
+        columns, batched with other tasks' checks; the stored version stays ``before``'s)."""
+        known: set[str] = set()
+        if rec.input_requests and not rec.state_changed:  # still asking: the same questions?
+            known = {item.key for item in await self._ledger.inputs(before.id)}
+        mark = quiet_poll(before, rec, known_inputs=known)
+        if mark is None:
+            return rec, await self._ledger.apply(rec)
+        await self._ledger.mark_checked(mark)
+        return dataclasses.replace(rec, record=mark.applied_to(before)), []
 
     def _plan(self, record: TaskRecord) -> datetime:
         return next_poll(

@@ -129,6 +129,8 @@ def emit_run_span(
         "input.wait_ms": input_wait_ms,
         "mcp.task.status": record.state.value,
     }
+    if record.last_checked_at is not None:
+        attributes["poll.last_at"] = record.last_checked_at.isoformat(timespec="milliseconds")
     if record.server_created_at and record.server_updated_at:
         run = record.server_updated_at - record.server_created_at
         attributes["server.run_ms"] = int(run.total_seconds() * 1000)

@@ -134,6 +134,12 @@ SETTINGS: tuple[Setting, ...] = (
         False,
         "Put tool arguments and results in traces (off: sizes and digests only).",
     ),
+    Setting(
+        "telemetry.trace_each_poll",
+        bool,
+        False,
+        "Record a span for every status request (off: polls are counted on the task's run span).",
+    ),
 )
 
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -13,12 +16,15 @@ from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
 from mooring.core.servers import CredentialProfile, ServerDefinition
+from mooring.core.tasks.checks import PollMark
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Reconciliation
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.storage import repositories as repo
 from mooring.storage.db import Database
+
+log = logging.getLogger("mooring.storage")
 
 
 class SqlStore:
@@ -27,6 +33,7 @@ class SqlStore:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
         self.clock = clock
+        self._checks = _CheckBatches(db)
 
     # ServerCatalog
     async def list_servers(self) -> list[ServerDefinition]:
@@ -103,6 +110,9 @@ class SqlStore:
     async def apply(self, reconciliation: Reconciliation) -> list[TaskInput]:
         return await self.db.run(lambda s: repo.apply_reconciliation(s, reconciliation))
 
+    async def mark_checked(self, mark: PollMark) -> None:
+        await self._checks.add(mark)
+
     async def unfinished(self) -> list[TaskRecord]:
         return await self.db.run(repo.list_unfinished_task_records)
 
@@ -167,3 +177,46 @@ class SqlStore:
     async def resolve(self, issue_id: str) -> None:
         at = self.clock.now()
         await self.db.run(lambda s: repo.resolve_issue(s, issue_id, at=at))
+
+
+class _CheckBatches:
+    """Stores poll marks many at a time: the marks that arrive while one batch is being written
+    go together in the next, so a thousand tasks polled in one tick cost a handful of
+    transactions on the writer thread, not a thousand. Each caller returns once its own mark is
+    on disk (write, then tell)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._pending: dict[str, tuple[PollMark, list[asyncio.Future[None]]]] = {}
+        self._writer: asyncio.Task[None] | None = None
+
+    async def add(self, mark: PollMark) -> None:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        earlier = self._pending.get(mark.record_id)
+        waiters = earlier[1] if earlier is not None else []
+        waiters.append(done)
+        self._pending[mark.record_id] = (mark, waiters)  # a later check of a record supersedes
+        if self._writer is None or self._writer.done() or self._writer.get_loop() is not loop:
+            self._writer = loop.create_task(self._write_all())
+        await done
+
+    async def _write_all(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, {}
+            marks = [mark for mark, _ in batch.values()]
+            try:
+                await self._db.run(functools.partial(repo.mark_checked, marks=marks))
+            except Exception as exc:  # noqa: BLE001  # not swallowed: every waiter raises it
+                log.warning("could not store %d poll check(s): %s", len(marks), exc)
+                outcome: BaseException | None = exc
+            else:
+                outcome = None
+            for _, waiters in batch.values():
+                for done in waiters:
+                    if done.done():
+                        continue
+                    if outcome is None:
+                        done.set_result(None)
+                    else:
+                        done.set_exception(outcome)

@@ -211,6 +211,9 @@ task_records = Table(
     Column("last_sign_of_life_at", UtcDateTime),
     UniqueConstraint("server_id", "task_id"),
 )
+# 0009: exact lookups by the server's task id alone (``find``), and the list newest first.
+Index("ix_task_records_task_id", task_records.c.task_id)
+Index("ix_task_records_newest", task_records.c.created_at.desc(), task_records.c.id)
 
 task_inputs = Table(
     "task_inputs",

@@ -13,6 +13,7 @@ REVISIONS: tuple[str, ...] = (
     "0006",
     "0007",
     "0008",
+    "0009",
     "0010",
 )
 HEAD = REVISIONS[-1]

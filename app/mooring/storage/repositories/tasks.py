@@ -8,12 +8,25 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, func, insert, literal, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    and_,
+    bindparam,
+    func,
+    insert,
+    literal,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from mooring.core.conversation import RoundOutcome
 from mooring.core.errors import RecordChanged
 from mooring.core.tasks.calls import TaskWire
+from mooring.core.tasks.checks import PollMark
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Reconciliation
 from mooring.core.tasks.record import TaskRecord
@@ -87,6 +100,48 @@ def save_task_record(
         raise RecordChanged(record.id, f"it is {stored.state} now")
 
 
+def mark_checked(session: Session, marks: Sequence[PollMark]) -> int:
+    """Store checks that found nothing new: one statement for all of them, a few columns each,
+    only over the version each was made against (a record moved on meanwhile, or finished, is
+    left alone). Returns how many records were marked."""
+    if not marks:
+        return 0
+    c = t.task_records.c
+    # Inline constants: an expanding IN cannot run once per mark (executemany).
+    active: list[ColumnElement[str]] = [
+        literal_column(f"'{s.value}'") for s in LocalState if s not in TERMINAL_STATES
+    ]
+    statement = (
+        update(t.task_records)
+        .where(
+            and_(
+                c.id == bindparam("mark_id"),
+                c.updated_at == bindparam("base", type_=c.updated_at.type),
+                c.state.in_(active),
+            )
+        )
+        .values(
+            last_checked_at=bindparam("checked", type_=c.last_checked_at.type),
+            poll_count=bindparam("count"),
+            next_poll_at=bindparam("next", type_=c.next_poll_at.type),
+        )
+    )
+    done = session.execute(
+        statement,
+        [
+            {
+                "mark_id": m.record_id,
+                "base": m.base_updated_at,
+                "checked": m.last_checked_at,
+                "count": m.poll_count,
+                "next": m.next_poll_at,
+            }
+            for m in marks
+        ],
+    )
+    return int(done.rowcount)  # type: ignore[attr-defined]  # CursorResult has rowcount
+
+
 def get_task_record(session: Session, record_id: str) -> TaskRecord | None:
     """A record by local operation id."""
     row = session.execute(select(t.task_records).where(t.task_records.c.id == record_id)).first()
@@ -156,10 +211,12 @@ def list_task_records(
 
 def list_unfinished_task_records(session: Session) -> list[TaskRecord]:
     """Every record that is not terminal (what launch reconciliation looks at)."""
-    terminal = [s.value for s in TERMINAL_STATES]
+    # Named positively (IN, not NOT IN) so the state index finds the few active rows among
+    # the many finished ones instead of scanning the ledger.
+    active = sorted(s.value for s in LocalState if s not in TERMINAL_STATES)
     rows = session.execute(
         select(t.task_records)
-        .where(t.task_records.c.state.not_in(terminal))
+        .where(t.task_records.c.state.in_(active))
         .order_by(t.task_records.c.created_at)
     )
     return [_record(r) for r in rows]

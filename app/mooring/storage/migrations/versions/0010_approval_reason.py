@@ -1,7 +1,7 @@
 """The approval audit keeps why the policy decided or asked, and what the user remembered.
 
 Revision ID: 0010
-Revises: 0008 (the lead re-chains this after 0009)
+Revises: 0009
 Create Date: 2026-11-30
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0010"
-down_revision: str | None = "0008"
+down_revision: str | None = "0009"
 branch_labels: str | None = None
 depends_on: str | None = None
 

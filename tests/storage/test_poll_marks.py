@@ -1,0 +1,118 @@
+"""Checks that found nothing new are stored cheaply: a few columns, many records at once."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.orm import Session
+
+from mooring.core.clock import SystemClock
+from mooring.core.ids import new_id
+from mooring.core.tasks.checks import PollMark
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState
+from mooring.storage import repositories as repo
+from mooring.storage.db import Database
+from mooring.storage.store import SqlStore
+from tests.core.tasks.factories import T0
+from tests.storage.test_repositories import a_server
+
+S = LocalState
+
+
+def records(db: Database, count: int) -> list[TaskRecord]:
+    server = a_server()
+    made = [
+        TaskRecord(
+            id=new_id(),
+            server_id=server.id,
+            tool="import_suppliers",
+            argument_digest="sha256:00",
+            state=S.WORKING,
+            created_at=T0,
+            updated_at=T0,
+            task_id=f"task-{n}",
+            status_message="working on it",
+            poll_count=3,
+        )
+        for n in range(count)
+    ]
+
+    def fill(session: Session) -> None:
+        repo.add_server(session, server)
+        for record in made:
+            repo.add_task_record(session, record)
+
+    db.call_sync(fill)
+    return made
+
+
+def mark(record: TaskRecord, seconds: int = 5) -> PollMark:
+    return PollMark(
+        record_id=record.id,
+        base_updated_at=record.updated_at,
+        last_checked_at=T0 + timedelta(seconds=seconds),
+        poll_count=record.poll_count + 1,
+        next_poll_at=T0 + timedelta(seconds=seconds + 5),
+    )
+
+
+def stored(db: Database, record_id: str) -> TaskRecord:
+    found = db.call_sync(lambda s: repo.get_task_record(s, record_id))
+    assert found is not None
+    return found
+
+
+def test_a_check_changes_when_and_how_often_and_nothing_else(db: Database) -> None:
+    [record] = records(db, 1)
+    assert db.call_sync(lambda s: repo.mark_checked(s, [mark(record)])) == 1
+    after = stored(db, record.id)
+    assert after.last_checked_at == T0 + timedelta(seconds=5)
+    assert after.poll_count == 4
+    assert after.next_poll_at == T0 + timedelta(seconds=10)
+    assert after.updated_at == record.updated_at  # the same version of the record
+    assert after.status_message == record.status_message
+
+
+def test_a_check_of_a_record_that_moved_on_is_dropped(db: Database) -> None:
+    moving, finished = records(db, 2)
+    newer = moving.evolve(at=T0 + timedelta(seconds=2), status_message="half way")
+    done = finished.transition(S.COMPLETED, at=T0 + timedelta(seconds=2))
+
+    def elsewhere(session: Session) -> None:
+        repo.save_task_record(session, newer)
+        repo.save_task_record(session, done)
+
+    db.call_sync(elsewhere)
+    # Both marks were made against the older version (and one record is now finished).
+    stale = [mark(moving), mark(finished)]
+    assert db.call_sync(lambda s: repo.mark_checked(s, stale)) == 0
+    assert stored(db, moving.id) == newer
+    assert stored(db, finished.id) == done
+
+
+def test_checks_arriving_together_share_one_statement(db: Database) -> None:
+    made = records(db, 50)
+    store = SqlStore(db, SystemClock())
+    statements: list[tuple[str, bool]] = []
+
+    def capture(_c: Any, _cur: Any, statement: str, _p: Any, _ctx: Any, many: bool) -> None:
+        if statement.startswith("UPDATE task_records"):
+            statements.append((statement, many))
+
+    event.listen(db.engine, "before_cursor_execute", capture)
+    try:
+
+        async def poll_all() -> None:
+            await asyncio.gather(*(store.mark_checked(mark(r)) for r in made))
+
+        asyncio.run(poll_all())
+    finally:
+        event.remove(db.engine, "before_cursor_execute", capture)
+
+    assert 1 <= len(statements) <= 2
+    assert all("status_message" not in sql for sql, _many in statements)  # a few columns only
+    assert all(stored(db, r.id).poll_count == 4 for r in made)  # on disk once awaited
