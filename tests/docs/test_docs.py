@@ -30,6 +30,7 @@ import pytest
 
 from mooring.cli import docgen
 from mooring.cli.parser import build_parser
+from mooring.demo_server.config import build_parser as demo_server_parser
 from tests.helpers.model_endpoints import ModelEndpoint, Text, ToolCall, ToolCalls
 
 REPO = Path(__file__).resolve().parents[2]
@@ -351,7 +352,10 @@ def test_commands_in_the_text_name_real_commands_and_options() -> None:
     ]
     for page, number, text in shown:
         words = text.replace("\\|", "|").split()[1:]
-        parser, used = _command_parser(top, words)
+        if words[:1] == ["demo-server"]:  # handed to the demo server's own command line
+            parser, used = demo_server_parser({}), words[:1]
+        else:
+            parser, used = _command_parser(top, words)
         has_subcommands = any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)
         rest = words[len(used) :]
         if has_subcommands and rest and re.fullmatch(r"[a-z]+", rest[0]) and used:
