@@ -38,21 +38,7 @@ def add_server(session: Session, server: ServerDefinition) -> None:
     """Store a new server definition."""
     session.execute(
         insert(t.servers).values(
-            id=server.id,
-            alias=server.alias,
-            transport=server.transport.value,
-            command=server.command,
-            args=list(server.args),
-            env=server.env,
-            cwd=server.cwd,
-            url=server.url,
-            headers=server.headers,
-            trusted=server.trusted,
-            enabled=server.enabled,
-            builtin=server.builtin,
-            allowed_tools=None if server.allowed_tools is None else list(server.allowed_tools),
-            hidden_tools=list(server.hidden_tools),
-            created_at=server.created_at,
+            id=server.id, builtin=server.builtin, created_at=server.created_at, **_editable(server)
         )
     )
 
@@ -156,20 +142,23 @@ def set_server_trusted(session: Session, server_id: str, trusted: bool) -> None:
 def update_server(session: Session, server: ServerDefinition) -> None:
     """Store a changed definition (everything the user may edit; not its id or history)."""
     session.execute(
-        update(t.servers)
-        .where(t.servers.c.id == server.id)
-        .values(
-            alias=server.alias,
-            transport=server.transport.value,
-            command=server.command,
-            args=list(server.args),
-            env=server.env,
-            cwd=server.cwd,
-            url=server.url,
-            headers=server.headers,
-            trusted=server.trusted,
-            enabled=server.enabled,
-            allowed_tools=None if server.allowed_tools is None else list(server.allowed_tools),
-            hidden_tools=list(server.hidden_tools),
-        )
+        update(t.servers).where(t.servers.c.id == server.id).values(**_editable(server))
     )
+
+
+def _editable(server: ServerDefinition) -> dict[str, Any]:
+    """The columns of a server definition the user may change (all but its id and history)."""
+    return {
+        "alias": server.alias,
+        "transport": server.transport.value,
+        "command": server.command,
+        "args": list(server.args),
+        "env": server.env,
+        "cwd": server.cwd,
+        "url": server.url,
+        "headers": server.headers,
+        "trusted": server.trusted,
+        "enabled": server.enabled,
+        "allowed_tools": None if server.allowed_tools is None else list(server.allowed_tools),
+        "hidden_tools": list(server.hidden_tools),
+    }
