@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import pytest
@@ -59,7 +60,7 @@ def test_a_failing_read_fails_only_its_caller(db: Database) -> None:
     def broken(_session: Session) -> None:
         raise LookupError("not there")
 
-    async def both() -> list[Any]:
+    async def both() -> tuple[Any, ...]:
         return await asyncio.gather(
             reads.run(broken),
             SqlStore(db, SystemClock()).get(record.id),
@@ -85,7 +86,7 @@ def test_every_read_is_answered_whatever_the_batch_size(db: Database, count: int
 
     async def read_all() -> list[Any]:
         return await asyncio.gather(
-            *(reads.run(lambda s, i=r.id: repo.get_task_record(s, i)) for r in made)
+            *(reads.run(functools.partial(repo.get_task_record, record_id=r.id)) for r in made)
         )
 
     assert asyncio.run(read_all()) == made
