@@ -68,7 +68,7 @@ class TaskSubscription:
         alias: str,
         reopen_after: float,
         notify: TaskNotified | None,
-        replay_per_second: float = math.inf,
+        replay_per_second: float | None = None,
     ) -> None:
         self._alias = alias
         self._reopen_after = reopen_after
@@ -183,7 +183,10 @@ class TaskSubscription:
                 await self._next_change()  # the server closed it: listen again on news
 
     def _window(self) -> float:
-        """How long a stream is kept before a reopen takes in the tasks seen since."""
+        """How long a stream is kept before a reopen takes in the tasks seen since (without a
+        replay budget: ``reopen_after``)."""
+        if not self._replay_per_second:
+            return self._reopen_after
         return min(self._reopen_after, len(self._watched) / self._replay_per_second)
 
     async def _next_change(self) -> None:
