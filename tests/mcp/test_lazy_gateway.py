@@ -55,8 +55,8 @@ async def test_the_first_connect_imports_the_sdk_on_a_worker_thread(
     server = ServerDefinition(
         id="s1", alias="demo", transport=Transport.HTTP, url="http://127.0.0.1:9/mcp", created_at=T0
     )
-    assert await gateway.connect(server) == "connection"
-    assert await gateway.connect(server) == "connection"
+    connections: list[object] = [await gateway.connect(server), await gateway.connect(server)]
+    assert connections == ["connection", "connection"]
     assert built == ["mooring-sdk-import"]
     assert built[0] != threading.current_thread().name
     assert stand_in.connected == ["demo", "demo"]
