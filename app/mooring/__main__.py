@@ -1,5 +1,5 @@
 """``python -m mooring``."""
 
-from mooring.launch import main
+from mooring.bootstrap import main
 
 raise SystemExit(main())

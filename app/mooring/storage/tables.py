@@ -22,8 +22,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator
 
-from mooring.storage.records import utc_from_text
-
 metadata = MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -48,7 +46,9 @@ class UtcDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC).isoformat(timespec="microseconds")
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        return utc_from_text(value)
+        if value is None:
+            return None
+        return datetime.fromisoformat(str(value)).astimezone(UTC)
 
 
 def _id(name: str = "id") -> Column[str]:

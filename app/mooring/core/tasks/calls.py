@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # annotation only: a record (which needs TaskWire) loads no observations
-    from mooring.core.tasks.observations import ServerTask
+from mooring.core.tasks.observations import ServerTask
 
 
 class TaskWire(StrEnum):
