@@ -122,7 +122,7 @@ async def test_a_task_round_shows_as_a_card_and_its_result_continues_the_convers
         assert "Why: " in card
         assert "Background task: " in card
         assert "Arguments: 2 fields, hidden (Space shows them)" in card
-        assert "suppliers_clean.csv" not in card
+        assert "evil" not in card  # the note argument: hidden (the outcome may name the file)
 
         # Keyboard: Space shows the arguments as pretty, neutralised JSON; Left hides them.
         view.transcript.setFocus()
