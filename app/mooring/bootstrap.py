@@ -383,10 +383,7 @@ def wire(
         )
 
     oauth_holder: list[Any] = []
-    gateway = LazyGateway(
-        make_gateway,
-        modules=("mooring.mcp.connection", "mooring.mcp.gateway", "mooring.mcp.oauth"),
-    )
+    gateway = LazyGateway(make_gateway)
 
     def oauth() -> Any:
         if not oauth_holder:
