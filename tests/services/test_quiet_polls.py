@@ -21,12 +21,14 @@ async def test_unchanged_polls_only_mark_the_check_and_listeners_still_see_it(
     hosts: HostFactory, tmp_path: Path
 ) -> None:
     host = await hosts()
-    # Each checkpoint takes a long while, so most polls (every 50 ms) see nothing new.
+    # Each checkpoint takes a long while, so most polls (every 50 ms) see nothing new. No
+    # notifications/tasks: an applied notification is a write that is not a poll.
     server = demo_definition(
         tmp_path / "store.sqlite3",
         tmp_path / "requests.log",
         checkpoint_delay_ms=1500,
         rows_per_checkpoint=2,
+        fault_no_task_notifications=1,
     )
     if os.environ.get("PYTHONPATH"):  # the server runs the sources under test
         server = dataclasses.replace(
