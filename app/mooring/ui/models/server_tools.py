@@ -10,10 +10,11 @@ import fnmatch
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from mooring.core.servers import ServerDefinition
 from mooring.core.tools import ToolInfo
+from mooring.ui.models.columns import HeadedTableModel
 from mooring.ui.text import neutralise, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -44,8 +45,10 @@ def is_hidden(server: ServerDefinition, name: str) -> bool:
     return _matches(name, server.hidden_tools)
 
 
-class ToolAccessModel(QAbstractTableModel):
+class ToolAccessModel(HeadedTableModel):
     """One row per tool of one server."""
+
+    headings = COLUMNS
 
     change_requested = Signal(str, object, object)
     """``(tool name, enabled or None, hidden or None)``: the user ticked or cleared a box."""
@@ -57,20 +60,6 @@ class ToolAccessModel(QAbstractTableModel):
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008  # Qt API
         return 0 if parent.isValid() else len(self._tools)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008  # Qt API
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(  # Qt API
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if (
-            role == Qt.ItemDataRole.DisplayRole
-            and orientation is Qt.Orientation.Horizontal
-            and 0 <= section < len(COLUMNS)
-        ):
-            return COLUMNS[section]
-        return None
 
     def _text(self, info: ToolInfo, column: int) -> str:
         server = self._server

@@ -5,10 +5,11 @@ from __future__ import annotations
 from enum import IntEnum
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
 from mooring.core.servers import Transport
 from mooring.services.host import ServerView
+from mooring.ui.models.columns import HeadedTableModel
 from mooring.ui.text import neutralise, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -35,8 +36,10 @@ def cells_of(view: ServerView) -> tuple[str, ...]:
     )
 
 
-class ServerListModel(QAbstractTableModel):
+class ServerListModel(HeadedTableModel):
     """The configured servers, by name."""
+
+    headings = COLUMNS
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -44,20 +47,6 @@ class ServerListModel(QAbstractTableModel):
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008  # Qt API
         return 0 if parent.isValid() else len(self._views)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008  # Qt API
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(  # Qt API
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if (
-            role == Qt.ItemDataRole.DisplayRole
-            and orientation is Qt.Orientation.Horizontal
-            and 0 <= section < len(COLUMNS)
-        ):
-            return COLUMNS[section]
-        return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._views):
