@@ -440,15 +440,16 @@ class TaskMonitor:
             with child_span(PERSIST, rec.record):
                 new_inputs = await self._ledger.apply(rec)
             await self.emit_run_span(rec.record)
+            stored_inputs = None
         else:
-            rec, new_inputs = await self._store(record, rec)
+            rec, new_inputs, stored_inputs = await self._store(record, rec)
         current = rec.record
         if current.is_monitored and current.next_poll_at is not None:
             self._schedule(current.id, current.next_poll_at, replace=True)
         else:
             self._due_at.pop(current.id, None)  # over: unscheduled before anyone hears of it
         self._writer.announce(rec, new_inputs)  # after the run span: a listener may stop us
-        await self._deliver_pending_answers(current, connection, observation)
+        await self._deliver_pending_answers(current, connection, observation, stored_inputs)
         if (
             current.cancel_requested
             and current.id not in self._cancel_sent
@@ -459,17 +460,21 @@ class TaskMonitor:
 
     async def _store(
         self, before: TaskRecord, rec: Reconciliation
-    ) -> tuple[Reconciliation, list[TaskInput]]:
+    ) -> tuple[Reconciliation, list[TaskInput], list[TaskInput] | None]:
         """Persist a poll: in full when it learned something, else only the check (a few
-        columns, batched with other tasks' checks; the stored version stays ``before``'s)."""
-        known: set[str] = set()
+        columns, batched with other tasks' checks; the stored version stays ``before``'s).
+
+        Also returns the task's stored inputs when they were read and are still what is stored
+        (a quiet poll changes none), so answer delivery need not read them again."""
+        stored: list[TaskInput] | None = None
         if rec.input_requests and not rec.state_changed:  # still asking: the same questions?
-            known = {item.key for item in await self._ledger.inputs(before.id)}
+            stored = await self._ledger.inputs(before.id)
+        known = {item.key for item in stored or ()}
         mark = quiet_poll(before, rec, known_inputs=known)
         if mark is None:
-            return rec, await self._ledger.apply(rec)
+            return rec, await self._ledger.apply(rec), None
         await self._ledger.mark_checked(mark)
-        return dataclasses.replace(rec, record=mark.applied_to(before)), []
+        return dataclasses.replace(rec, record=mark.applied_to(before)), [], stored
 
     def _plan(self, record: TaskRecord) -> datetime:
         return next_poll(
@@ -491,12 +496,19 @@ class TaskMonitor:
         return dataclasses.replace(rec, record=dataclasses.replace(record, next_poll_at=at))
 
     async def _deliver_pending_answers(
-        self, record: TaskRecord, connection: ServerConnection, observation: Observation
+        self,
+        record: TaskRecord,
+        connection: ServerConnection,
+        observation: Observation,
+        stored: list[TaskInput] | None = None,
     ) -> None:
-        """Resend answers saved but never acknowledged; settle those that came too late."""
+        """Resend answers saved but never acknowledged; settle those that came too late.
+        ``stored``: the record's inputs when the caller has just read them."""
         if not isinstance(observation, ServerTask | TaskGone):
             return  # no news from the server: try again on the next poll
-        pending = [i for i in await self._ledger.inputs(record.id) if i.awaiting_delivery]
+        if stored is None:
+            stored = await self._ledger.inputs(record.id)
+        pending = [i for i in stored if i.awaiting_delivery]
         for item in pending:
             outstanding = (
                 isinstance(observation, ServerTask)
