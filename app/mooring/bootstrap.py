@@ -383,7 +383,10 @@ def wire(
         )
 
     oauth_holder: list[Any] = []
-    gateway = LazyGateway(make_gateway)
+    gateway = LazyGateway(
+        make_gateway,
+        modules=("mooring.mcp.connection", "mooring.mcp.gateway", "mooring.mcp.oauth"),
+    )
 
     def oauth() -> Any:
         if not oauth_holder:

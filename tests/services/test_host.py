@@ -220,3 +220,33 @@ async def test_trusting_a_server_is_stored_and_can_be_taken_back(
     assert not (await host.host.set_trusted("demo", False)).trusted
     with pytest.raises(KnownError, match="No server called"):
         await host.host.set_trusted("nope", True)
+
+
+async def test_a_list_of_views_tells_each_task_as_its_own_view_does(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    server, _log = await demo(host, tmp_path)
+    asking = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_ambiguous_id.csv")}
+    )
+    asking = await run_until(host, asking.id, lambda r: r.state is LocalState.INPUT_REQUIRED)
+    done = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_clean.csv")}
+    )
+    done = await run_until(host, done.id, lambda r: r.is_terminal)
+    denied = await host.host.call(server, "delete_everything", {})
+
+    views = await host.host.task_views([denied, asking, done])
+    assert [v.id for v in views] == [denied.id, asking.id, done.id]
+    assert views == [await host.host.task_view(r) for r in (denied, asking, done)]
+    assert [q.key for q in views[1].open_questions] == [
+        q.key for q in await host.store.inputs(asking.id)
+    ]
+    assert views[2].result is not None
+    assert views[0].error is not None
+
+    await host.host.remove_server(server.alias)
+    [gone] = await host.host.task_views([done], fresh=True)
+    assert gone.server_label == "(removed server)"
+    assert gone.record == await host.store.get(done.id)

@@ -87,6 +87,38 @@ def test_a_change_updates_only_its_row_and_newer_rows_come_first(qtbot: QtBot) -
     assert model.index(1, 0).data(TaskRole.STATE_WORDS) == "completed"
 
 
+def test_a_burst_of_changes_is_one_insertion_and_one_change_and_keeps_the_newest(
+    qtbot: QtBot, qtmodeltester: ModelTester
+) -> None:
+    model = TaskListModel()
+    check(qtmodeltester, model)
+    model.reset_views([view_of(make_record(id=i)) for i in ("c", "b", "a")])
+    inserted: list[tuple[int, int]] = []
+    changed: list[tuple[int, int]] = []
+    model.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
+    model.dataChanged.connect(lambda tl, br, _r: changed.append((tl.row(), br.row())))
+    later = T0 + timedelta(seconds=5)
+    model.upsert_many(
+        [
+            view_of(make_record(LocalState.COMPLETED, id="a", updated_at=later)),
+            view_of(make_record(id="d", created_at=later)),
+            view_of(make_record(id="c", status_message="validated 10 rows", updated_at=later)),
+            view_of(make_record(id="e", created_at=later + timedelta(seconds=1))),
+            view_of(make_record(id="b", updated_at=T0 - timedelta(seconds=1))),  # late: ignored
+        ]
+    )
+    assert inserted == [(0, 1)]
+    assert len(changed) == 1
+    rows = [model.index(r, 0).data(TaskRole.ID) for r in range(model.rowCount())]
+    assert rows == ["e", "d", "c", "b", "a"]
+    shown = {v: model.view(v) for v in ("a", "b", "c")}
+    assert [s.record.state if s else None for s in shown.values()] == [LocalState.COMPLETED] + [
+        LocalState.WORKING
+    ] * 2
+    assert [s.record.updated_at if s else None for s in shown.values()] == [later, T0, later]
+    assert [model.row_of(i) for i in ("e", "a", "zz")] == [0, 4, -1]
+
+
 @pytest.mark.parametrize(
     ("record", "words"),
     [

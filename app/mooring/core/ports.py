@@ -29,6 +29,7 @@ from mooring.core.servers import CredentialProfile, ServerDefinition
 from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress, TaskWire
 from mooring.core.tasks.checks import PollMark
 from mooring.core.tasks.inputs import TaskInput
+from mooring.core.tasks.parts import TaskParts
 from mooring.core.tasks.reconcile import Observation, Reconciliation
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
@@ -109,6 +110,11 @@ class TaskLedger(Protocol):
         self, *, states: Sequence[LocalState] | None = None, limit: int | None = None
     ) -> list[TaskRecord]: ...
     async def counts(self) -> dict[LocalState, int]: ...
+    async def parts(self, records: Sequence[TaskRecord], *, fresh: bool = True) -> list[TaskParts]:
+        """What a face shows of each record (alias, tool round, inputs), in one read whatever
+        their number; ``fresh``: each record as stored now (one no longer stored: as given)."""
+        ...
+
     async def inputs(self, record_id: str) -> list[TaskInput]: ...
     async def save_answer(self, record_id: str, key: str, answer: dict[str, Any]) -> None:
         """Persist the user's answer before it is sent; refuses a second answer to a key."""

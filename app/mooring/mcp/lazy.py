@@ -2,11 +2,17 @@
 
 Commands that only read the ledger (``mooring tasks list``) then start without importing the
 SDK at all; listeners registered before that are handed over when the real gateway is built.
+The SDK's import (seconds on a busy machine) runs in a worker thread, never on the caller's
+loop: a window's GUI thread keeps painting meanwhile.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import concurrent.futures
+import importlib
+import threading
+from collections.abc import Callable, Sequence
 
 from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
 from mooring.core.servers import ServerDefinition
@@ -18,8 +24,11 @@ TaskListener = Callable[[str, str, Observation | None], None]
 class LazyGateway:
     """A ``Gateway`` that builds the real one (through ``factory``) on first use."""
 
-    def __init__(self, factory: Callable[[], Gateway]) -> None:
+    def __init__(self, factory: Callable[[], Gateway], *, modules: Sequence[str] = ()) -> None:
+        """``modules``: what ``factory`` imports (imported by :meth:`warm` in a thread)."""
         self._factory = factory
+        self._modules = tuple(modules)
+        self._importing: concurrent.futures.Future[None] | None = None
         self._real: Gateway | None = None
         self._task_listeners: list[TaskListener] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
@@ -44,9 +53,32 @@ class LazyGateway:
                 self._real.add_tools_listener(tools_listener)
         return self._real
 
+    def warm(self) -> None:
+        """Start importing the SDK in a worker thread, unless done or under way."""
+        if self._real is not None or self._importing is not None or not self._modules:
+            return
+        importing: concurrent.futures.Future[None] = concurrent.futures.Future()
+        importing.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel the import
+        self._importing = importing
+
+        def load_modules() -> None:
+            try:
+                for name in self._modules:
+                    importlib.import_module(name)
+            except ImportError:
+                pass  # the factory's own import reports it, where it is used
+            finally:
+                importing.set_result(None)
+
+        threading.Thread(target=load_modules, name="mooring-sdk-import", daemon=True).start()
+
     async def connect(
         self, server: ServerDefinition, profile_id: str | None = None
     ) -> ServerConnection:
+        if self._real is None:
+            self.warm()
+            if self._importing is not None:
+                await asyncio.wrap_future(self._importing)
         return await self.load().connect(server, profile_id)
 
     def statuses(self) -> list[ConnectionStatus]:

@@ -126,7 +126,8 @@ class KeyringTokenStorage:
         self._secrets.set(self.scope, name, json.dumps(value, separators=(",", ":")))
 
     async def get_tokens(self) -> OAuthToken | None:
-        entry = self._read(_TOKENS)
+        # The keyring may block (D-Bus, first use detects its backend): off the event loop.
+        entry = await anyio.to_thread.run_sync(self._read, _TOKENS)
         try:
             return OAuthToken.model_validate(entry["token"]) if entry else None
         except (KeyError, ValidationError):
@@ -134,10 +135,9 @@ class KeyringTokenStorage:
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
         expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
-        self._write(
-            _TOKENS,
-            {"token": tokens.model_dump(mode="json", exclude_none=True), "expires_at": expires_at},
-        )
+        token = tokens.model_dump(mode="json", exclude_none=True)
+        entry = {"token": token, "expires_at": expires_at}
+        await anyio.to_thread.run_sync(self._write, _TOKENS, entry)
 
     def token_expiry(self) -> float | None:
         """When the stored access token expires (epoch seconds), if the server said."""
@@ -146,14 +146,15 @@ class KeyringTokenStorage:
         return float(expires) if isinstance(expires, int | float) else None
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
-        entry = self._read(_CLIENT)
+        entry = await anyio.to_thread.run_sync(self._read, _CLIENT)
         try:
             return OAuthClientInformationFull.model_validate(entry) if entry else None
         except ValidationError:
             return None
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self._write(_CLIENT, client_info.model_dump(mode="json", exclude_none=True))
+        entry = client_info.model_dump(mode="json", exclude_none=True)
+        await anyio.to_thread.run_sync(self._write, _CLIENT, entry)
 
     def redirect_uri(self) -> str | None:
         """The loopback redirect URI the stored client was registered with, if any."""
@@ -429,8 +430,10 @@ class MooringOAuthProvider(OAuthClientProvider):
     async def _initialize(self) -> None:
         await super()._initialize()
         if self.context.current_tokens is not None:
-            self.context.token_expiry_time = self._storage.token_expiry()
-        prm, asm, auth_server_url = self._storage.discovery()
+            self.context.token_expiry_time = await anyio.to_thread.run_sync(
+                self._storage.token_expiry
+            )
+        prm, asm, auth_server_url = await anyio.to_thread.run_sync(self._storage.discovery)
         if self.context.oauth_metadata is None and asm is not None:
             self.context.protected_resource_metadata = prm
             self.context.oauth_metadata = asm

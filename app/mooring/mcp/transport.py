@@ -100,11 +100,15 @@ class SdkTransports:
             extra = await anyio.to_thread.run_sync(self.headers_for, server, profile_id)
             headers.update(extra)
         auth = self.auth_for(server, profile_id) if self.auth_for is not None else None
-        http = httpx2.AsyncClient(
-            headers=headers,
-            auth=auth,
-            timeout=httpx2.Timeout(self.connect_timeout, read=300.0),
-            event_hooks={"response": [_record_http_status]},
+        # A client loads the system's certificates (tens of milliseconds, far more on a busy
+        # machine): built off the event loop, which may be a window's GUI thread.
+        http = await anyio.to_thread.run_sync(
+            lambda: httpx2.AsyncClient(
+                headers=headers,
+                auth=auth,
+                timeout=httpx2.Timeout(self.connect_timeout, read=300.0),
+                event_hooks={"response": [_record_http_status]},
+            )
         )
         await stack.enter_async_context(http)
         return streamable_http_client(server.url, http_client=http, terminate_on_close=False)

@@ -18,6 +18,7 @@ from mooring.core.issues import Issue
 from mooring.core.servers import CredentialProfile, ServerDefinition
 from mooring.core.tasks.checks import PollMark
 from mooring.core.tasks.inputs import TaskInput
+from mooring.core.tasks.parts import TaskParts
 from mooring.core.tasks.reconcile import Reconciliation
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
@@ -120,6 +121,9 @@ class SqlStore:
         self, *, states: Sequence[LocalState] | None = None, limit: int | None = None
     ) -> list[TaskRecord]:
         return await self.db.run(lambda s: repo.list_task_records(s, states=states, limit=limit))
+
+    async def parts(self, records: Sequence[TaskRecord], *, fresh: bool = True) -> list[TaskParts]:
+        return await self.db.run(lambda s: repo.read_task_parts(s, records, fresh=fresh))
 
     async def counts(self) -> dict[LocalState, int]:
         return await self.db.run(repo.count_task_records)

@@ -42,6 +42,7 @@ from mooring.storage.repositories.servers import (
     set_server_trusted,
     update_server,
 )
+from mooring.storage.repositories.task_parts import read_task_parts
 from mooring.storage.repositories.tasks import (
     add_task_inputs,
     add_task_record,
@@ -89,6 +90,7 @@ __all__ = [
     "mark_checked",
     "profile_removed_at",
     "raise_issue",
+    "read_task_parts",
     "remove_profile",
     "remove_rule",
     "remove_server",

@@ -51,6 +51,8 @@ class TaskListModel(QAbstractListModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._views: list[TaskView] = []
+        self._rows: dict[str, int] | None = None
+        """Each listed task's row (rebuilt after rows move)."""
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008  # Qt API
         return 0 if parent.isValid() else len(self._views)
@@ -108,14 +110,17 @@ class TaskListModel(QAbstractListModel):
         """Show exactly ``views`` (newest first), e.g. the last known state at launch."""
         self.beginResetModel()
         self._views = list(views[:MAX_ROWS])
+        self._rows = None
         self.endResetModel()
+
+    def _index(self) -> dict[str, int]:
+        if self._rows is None:
+            self._rows = {view.id: row for row, view in enumerate(self._views)}
+        return self._rows
 
     def row_of(self, record_id: str) -> int:
         """The row of a task, or -1."""
-        for row, view in enumerate(self._views):
-            if view.id == record_id:
-                return row
-        return -1
+        return self._index().get(record_id, -1)
 
     def unfinished(self) -> list[TaskView]:
         """The rows whose task had not ended when they were last read."""
@@ -131,23 +136,41 @@ class TaskListModel(QAbstractListModel):
 
         A view older than the one shown (an event that arrived late) is ignored.
         """
-        row = self.row_of(view.id)
-        if row >= 0:
+        self.upsert_many([view])
+
+    def upsert_many(self, views: list[TaskView]) -> None:
+        """Show each of ``views`` as :meth:`upsert` does, in one update: one ``dataChanged``
+        over the replaced rows, one insertion at the top for the new ones (newest first)."""
+        index = self._index()
+        changed: list[int] = []
+        new: dict[str, TaskView] = {}
+        for view in views:
+            row = index.get(view.id, -1)
+            if row < 0:
+                known = new.get(view.id)
+                if known is None or view.record.updated_at >= known.record.updated_at:
+                    new[view.id] = view
+                continue
             shown = self._views[row]
-            if view.record.updated_at < shown.record.updated_at:
-                return
-            if view == shown:
-                return
+            if view.record.updated_at < shown.record.updated_at or view == shown:
+                continue
             self._views[row] = view
-            index = self.index(row, 0)
-            self.dataChanged.emit(index, index, [])
+            changed.append(row)
+        if changed:
+            self.dataChanged.emit(self.index(min(changed), 0), self.index(max(changed), 0), [])
+        if not new:
             return
-        self.beginInsertRows(QModelIndex(), 0, 0)
-        self._views.insert(0, view)
+        added = sorted(new.values(), key=lambda v: v.record.created_at, reverse=True)
+        self.beginInsertRows(QModelIndex(), 0, len(added) - 1)
+        self._views[0:0] = added
+        self._rows = None
         self.endInsertRows()
-        if len(self._views) > MAX_ROWS:
-            last = len(self._views) - 1
-            if self._views[last].record.is_terminal:
-                self.beginRemoveRows(QModelIndex(), last, last)
-                del self._views[last]
-                self.endRemoveRows()
+        last = len(self._views) - 1
+        first = last
+        while first >= MAX_ROWS and self._views[first].record.is_terminal:
+            first -= 1
+        if first < last:
+            self.beginRemoveRows(QModelIndex(), first + 1, last)
+            del self._views[first + 1 :]
+            self._rows = None
+            self.endRemoveRows()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import (
@@ -78,18 +79,33 @@ NO_CHAT = (
 
 class MessageDelegate(QStyledItemDelegate):
     """Paints a message: who speaks, then the text (Markdown without HTML, or plain), wrapped
-    to the transcript's width."""
+    to the transcript's width.
+
+    A laid-out message is kept (by its text and width) for the next size query and paint: a
+    streamed reply re-lays out every row of the page, and rendering them all again for each
+    piece that arrives would stall the window."""
+
+    CACHED = 600
+    """Laid-out messages kept (more than a page, so a relayout finds every row)."""
 
     def __init__(self, view: QListView) -> None:
         super().__init__(view)
         self._view = view
+        self._documents: OrderedDict[tuple[str, bool, int], Any] = OrderedDict()
 
     def _document(self, index: _Index, width: int) -> Any:
-        document = render(
-            str(index.data(MessageRole.BODY) or ""),
-            markdown=bool(index.data(MessageRole.MARKDOWN)),
-        )
-        document.setTextWidth(max(width - 2 * PADDING, 40))
+        body = str(index.data(MessageRole.BODY) or "")
+        markdown = bool(index.data(MessageRole.MARKDOWN))
+        key = (body, markdown, max(width - 2 * PADDING, 40))
+        document = self._documents.get(key)
+        if document is not None:
+            self._documents.move_to_end(key)
+            return document
+        document = render(body, markdown=markdown)
+        document.setTextWidth(key[2])
+        self._documents[key] = document
+        if len(self._documents) > self.CACHED:
+            self._documents.popitem(last=False)
         return document
 
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # Qt API

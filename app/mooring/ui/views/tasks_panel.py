@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from PySide6.QtCore import (
@@ -79,7 +80,15 @@ def tone_colour(tone: str, palette: QPalette) -> str:
 
 class TaskFeed:
     """Keeps a :class:`TaskListModel` in step with the host: last known state at once, then
-    every change the host tells (one view load per task at a time, the newest wins)."""
+    every change the host tells.
+
+    Changes are coalesced: every task changed while a read is under way is read in the next
+    one, all together (one database round, off the GUI thread), and shown in one model update;
+    a task changed many times meanwhile is read once, as it is then.
+    """
+
+    BATCH = 200
+    """The most tasks one read and one model update take (bounds the GUI thread's turn)."""
 
     def __init__(self, host: Host, model: TaskListModel) -> None:
         self.host = host
@@ -103,6 +112,13 @@ class TaskFeed:
         if self._draining is None or self._draining.done():
             self._draining = asyncio.ensure_future(self._drain())
 
+    def refresh_many(self, records: Iterable[TaskRecord]) -> None:
+        """Show each of ``records`` soon (read together)."""
+        for record in records:
+            self._pending[record.id] = record
+        if self._pending and (self._draining is None or self._draining.done()):
+            self._draining = asyncio.ensure_future(self._drain())
+
     def refresh_id(self, record_id: str) -> None:
         """Read a task again (an answer settled)."""
         view = self.model.view(record_id)
@@ -111,17 +127,18 @@ class TaskFeed:
 
     async def _drain(self) -> None:
         while self._pending:
-            record_id, record = next(iter(self._pending.items()))
-            del self._pending[record_id]
+            batch = list(itertools.islice(self._pending.values(), self.BATCH))
+            for record in batch:
+                del self._pending[record.id]
             try:
-                latest = await self.host.ledger.get(record_id) or record
-                view = await self.host.task_view(latest)
+                views = await self.host.task_views(batch, fresh=True)
             except Exception:
-                log.exception("could not read task %s", record_id)
+                log.exception("could not read %d task(s)", len(batch))
                 continue
-            self.model.upsert(view)
-            for callback in list(self.updated):
-                callback(view)
+            self.model.upsert_many(views)
+            for view in views:
+                for callback in list(self.updated):
+                    callback(view)
 
     def close(self) -> None:
         """Stop listening to the host."""

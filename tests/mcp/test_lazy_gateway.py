@@ -1,0 +1,62 @@
+"""The lazy gateway: the SDK's import runs on a worker thread, never on the caller's loop."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mooring.core.servers import ServerDefinition, Transport
+from mooring.mcp.lazy import LazyGateway
+from tests.core.tasks.factories import T0
+
+pytestmark = pytest.mark.anyio
+
+HEAVY = "mooring_test_heavy_sdk"
+
+
+class StandIn:
+    """What the factory builds: records what it was asked."""
+
+    def __init__(self) -> None:
+        self.connected: list[str] = []
+
+    def add_task_listener(self, _listener: Any) -> None: ...
+    def add_status_listener(self, _listener: Any) -> None: ...
+    def want_task_notifications(self, _wanted: bool) -> None: ...
+    def add_tools_listener(self, _listener: Any) -> None: ...
+
+    async def connect(self, server: ServerDefinition, _profile_id: str | None = None) -> str:
+        self.connected.append(server.alias)
+        return "connection"
+
+
+async def test_the_first_connect_imports_the_sdk_on_a_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / f"{HEAVY}.py").write_text(
+        "import threading\nIMPORTED_ON = threading.current_thread().name\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, HEAVY, raising=False)
+    built: list[str] = []
+    stand_in = StandIn()
+
+    def factory() -> Any:
+        # By now the import is done: the factory only finds it.
+        built.append(sys.modules[HEAVY].IMPORTED_ON)
+        return stand_in
+
+    gateway = LazyGateway(factory, modules=(HEAVY,))
+    assert not gateway.loaded
+    server = ServerDefinition(
+        id="s1", alias="demo", transport=Transport.HTTP, url="http://127.0.0.1:9/mcp", created_at=T0
+    )
+    connections: list[object] = [await gateway.connect(server), await gateway.connect(server)]
+    assert connections == ["connection", "connection"]
+    assert built == ["mooring-sdk-import"]
+    assert built[0] != threading.current_thread().name
+    assert stand_in.connected == ["demo", "demo"]
