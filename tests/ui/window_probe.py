@@ -120,6 +120,15 @@ def drive(window: MainWindow, csv: str, shots: Path | None, *, press: bool) -> N
         window.show_view(window.tasks)
         finish(window, {"seen": seen, "result": window.tasks.card.result_label.text()})
 
+    class Watch(QObject):
+        def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+            # The approval dialog may open after the card first says it waits for approval.
+            if event.type() == QEvent.Type.ChildAdded and card.view is not None:
+                QTimer.singleShot(0, on_card)
+            return False
+
+    watch = Watch(window)
+    window.installEventFilter(watch)
     card.changed.connect(on_card)
     window.palette_opened.connect(on_palette)
     window.palette_action.trigger()
