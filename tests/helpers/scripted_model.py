@@ -54,6 +54,8 @@ class ScriptedModel:
     requests: list[ChatRequest] = field(default_factory=list)
     configured: bool = True
     closed: int = 0
+    built: int = 0
+    """Providers built (clients made) so far."""
     _counter: int = 0
 
     # -- the script ------------------------------------------------------------------------
@@ -114,6 +116,7 @@ class ScriptedModel:
     def factory(self, config: ProviderConfig) -> ChatProvider:
         """The provider factory the chat service is given."""
         assert config == CONFIG
+        self.built += 1
         return _Provider(self)
 
 

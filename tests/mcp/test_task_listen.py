@@ -2,7 +2,8 @@
 
 The server counts the listen requests it receives (its request log); notifications are what the
 gateway's listeners hear. A listen request cannot be amended, so tasks seen later join when the
-stream is reopened, at most once per ``listen_reopen_after``.
+stream is reopened, at most once per ``listen_reopen_after`` — sooner while so few tasks are
+watched that the server's replay of them is cheap (``listen_replay_per_second``).
 """
 
 from __future__ import annotations
@@ -59,8 +60,18 @@ def task_listens(demo: DemoServer) -> int:
     )
 
 
-def gateway_with(settings: ConnectionSettings, reopen_after: float) -> tuple[McpGateway, Heard]:
-    gateway = McpGateway(settings=dataclasses.replace(settings, listen_reopen_after=reopen_after))
+def gateway_with(
+    settings: ConnectionSettings, reopen_after: float, replay_per_second: float = 1e-9
+) -> tuple[McpGateway, Heard]:
+    """A gateway whose stream is reopened at most once per ``reopen_after`` (by default
+    whatever the number of tasks watched: the replay budget then never shortens it)."""
+    gateway = McpGateway(
+        settings=dataclasses.replace(
+            settings,
+            listen_reopen_after=reopen_after,
+            listen_replay_per_second=replay_per_second,
+        )
+    )
     heard = Heard()
     gateway.add_task_listener(heard)
     return gateway, heard
@@ -134,3 +145,24 @@ async def test_a_task_seen_later_joins_when_the_stream_is_reopened(
     # The reopen replayed the running task's unchanged state: not passed on again.
     assert heard.repeats() == []
     assert all(isinstance(seen, ServerTask) for seen in heard.by_task[running])
+
+
+async def test_with_few_tasks_watched_a_new_task_joins_the_stream_without_waiting_long(
+    demo: DemoServer, settings: ConnectionSettings
+) -> None:
+    # A reopen replays every watched task: with two watched it costs two frames, so the
+    # coalescing window shrinks to a fraction of a second (here the cap is an hour).
+    gateway, heard = gateway_with(settings, reopen_after=3600, replay_per_second=200)
+    gateway.want_task_notifications(True)
+    try:
+        connection = await gateway.connect(demo_definition(demo, "stdio"))
+        await created_task(connection, "slow_compute", {"seconds": 120})
+        await eventually(lambda: connection.subscription.opened, lambda n: n >= 1)
+        joined = await created_task(connection, "slow_compute", {"seconds": 1})
+        with anyio.fail_after(30):
+            await heard.completed[joined].wait()  # heard on the stream, not by a poll
+        assert task_listens(demo) == 2
+    finally:
+        with anyio.fail_after(30):
+            await gateway.aclose()
+    assert heard.repeats() == []

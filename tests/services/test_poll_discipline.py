@@ -233,3 +233,66 @@ async def test_a_notification_repeating_the_known_state_does_nothing_and_news_ne
     due = host.monitor.due_at(record.id)
     assert due is not None
     assert due >= before + timedelta(milliseconds=30_000)
+
+
+async def test_a_burst_of_frames_applies_the_newest_and_progress_never_holds_back_the_end(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    log = tmp_path / "requests.log"
+    server = demo_definition(
+        tmp_path / "store.sqlite3",
+        log,
+        poll_interval_ms=30_000,
+        checkpoint_delay_ms=60_000,
+        rows_per_checkpoint=1,
+    )
+    await host.store.add_server(server)
+    created = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_clean.csv")}
+    )
+    record = await host.store.get(created.id)
+    assert record is not None
+    assert record.task_id is not None
+    task_id = record.task_id
+    told: list[str | None] = []
+    applied = {"Imported 3 of 5 rows": anyio.Event(), "All rows imported": anyio.Event()}
+
+    def listen(event: Event) -> None:
+        if isinstance(event, TaskDidChange) and event.record.id == record.id:
+            told.append(event.record.status_message)
+            if event.record.status_message in applied:
+                applied[event.record.status_message].set()
+
+    host.events.subscribe(listen)
+
+    def frame(status: str, message: str) -> ServerTask:
+        assert record is not None
+        return ServerTask(
+            task_id=task_id,
+            status=status,
+            status_message=message,
+            created_at=record.server_created_at,
+            last_updated_at=datetime.now(UTC),
+            ttl_ms=record.ttl_ms,
+            poll_interval_ms=record.poll_interval_ms,
+            result={"content": [], "isError": False} if status == "completed" else None,
+        )
+
+    # Three frames before any is acted on: each carries the whole task, only the newest counts.
+    for n in (1, 2, 3):
+        host.monitor.notified(server.id, task_id, frame("working", f"Imported {n} of 5 rows"))
+    with anyio.fail_after(20):
+        await applied["Imported 3 of 5 rows"].wait()
+    # More progress right away is held back (progress alone is written at most every
+    # PROGRESS_EVERY); the end is news and goes at once, replacing the progress still waiting.
+    host.monitor.notified(server.id, task_id, frame("working", "Imported 4 of 5 rows"))
+    host.monitor.notified(server.id, task_id, frame("completed", "All rows imported"))
+    with anyio.fail_after(20):
+        await applied["All rows imported"].wait()
+
+    assert told == ["Imported 3 of 5 rows", "All rows imported"]
+    stored = await host.store.get(record.id)
+    assert stored is not None
+    assert stored.state is LocalState.COMPLETED
+    assert task_gets(log, task_id) == []  # applied as they came, never a tasks/get

@@ -3,6 +3,8 @@ upgrade of a database written before chats existed."""
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -12,14 +14,16 @@ from mooring.core.clock import SystemClock
 from mooring.core.conversation import Conversation, Message, MessageStatus, Role
 from mooring.core.errors import KnownError
 from mooring.core.ids import new_id
+from mooring.core.tasks.states import LocalState as S
 from mooring.storage import conversations as conv_repo
 from mooring.storage import repositories as repo
 from mooring.storage.conversations import SqlConversations
 from mooring.storage.db import Database, head_revision
 from tests.core.tasks.factories import T0
-from tests.storage.test_repositories import a_server, an_operation
+from tests.storage.test_repositories import a_server, an_operation, begin
 
 pytestmark = pytest.mark.anyio
+T1 = T0 + timedelta(seconds=5)
 
 
 def a_conversation(title: str = "Supplier import") -> Conversation:
@@ -189,3 +193,67 @@ async def test_writing_into_a_deleted_conversation_is_a_clear_error(db: Database
     await book.delete_conversation(conv.id)  # e.g. by the window, while a command chats
     with pytest.raises(KnownError, match="deleted meanwhile"):
         await book.append_messages([a_message(conv, "late")])
+
+
+async def test_a_turn_begins_with_title_and_message_stored_together(db: Database) -> None:
+    book = SqlConversations(db, SystemClock())
+    conv = a_conversation("New conversation")
+    await book.create_conversation(conv)
+    earlier = a_message(conv, "earlier")
+    await book.append_messages([earlier])
+    sent = dataclasses.replace(a_message(conv, "How did the pelican import go?"), created_at=T1)
+
+    stored = await book.begin_turn(sent, title="How did the pelican import go?")
+
+    assert stored == [earlier, sent]  # the context the model is given, read in that write
+    found = await book.get_conversation(conv.id)
+    assert found is not None
+    assert (found.title, found.updated_at) == ("How did the pelican import go?", T1)
+    assert [h.conversation.id for h in await book.search("pelican")] == [conv.id]
+    await book.begin_turn(a_message(conv, "and then?"))  # no new title: the title stays
+    again = await book.get_conversation(conv.id)
+    assert again is not None
+    assert again.title == "How did the pelican import go?"
+
+
+async def test_a_turn_does_not_begin_before_a_finished_tasks_result_is_stored(
+    db: Database,
+) -> None:
+    book = SqlConversations(db, SystemClock())
+    server = a_server()
+    db.call_sync(lambda s: repo.add_server(s, server))
+    conv = a_conversation()
+    await book.create_conversation(conv)
+    tool_round, record = an_operation(server)
+    tool_round = dataclasses.replace(tool_round, conversation_id=conv.id)
+    record = dataclasses.replace(record, state=S.WORKING, conversation_id=conv.id)
+    begin(db, tool_round, record)
+    started = dataclasses.replace(
+        a_message(conv, "The import started.", Role.TOOL),
+        tool_call_id="c1",
+        tool_round_id=tool_round.id,
+        awaits_task=True,
+    )
+    await book.append_messages([started])
+
+    # Still working: the user's message goes in at once.
+    assert await book.begin_turn(a_message(conv, "while it runs")) is not None
+    db.call_sync(lambda s: repo.save_task_record(s, dataclasses.replace(record, state=S.COMPLETED)))
+    # Finished, its result not stored yet: nothing is written, the result goes first.
+    assert await book.begin_turn(a_message(conv, "how did it go?")) is None
+    assert [m.content for m in await book.messages(conv.id)] == [
+        "The import started.",
+        "while it runs",
+    ]
+    assert await book.begin_turn(a_message(conv, "anyway"), check_waiting=False) is not None
+
+
+async def test_beginning_a_turn_in_a_deleted_conversation_is_a_clear_error(
+    db: Database,
+) -> None:
+    book = SqlConversations(db, SystemClock())
+    conv = a_conversation()
+    await book.create_conversation(conv)
+    await book.delete_conversation(conv.id)
+    with pytest.raises(KnownError, match="deleted meanwhile"):
+        await book.begin_turn(a_message(conv, "late"), title="late")

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QApplication, QComboBox, QWidget
 
 from mooring.bootstrap import run_gui
 from mooring.cli.parser import build_parser
-from mooring.core.events import TaskDidChange
+from mooring.core.events import MessageDidAppend, TaskDidChange
 from mooring.core.tasks.words import state_words
 from mooring.ui.dialogs.approval import ApprovalDialog
 from mooring.ui.dialogs.input_form import InputFormDialog
@@ -153,14 +153,23 @@ def chat(window: MainWindow, text: str, shots: Path | None) -> None:
                 done.add("approve")
                 save(dialog, shots, "11-chat-approval")
                 dialog.buttons["Allow once"].click()
-        if label == "needs your input" and "left" not in done:
+        if label == "needs your input":
+            done.add("asked")
+        # The task may ask (told over its listen stream) before the turn stored the tool
+        # round's card: leave once both are shown.
+        lines = transcript(window)
+        card = any(line.startswith("Tool round: ") for line in lines)
+        if "asked" in done and card and "left" not in done:
             done.add("left")
             save(window, shots, "12-chat-running-task-card")
-            finish(window, {"left": label, "transcript": transcript(window)})
+            finish(window, {"left": "needs your input", "transcript": lines})
 
     def on_task(event: TaskDidChange) -> None:
         label = state_words(event.record).label
         QTimer.singleShot(0, lambda: check(label))
+
+    def on_message(_event: MessageDidAppend) -> None:
+        QTimer.singleShot(0, lambda: check(""))
 
     class Watch(QObject):
         def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
@@ -171,6 +180,7 @@ def chat(window: MainWindow, text: str, shots: Path | None) -> None:
     watch = Watch(window)
     window.installEventFilter(watch)
     window.host.events.on(TaskDidChange, on_task)
+    window.host.events.on(MessageDidAppend, on_message)
     window.show_view(view)
     view.composer.setPlainText(text)
     view.send_button.click()

@@ -380,6 +380,16 @@ class ConversationBook(Protocol):
         window or command may have stored it first); whether it was appended."""
         ...
 
+    async def begin_turn(
+        self, message: Message, *, title: str | None = None, check_waiting: bool = True
+    ) -> list[Message] | None:
+        """In one transaction: store the user's ``message`` (and ``title`` as the
+        conversation's new title) and return the conversation's messages with it. When
+        ``check_waiting`` and a background task of the conversation ended with its final result
+        not yet stored, nothing is written and ``None`` comes back (store the follow-ups first,
+        then call again). Raises :class:`KnownError` when the conversation was deleted."""
+        ...
+
     async def messages(self, conversation_id: str) -> list[Message]: ...
     async def messages_before(
         self, conversation_id: str, before_id: str | None, limit: int

@@ -172,6 +172,10 @@ class ConnectionSettings:
     listen_reopen_after: float = 5.0
     """Tasks seen after the ``subscriptions/listen`` stream opened join it when it is reopened,
     at most once per this many seconds (a listen request cannot be amended)."""
+    listen_replay_per_second: float = 200.0
+    """A reopen makes the server replay every watched task's state: with few tasks watched the
+    stream is reopened sooner than ``listen_reopen_after``, spaced so that these replays stay
+    under this many frames a second (20 tasks: after 0.1 s; 1,000 tasks: after 5 s)."""
 
 
 @dataclass(eq=False)
@@ -283,6 +287,7 @@ class McpConnection:
         self.subscription = TaskSubscription(
             alias=server.alias,
             reopen_after=self.settings.listen_reopen_after,
+            replay_per_second=self.settings.listen_replay_per_second,
             notify=on_task_notification,
         )
         """The one ``subscriptions/listen`` stream for the tasks this connection watches."""

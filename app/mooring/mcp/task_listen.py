@@ -6,8 +6,11 @@ request with the current state of every listed task. So :class:`TaskSubscription
 
 * opens a stream only while someone wants notifications (a long-lived watcher: the window,
   ``mooring tasks watch``, ``mooring chat``); one-shot commands never open one;
-* opens the first stream at once, and takes tasks seen later into a replacement stream at most
-  once per ``reopen_after`` seconds, with the full set (the old stream stays open until then);
+* opens the first stream at once, and takes tasks seen later into a replacement stream with the
+  full set (the old stream stays open until then): at most once per ``reopen_after`` seconds,
+  and sooner while few tasks are watched — a reopen makes the server replay every listed task,
+  so reopens are spaced to keep that replay under ``replay_per_second`` frames a second (a task
+  that starts among a few others is heard of within a fraction of a second, not seconds);
   tasks that end are simply dropped at the next reopen (a last stream is closed when none is
   left);
 * remembers the last state it saw of each watched task (from ``tasks/get``, the call that
@@ -59,9 +62,17 @@ def _marker(seen: ServerTask) -> _Marker:
 class TaskSubscription:
     """The listen half of one connection: what it watches, and the one stream for it."""
 
-    def __init__(self, *, alias: str, reopen_after: float, notify: TaskNotified | None) -> None:
+    def __init__(
+        self,
+        *,
+        alias: str,
+        reopen_after: float,
+        notify: TaskNotified | None,
+        replay_per_second: float | None = None,
+    ) -> None:
         self._alias = alias
         self._reopen_after = reopen_after
+        self._replay_per_second = replay_per_second
         self._notify = notify
         self._wanted = False
         self._watched: set[str] = set()
@@ -111,7 +122,7 @@ class TaskSubscription:
         self._watched.add(task_id)
         if self._scope is not None and task_id not in self._listened:
             # Keep the current stream until the reopen window has passed, then take all.
-            self._scope.deadline = min(self._scope.deadline, self._opened_at + self._reopen_after)
+            self._scope.deadline = min(self._scope.deadline, self._opened_at + self._window())
         self._changed.set()
 
     def _unwatch(self, task_id: str) -> None:
@@ -161,7 +172,7 @@ class TaskSubscription:
             if not self._wanted or not self._watched:
                 await self._next_change()
                 continue
-            wait = self._opened_at + self._reopen_after - anyio.current_time()
+            wait = self._opened_at + self._window() - anyio.current_time()
             if wait > 0:
                 await anyio.sleep(wait)  # the coalescing window: more tasks may come meanwhile
                 continue
@@ -170,6 +181,13 @@ class TaskSubscription:
                 return
             if ended:
                 await self._next_change()  # the server closed it: listen again on news
+
+    def _window(self) -> float:
+        """How long a stream is kept before a reopen takes in the tasks seen since (without a
+        replay budget: ``reopen_after``)."""
+        if not self._replay_per_second:
+            return self._reopen_after
+        return min(self._reopen_after, len(self._watched) / self._replay_per_second)
 
     async def _next_change(self) -> None:
         self._changed = anyio.Event()

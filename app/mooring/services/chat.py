@@ -162,6 +162,15 @@ class _Streamed:
 
 
 @dataclass(slots=True)
+class _Client:
+    """A provider client kept for its configuration, and the turns using it now."""
+
+    provider: ChatProvider
+    users: int = 0
+    retired: bool = False
+
+
+@dataclass(slots=True)
 class _Offers:
     offers: tuple[ToolOffer, ...] = ()
     names: dict[str, ToolKey] = field(default_factory=dict)
@@ -222,6 +231,10 @@ class ChatService:
         self._background: set[asyncio.Task[None]] = set()
         self._background_turns: list[TurnResult] = []
         self._unsubscribe: Callable[[], None] | None = None
+        self._clients: dict[ProviderConfig, _Client] = {}
+        self._retired: list[_Client] = []
+        self._provider_of: dict[str, str | None] = {}
+        """Each conversation's provider id when last read here: a guess, always checked."""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -231,7 +244,8 @@ class ChatService:
             self._unsubscribe = self._events.subscribe(self._on_event)
 
     async def aclose(self) -> None:
-        """Stop listening; follow-up work in flight is cancelled (what it stored stays)."""
+        """Stop listening; follow-up work in flight is cancelled (what it stored stays); the
+        provider clients kept between turns are closed."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -239,6 +253,11 @@ class ChatService:
             task.cancel()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
+        clients = [*self._clients.values(), *self._retired]
+        self._clients.clear()
+        self._retired.clear()
+        for client in clients:
+            await _close(client.provider)
 
     async def idle(self) -> list[TurnResult]:
         """Wait until follow-ups (and the turns they started) are done; returns those turns."""
@@ -271,6 +290,7 @@ class ChatService:
             auto_continue=self._auto_continue_default if auto_continue is None else auto_continue,
         )
         await self._book.create_conversation(conversation)
+        self._provider_of[conversation.id] = conversation.provider_id
         return conversation
 
     async def provider_choices(self) -> list[ProviderConfig]:
@@ -303,7 +323,29 @@ class ChatService:
         found = await self._book.find_conversation(key.strip())
         if found is None:
             raise NotFound("conversation", key)
+        self._provider_of[found.id] = found.provider_id
         return found
+
+    async def _with_provider(self, key: str) -> tuple[Conversation, ProviderConfig]:
+        """The conversation and its provider's configuration, both read now. For a
+        conversation seen before, the provider is looked up alongside it (by the id it had
+        then), and looked up again only if the conversation names another one now."""
+        if key not in self._provider_of:
+            conversation = await self.get(key)
+            return conversation, await self._providers(conversation.provider_id)
+        guess = self._provider_of[key]
+        looking = asyncio.ensure_future(self._providers(guess))
+        try:
+            conversation = await self.get(key)
+        except BaseException:
+            looking.cancel()
+            looking.add_done_callback(_ignore_outcome)
+            raise
+        if conversation.provider_id != guess:
+            looking.cancel()
+            looking.add_done_callback(_ignore_outcome)
+            return conversation, await self._providers(conversation.provider_id)
+        return conversation, await looking
 
     async def list_conversations(self, *, limit: int | None = None) -> list[Conversation]:
         """Conversations, most recently active first."""
@@ -369,6 +411,7 @@ class ChatService:
                 "A reply is being written in this conversation; stop it first.", code="busy"
             )
         await self._book.delete_conversation(conversation.id)
+        self._provider_of.pop(conversation.id, None)
         return conversation
 
     async def export(self, key: str, fmt: str) -> str:
@@ -388,6 +431,7 @@ class ChatService:
     async def _save(self, conversation: Conversation) -> Conversation:
         if not await self._book.update_conversation(conversation):
             raise NotFound("conversation", conversation.id)
+        self._provider_of[conversation.id] = conversation.provider_id
         return conversation
 
     # -- turns ---------------------------------------------------------------------------------
@@ -405,27 +449,40 @@ class ChatService:
         """Store the user's message and run a model turn on it.
 
         The provider is resolved first: without one, nothing is stored and a
-        :class:`KnownError` says what to configure.
+        :class:`KnownError` says what to configure. Background results that arrived before
+        the message are stored before it; the message (with the conversation's first title)
+        is stored in one transaction before the model sees it.
         """
         text = text.strip()
         if not text:
             raise KnownError("The message is empty.", code="usage")
-        conversation = await self.get(conversation_id)
-        config = await self._providers(conversation.provider_id)
-        async with self._lock(conversation.id):
-            await self._catch_up(conversation.id)
-            if conversation.title == DEFAULT_TITLE:
-                conversation = await self._save(_replace(conversation, title=_title_from(text)))
-            await self._append(
-                Message(
+        # Listing the tools (reads, maybe over the wire) overlaps the lookups and the write.
+        offering = asyncio.ensure_future(self._offers())
+        try:
+            conversation, config = await self._with_provider(conversation_id)
+            async with self._lock(conversation.id):
+                title = _title_from(text) if conversation.title == DEFAULT_TITLE else None
+                message = Message(
                     id=new_id(),
                     conversation_id=conversation.id,
                     role=Role.USER,
                     content=text,
                     created_at=self._clock.now(),
                 )
-            )
-            return await self._turn(conversation, config)
+                stored = await self._book.begin_turn(message, title=title)
+                if stored is None:  # a task ended meanwhile: its result goes first
+                    await self._catch_up(conversation.id)
+                    message = dataclasses.replace(message, created_at=self._clock.now())
+                    stored = await self._book.begin_turn(message, title=title, check_waiting=False)
+                    assert stored is not None
+                if title is not None:
+                    conversation = _replace(conversation, title=title)
+                self._events.emit(MessageDidAppend(conversation.id, message))
+                return await self._turn(conversation, config, stored=stored, offering=offering)
+        finally:
+            if not offering.done():  # the turn never started (no such conversation, provider…)
+                offering.cancel()
+            offering.add_done_callback(_ignore_outcome)
 
     async def continue_with_result(self, conversation_id: str) -> TurnResult:
         """Start a model turn on the background results stored since the model last spoke."""
@@ -490,7 +547,14 @@ class ChatService:
             )
         return _Offers(tuple(offers), names, servers)
 
-    async def _turn(self, conversation: Conversation, config: ProviderConfig) -> TurnResult:
+    async def _turn(
+        self,
+        conversation: Conversation,
+        config: ProviderConfig,
+        *,
+        stored: list[Message] | None = None,
+        offering: Awaitable[_Offers] | None = None,
+    ) -> TurnResult:
         turn = _ActiveTurn()
         self._active[conversation.id] = turn
         rounds: list[str] = []
@@ -511,12 +575,16 @@ class ChatService:
         )
         try:
             # The first context read overlaps listing the tools (servers answer over the wire).
-            offers, stored = await asyncio.gather(
-                self._offers(), self._book.messages(conversation.id)
-            )
+            if stored is None:
+                offers, stored = await asyncio.gather(
+                    offering or self._offers(), self._book.messages(conversation.id)
+                )
+            else:
+                offers = await (offering or self._offers())
             for round_number in range(self._max_rounds):
                 if round_number:
                     stored = await self._book.messages(conversation.id)
+                assert stored is not None
                 context = build_context(stored)
                 request = ChatRequest(
                     model=model, messages=context, tools=offers.offers, system=self._system
@@ -627,7 +695,8 @@ class ChatService:
     ) -> _Streamed:
         streamed = _Streamed()
         parts: list[str] = []
-        provider: ChatProvider = self._factory(config)
+        client = await self._client(config)
+        provider = client.provider
         span = tracer().start_span(
             MODEL_CALL,
             attributes={
@@ -674,13 +743,42 @@ class ChatService:
             )
         finally:
             turn.stream = None
-            with contextlib.suppress(Exception):
-                await provider.aclose()
+            clean = streamed.done is not None and streamed.failure is None and not streamed.stopped
+            await self._release(config, client, keep=clean)
             _end_model_span(span, streamed)
         streamed.text = "".join(parts)
         if streamed.done is not None and not streamed.stopped:
             streamed.text = streamed.done.text or streamed.text
         return streamed
+
+    async def _client(self, config: ProviderConfig) -> _Client:
+        """The client kept for this configuration (built on first use: one connection pool
+        per provider, reused turn after turn, as a script keeps its SDK client)."""
+        client = self._clients.get(config)
+        if client is None:
+            # Building one reads the keyring, which may block (D-Bus): off the loop.
+            provider = await asyncio.to_thread(self._factory, config)
+            client = self._clients.get(config)
+            if client is None:
+                client = self._clients[config] = _Client(provider)
+            else:  # another turn built one meanwhile
+                await _close(provider)
+        client.users += 1
+        return client
+
+    async def _release(self, config: ProviderConfig, client: _Client, *, keep: bool) -> None:
+        """A turn is done with ``client``. One whose call did not end cleanly (a failure, a
+        stop) is not reused: the next call builds a fresh one, reading the keyring again."""
+        client.users -= 1
+        if not keep and not client.retired:
+            client.retired = True
+            if self._clients.get(config) is client:
+                del self._clients[config]
+            self._retired.append(client)
+        if client.retired and client.users == 0:
+            with contextlib.suppress(ValueError):
+                self._retired.remove(client)
+            await _close(client.provider)
 
     def _reply_message(
         self, conversation_id: str, message_id: str, model: str, streamed: _Streamed
@@ -899,6 +997,16 @@ def _end_model_span(span: Span, streamed: _Streamed) -> None:
         span.set_status(Status(StatusCode.ERROR, streamed.failure.kind.value))
     span.set_attribute("mooring.chat.interrupted", streamed.stopped)
     span.end()
+
+
+def _ignore_outcome(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # retrieved: a turn that never started does not need its tools
+
+
+async def _close(provider: ChatProvider) -> None:
+    with contextlib.suppress(Exception):
+        await provider.aclose()
 
 
 def _replace(conversation: Conversation, **changes: Any) -> Conversation:

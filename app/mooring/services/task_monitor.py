@@ -30,8 +30,10 @@ import dataclasses
 import heapq
 import itertools
 import logging
+import math
 import random
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -107,8 +109,10 @@ class TaskMonitor:
         self._locks: dict[str, asyncio.Lock] = {}
         self._server_of: dict[str, str] = {}
         self._background: set[asyncio.Future[None]] = set()
+        self._notices: dict[tuple[str, str], _Notices] = {}
+        """Per (server, task id) with notifications being acted on: the newest one waiting."""
         self._stopping = False
-        gateway.add_task_listener(self._on_notification)
+        gateway.add_task_listener(self.notified)
 
     # -- scheduling ----------------------------------------------------------------------------
 
@@ -196,11 +200,47 @@ class TaskMonitor:
         """When the record's next poll is planned (``None``: not scheduled)."""
         return self._due_at.get(record_id)
 
-    def _on_notification(self, server_id: str, task_id: str, seen: Observation | None) -> None:
-        task = asyncio.ensure_future(self.take_notice(server_id, task_id, seen))
+    def notified(self, server_id: str, task_id: str, seen: Observation | None) -> None:
+        """The gateway's task listener: a ``notifications/tasks`` frame (or a 2025-11-25 hint)
+        about ``task_id``, acted on in the background by :meth:`take_notice` — one at a time
+        per task, the newest first (see :meth:`_take_notices`)."""
+        key = (server_id, task_id)
+        notices = self._notices.get(key)
+        if notices is not None:
+            notices.offer(seen)
+            return
+        notices = self._notices[key] = _Notices(seen)
+        task = asyncio.ensure_future(self._take_notices(key, notices))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         task.add_done_callback(_log_failure)
+
+    async def _take_notices(self, key: tuple[str, str], notices: _Notices) -> None:
+        """Act on one task's notifications, one at a time, newest first.
+
+        Each frame carries the whole task, so a frame still waiting is replaced by a newer one
+        (a chatty server's progress cannot queue up ahead of its completion), and a frame that
+        only moves the status message on is taken at most every :data:`PROGRESS_EVERY` seconds
+        (the newest then); any other news is taken at once.
+        """
+        server_id, task_id = key
+        loop = asyncio.get_running_loop()
+        try:
+            while notices.waiting:
+                wait = notices.taken_at + PROGRESS_EVERY - loop.time()
+                if wait > 0 and progress_only(notices.last, notices.newest):
+                    notices.wake.clear()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(notices.wake.wait(), wait)
+                    continue
+                seen, notices.waiting = notices.newest, False
+                notices.record_id = await self._take_notice(
+                    server_id, task_id, seen, notices.record_id
+                )
+                if isinstance(seen, ServerTask):
+                    notices.last, notices.taken_at = seen, loop.time()
+        finally:
+            del self._notices[key]
 
     async def take_notice(self, server_id: str, task_id: str, seen: Observation | None) -> None:
         """Act on a task notification (the gateway's listener runs this for each one).
@@ -211,34 +251,43 @@ class TaskMonitor:
         (2025-11-25: ``seen`` is ``None``) is looked at once; anything else waits for the next
         poll.
         """
+        await self._take_notice(server_id, task_id, seen, None)
+
+    async def _take_notice(
+        self, server_id: str, task_id: str, seen: Observation | None, record_id: str | None
+    ) -> str | None:
+        """:meth:`take_notice`, given the record's id when it is known already; returns it."""
         if seen is not None and not isinstance(seen, ServerTask):
-            return  # not a task to apply: the next poll reads it
-        found = await self._ledger.by_task_id(server_id, task_id)
-        if found is None or not found.is_monitored:
-            return
-        if seen is None:
-            self._count_notification(found.id)
-            self._server_of.setdefault(found.id, found.server_id)
-            self._schedule(found.id, self._clock.now(), disciplined=False)
-            return
+            return record_id  # not a task to apply: the next poll reads it
+        if record_id is None or seen is None:
+            found = await self._ledger.by_task_id(server_id, task_id)
+            if found is None or not found.is_monitored:
+                return None
+            if seen is None:
+                self._count_notification(found.id)
+                self._server_of.setdefault(found.id, found.server_id)
+                self._schedule(found.id, self._clock.now(), disciplined=False)
+                return found.id
+            record_id = found.id
         try:
-            async with self._lock(found.id):
-                record = await self._ledger.get(found.id)
+            async with self._lock(record_id):
+                record = await self._ledger.get(record_id)
                 if (
                     record is None
                     or not record.is_monitored
                     or not await self._is_news(record, seen)
                 ):
-                    return
+                    return record_id
                 self._count_notification(record.id)
-                connection = await self._connection(record)
-                if connection is not None:
-                    try:
-                        await self._observe(record, seen, connection, polled=False)
-                    except RecordChanged:
-                        log.info("task %s changed elsewhere; the next poll reads it", record.id)
+                try:
+                    # Told on an open connection: it is looked up only if answers or a cancel
+                    # must go back (after the listeners were told).
+                    await self._observe(record, seen, None, polled=False)
+                except RecordChanged:
+                    log.info("task %s changed elsewhere; the next poll reads it", record.id)
         finally:
-            self._forget(found.id)  # only if it is over (neither scheduled nor in flight)
+            self._forget(record_id)  # only if it is over (neither scheduled nor in flight)
+        return record_id
 
     def _count_notification(self, record_id: str) -> None:
         self._notifications[record_id] = self._notifications.get(record_id, 0) + 1
@@ -418,13 +467,15 @@ class TaskMonitor:
         self,
         record: TaskRecord,
         observation: Observation,
-        connection: ServerConnection,
+        connection: ServerConnection | None,
         *,
         polled: bool = True,
     ) -> TaskRecord:
         """Persist what the server said (a poll's answer, or a notification: not ``polled``),
         tell, plan the next poll a full interval from now, then deliver saved answers and a
-        pending cancel."""
+        pending cancel (through ``connection``, looked up when ``None`` and needed). A
+        notification that leaves the state as it was delivers no answers: only a change of
+        state, a question, or the next poll can settle them."""
         now = self._clock.now()
         rec = reconcile(record, observation, now=now)
         if not polled and rec.changed:  # heard from the server, but not a tasks/get
@@ -449,12 +500,19 @@ class TaskMonitor:
         else:
             self._due_at.pop(current.id, None)  # over: unscheduled before anyone hears of it
         self._writer.announce(rec, new_inputs)  # after the run span: a listener may stop us
-        await self._deliver_pending_answers(current, connection, observation, stored_inputs)
-        if (
+        answers = polled or rec.state_changed or current.state is LocalState.INPUT_REQUIRED
+        cancel = (
             current.cancel_requested
             and current.id not in self._cancel_sent
             and not current.is_terminal
-        ):
+        )
+        if (answers or cancel) and connection is None:
+            connection = await self._connection(current)
+        if connection is None:
+            return current  # its server was removed meanwhile
+        if answers:
+            await self._deliver_pending_answers(current, connection, observation, stored_inputs)
+        if cancel:
             await self._send_cancel(current, connection)
         return current
 
@@ -642,6 +700,49 @@ _RETRY_AFTER_BUG = timedelta(seconds=30)
 _RETRY_AFTER_PROBLEM = timedelta(seconds=5)
 _LONGEST_RETRY = timedelta(hours=1)
 _FAILURES_BEFORE_ISSUE = 3
+
+
+PROGRESS_EVERY = 0.5
+"""Seconds: a task's notifications that only move its status message on (progress) are
+written at most this often (the newest one then); any other news is written at once."""
+
+
+def progress_only(last: Observation | None, seen: Observation | None) -> bool:
+    """Whether ``seen`` differs from the frame ``last`` taken only in its status message."""
+    if not isinstance(last, ServerTask) or not isinstance(seen, ServerTask):
+        return False
+    return (
+        seen.status == last.status
+        and seen.status not in _TERMINAL_STATUSES
+        and seen.task_id == last.task_id
+        and (seen.poll_interval_ms, seen.ttl_ms) == (last.poll_interval_ms, last.ttl_ms)
+        and seen.input_requests.keys() == last.input_requests.keys()
+        and (seen.result, seen.error) == (last.result, last.error)
+    )
+
+
+_TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+@dataclass(eq=False, slots=True)
+class _Notices:
+    """One task's notifications being acted on: the newest still waiting, the last taken."""
+
+    newest: Observation | None
+    waiting: bool = True
+    """Whether ``newest`` is still to be taken."""
+    last: ServerTask | None = None
+    taken_at: float = -math.inf
+    """Loop time when ``last`` was taken."""
+    record_id: str | None = None
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def offer(self, seen: Observation | None) -> None:
+        """A newer frame replaces the one waiting; it is taken at once unless it is progress
+        only."""
+        self.newest, self.waiting = seen, True
+        if not progress_only(self.last, seen):
+            self.wake.set()
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:

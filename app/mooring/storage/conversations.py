@@ -158,6 +158,26 @@ def _message(row: Row[Any]) -> Message:
     )
 
 
+def _message_values(message: Message) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "conversation_id": message.conversation_id,
+        "role": message.role.value,
+        "content": message.content,
+        "created_at": message.created_at,
+        "status": message.status.value,
+        "error_kind": message.error_kind,
+        "error": message.error,
+        "tool_calls": [_call_json(c) for c in message.tool_calls] or None,
+        "tool_call_id": message.tool_call_id,
+        "tool_round_id": message.tool_round_id,
+        "is_error": message.is_error,
+        "awaits_task": message.awaits_task,
+        "followup": message.followup,
+        "model": message.model,
+    }
+
+
 def append_message(session: Session, message: Message) -> None:
     """Append a message after the conversation's last one and mark the conversation active."""
     last = session.execute(
@@ -165,26 +185,7 @@ def append_message(session: Session, message: Message) -> None:
             t.messages.c.conversation_id == message.conversation_id
         )
     ).scalar_one_or_none()
-    session.execute(
-        insert(t.messages).values(
-            id=message.id,
-            conversation_id=message.conversation_id,
-            role=message.role.value,
-            content=message.content,
-            created_at=message.created_at,
-            seq=(last or 0) + 1,
-            status=message.status.value,
-            error_kind=message.error_kind,
-            error=message.error,
-            tool_calls=[_call_json(c) for c in message.tool_calls] or None,
-            tool_call_id=message.tool_call_id,
-            tool_round_id=message.tool_round_id,
-            is_error=message.is_error,
-            awaits_task=message.awaits_task,
-            followup=message.followup,
-            model=message.model,
-        )
-    )
+    session.execute(insert(t.messages).values(**_message_values(message), seq=(last or 0) + 1))
     session.execute(
         update(t.conversations)
         .where(t.conversations.c.id == message.conversation_id)
@@ -246,6 +247,58 @@ def awaiting_results(session: Session, conversation_id: str) -> list[Message]:
         .order_by(t.messages.c.seq)
     )
     return [_message(r) for r in rows]
+
+
+def results_waiting(session: Session, conversation_id: str) -> bool:
+    """Whether a background task of this conversation has ended with its final result not yet
+    stored as a follow-up (so it belongs before anything the user sends now)."""
+    answered = select(t.messages.c.tool_round_id).where(
+        t.messages.c.conversation_id == conversation_id, t.messages.c.followup.is_(True)
+    )
+    awaiting = set(
+        session.execute(
+            select(t.messages.c.tool_round_id).where(
+                t.messages.c.conversation_id == conversation_id,
+                t.messages.c.awaits_task.is_(True),
+                t.messages.c.tool_round_id.is_not(None),
+                t.messages.c.tool_round_id.not_in(answered),
+            )
+        ).scalars()
+    )
+    if not awaiting:  # the usual case: one indexed read, nothing more
+        return False
+    return any(
+        item.round.id in awaiting and item.record is not None and item.record.is_terminal
+        for item in conversation_rounds(session, conversation_id)
+    )
+
+
+def begin_turn(
+    session: Session, message: Message, title: str | None, *, check_waiting: bool
+) -> list[Message] | None:
+    """Store the user's message (and the conversation's new title) and read the conversation
+    back; ``None``, with nothing written, when ``check_waiting`` and a background result is
+    waiting to be stored first."""
+    if check_waiting and results_waiting(session, message.conversation_id):
+        return None
+    changes: dict[str, Any] = {"updated_at": message.created_at}
+    if title is not None:
+        changes["title"] = title
+    touched = session.execute(
+        update(t.conversations)
+        .where(t.conversations.c.id == message.conversation_id)
+        .values(**changes)
+    )
+    if not touched.rowcount:  # type: ignore[attr-defined]  # CursorResult has rowcount
+        _require_conversation(session, message.conversation_id)  # raises the clear error
+    # As few statements as can be: this write is on the way to every model request.
+    seq = (
+        select(func.coalesce(func.max(t.messages.c.seq), 0) + 1)
+        .where(t.messages.c.conversation_id == message.conversation_id)
+        .scalar_subquery()
+    )
+    session.execute(insert(t.messages).values(**_message_values(message), seq=seq))
+    return list_messages(session, message.conversation_id)
 
 
 # -- search ----------------------------------------------------------------------------------
@@ -402,6 +455,13 @@ class SqlConversations:
             return True
 
         return await self.db.run(write)
+
+    async def begin_turn(
+        self, message: Message, *, title: str | None = None, check_waiting: bool = True
+    ) -> list[Message] | None:
+        return await self.db.run(
+            lambda s: begin_turn(s, message, title, check_waiting=check_waiting)
+        )
 
     async def messages(self, conversation_id: str) -> list[Message]:
         return await self.db.run(lambda s: list_messages(s, conversation_id))
