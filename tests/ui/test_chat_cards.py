@@ -135,7 +135,10 @@ async def test_a_task_round_shows_as_a_card_and_its_result_continues_the_convers
         assert "\u202e" not in shown
         assert view.arguments_button.accessibleName() == "Hide arguments"
         QTest.keyClick(view.transcript, Qt.Key.Key_Left)
-        assert "suppliers_clean.csv" not in lines(view)[row]
+        # Hidden again (the task's own status line may name the file: the arguments may not).
+        hidden = lines(view)[row]
+        assert f'"path": "{CLEAN}"' not in hidden and "<U+202E>evil" not in hidden
+        assert "Arguments: 2 fields, hidden (Space shows them)" in hidden
         view.transcript.grab()  # the delegate paints the card
 
         # The card follows the task to its end; then its result can go back to the model.
