@@ -4,7 +4,7 @@ import os
 import sys
 
 from mooring.adapters.launcher import restore_host_environment
-from mooring.bootstrap import main
+from mooring.launch import main
 
 if getattr(sys, "frozen", False):
     restore_host_environment(os.environ)

@@ -1,5 +1,5 @@
 """``python -m mooring``."""
 
-from mooring.bootstrap import main
+from mooring.launch import main
 
 raise SystemExit(main())

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from mooring.cli.context import CliContext
+from typing import TYPE_CHECKING
+
 from mooring.cli.render import summary
+from mooring.core.ids import short_id
 from mooring.core.results import tool_error
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+
+if TYPE_CHECKING:  # type-only: quick commands format records without loading the host
+    from mooring.cli.context import CliContext
 
 COMPLETED = "completed"
 
@@ -27,3 +32,13 @@ async def state_line(ctx: CliContext, record: TaskRecord) -> str:
         tool_round = await ctx.ledger.tool_round(record.tool_round_id)
         error = tool_error(tool_round.result if tool_round else None)
     return with_tool_error(record, error)
+
+
+def list_line(record: TaskRecord, alias: str | None, state: str) -> str:
+    """One line of ``tasks list``: the short id, server/tool and the state line."""
+    return f"{short_id(record.id)}  {'?' if alias is None else alias}/{record.tool}  {state}"
+
+
+def no_tasks(*, active: bool) -> str:
+    """What ``tasks list`` says when there is nothing to list."""
+    return "No active tasks." if active else "No tasks."

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 from mooring.core.errors import KnownError
-from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.core.tasks.words import state_words
-from mooring.services.host import TaskView
+
+if TYPE_CHECKING:  # type-only: quick commands format records without loading the host
+    from mooring.cli.context import CliContext
+    from mooring.core.tasks.inputs import TaskInput
+    from mooring.services.host import TaskView
 
 
 class _HasId(Protocol):

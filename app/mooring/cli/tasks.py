@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from mooring.cli.context import CliContext
-from mooring.cli.describe import state_line
+from mooring.cli.describe import list_line, no_tasks, state_line
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.lookup import find_task
 from mooring.cli.render import exit_code_for, progress_line, record_json, result_text, summary
@@ -373,11 +373,10 @@ async def list_tasks(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         ctx.say(json.dumps([await record_json(ctx, r) for r in records], indent=2))
         return ExitCode.OK
     if not records:
-        ctx.say("No tasks." if not args.active else "No active tasks.")
+        ctx.say(no_tasks(active=args.active))
     for r in records:
         server = await ctx.catalog.get_server(r.server_id)
-        alias = server.alias if server else "?"
-        ctx.say(f"{_short(r)}  {alias}/{r.tool}  {await state_line(ctx, r)}")
+        ctx.say(list_line(r, server.alias if server else None, await state_line(ctx, r)))
     return ExitCode.OK
 
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import uuid
 from typing import Any
+
+# ``uuid`` and ``hashlib`` load on first use: a quick read-only command never makes an id.
 
 
 def new_id() -> str:
     """A new random identity (UUID4 as 32 hex digits): stable, opaque, unguessable."""
+    import uuid
+
     return uuid.uuid4().hex
 
 
@@ -18,6 +20,8 @@ def argument_digest(arguments: dict[str, Any] | None) -> str:
 
     The digest lets us tell two calls apart without keeping the arguments themselves.
     """
+    import hashlib
+
     canonical = json.dumps(
         arguments or {}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
     )

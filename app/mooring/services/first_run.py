@@ -6,11 +6,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from mooring.core.clock import Clock
 from mooring.core.ids import new_id
-from mooring.core.ports import ServerCatalog
 from mooring.core.servers import ServerDefinition, Transport
+
+if TYPE_CHECKING:  # type-only: quick commands check the demo server without the ports
+    from mooring.core.clock import Clock
+    from mooring.core.ports import ServerCatalog
 
 log = logging.getLogger("mooring.first_run")
 
@@ -67,20 +70,29 @@ def _launch_split(args: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ..
     return None
 
 
+def launch_for_this_installation(
+    command: str | None, args: tuple[str, ...], ours: str, our_args: tuple[str, ...]
+) -> tuple[str, ...] | None:
+    """The arguments a built-in stdio server started by ``command args`` should have to start
+    the way this installation does (``ours our_args``), or ``None`` when it is right already
+    (or its command line is the user's own, which stays)."""
+    launch, theirs = _launch_split(our_args), _launch_split(args)
+    if launch is None or theirs is None:
+        return None
+    wanted = (*launch[0], *theirs[1])
+    return None if (command, args) == (ours, wanted) else wanted
+
+
 async def _follow_this_installation(
     catalog: ServerCatalog, command: str, args: tuple[str, ...]
 ) -> None:
     # Only the program and how it is entered change: the server's own flags (its store, any
     # the user added) stay, and a command line the user changed to something else is theirs.
-    ours = _launch_split(args)
-    if ours is None:
-        return
     for server in await catalog.list_servers():
-        theirs = _launch_split(server.args)
-        if not server.builtin or server.transport is not Transport.STDIO or theirs is None:
+        if not server.builtin or server.transport is not Transport.STDIO:
             continue
-        wanted = (*ours[0], *theirs[1])
-        if (server.command, server.args) == (command, wanted):
+        wanted = launch_for_this_installation(server.command, server.args, command, args)
+        if wanted is None:
             continue
         await catalog.update_server(replace(server, command=command, args=wanted))
         log.info(

@@ -11,8 +11,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
 from mooring.core.errors import KnownError
 
 APP_NAME = "Mooring"
@@ -89,6 +87,8 @@ def resolve_paths(data_dir: str | os.PathLike[str] | None = None) -> Paths:
         return Paths(
             data_dir=root, config_dir=root / "config", log_dir=root / "logs", overridden=True
         )
+    import platformdirs  # only when no folder is given (not for --data-dir, tests, scripts)
+
     dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
     return Paths(
         data_dir=Path(dirs.user_data_dir),

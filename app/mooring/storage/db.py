@@ -20,7 +20,6 @@ import logging
 import os
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,7 +28,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from mooring.storage.errors import StorageError, classify
-from mooring.storage.migrations import HEAD, REVISIONS
+from mooring.storage.schema_file import (
+    SchemaState,
+    inspect_file,
+    known_revisions,
+    storage_error,
+)
+from mooring.storage.schema_file import head_revision as head_revision  # re-exported
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -38,20 +43,6 @@ log = logging.getLogger("mooring.storage")
 
 T = TypeVar("T")
 MIGRATIONS = Path(__file__).parent / "migrations"
-
-
-@dataclass(frozen=True, slots=True)
-class SchemaState:
-    """What is known about a database file's schema."""
-
-    current: str | None
-    head: str
-    exists: bool
-
-    @property
-    def up_to_date(self) -> bool:
-        """Whether the file is at this Mooring's newest schema."""
-        return self.current == self.head
 
 
 def alembic_config() -> Config:
@@ -63,68 +54,17 @@ def alembic_config() -> Config:
     return cfg
 
 
-def head_revision() -> str:
-    """The newest schema revision this Mooring knows."""
-    return HEAD
-
-
-def _known_revisions() -> set[str]:
-    return set(REVISIONS)
-
-
-def inspect_file(path: Path) -> SchemaState:
-    """Read a database's schema revision without writing a byte (read-only connection)."""
-    head = head_revision()
-    if not path.exists() or path.stat().st_size == 0:
-        return SchemaState(current=None, head=head, exists=path.exists())
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=0.5)
-    except sqlite3.Error as exc:
-        raise _storage_error(exc, path) from exc
-    try:
-        has_version = conn.execute(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'"
-        ).fetchone()[0]
-        current = None
-        if has_version:
-            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-            current = row[0] if row else None
-        elif conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            raise StorageError(
-                f"{path} is a database, but not one of Mooring's; it was left untouched.",
-                hint="Point Mooring at another data directory with --data-dir.",
-                code="database_foreign",
-            )
-    except sqlite3.Error as exc:
-        raise _storage_error(exc, path) from exc
-    finally:
-        conn.close()
-    return SchemaState(current=current, head=head, exists=True)
-
-
-def _storage_error(exc: BaseException, path: Path) -> StorageError:
-    known = classify(exc, path)
-    if known is not None:
-        return known
-    return StorageError(
-        f"The database {path} cannot be used: {exc}",
-        hint="Check the file and its folder, or use --data-dir.",
-        code="database_unavailable",
-    )
-
-
 def _check_writable(path: Path, busy_timeout_ms: int) -> None:
     """Take and release a write lock, without writing, to fail early and cleanly."""
     try:
         conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None)
     except sqlite3.Error as exc:
-        raise _storage_error(exc, path) from exc
+        raise storage_error(exc, path) from exc
     try:
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("ROLLBACK")
     except sqlite3.Error as exc:
-        raise _storage_error(exc, path) from exc
+        raise storage_error(exc, path) from exc
     finally:
         conn.close()
 
@@ -165,7 +105,7 @@ class Database:
                 code="database_read_only",
             )
         state = inspect_file(path)
-        if state.current is not None and state.current not in _known_revisions():
+        if state.current is not None and state.current not in known_revisions():
             raise StorageError(
                 f"The database {path} was written by a newer Mooring "
                 f"(schema {state.current}); this one knows up to {state.head}. "

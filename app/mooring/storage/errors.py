@@ -5,8 +5,6 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from sqlalchemy.exc import DBAPIError
-
 from mooring.core.errors import KnownError
 
 
@@ -16,7 +14,9 @@ class StorageError(KnownError):
 
 def classify(exc: BaseException, path: Path) -> StorageError | None:
     """A :class:`StorageError` for an environment problem, or ``None`` if it looks like a bug."""
-    original = exc.orig if isinstance(exc, DBAPIError) else exc
+    # SQLAlchemy wraps the driver's error as ``DBAPIError.orig`` (not imported: the plain
+    # sqlite3 read path loads no SQLAlchemy).
+    original = exc if isinstance(exc, sqlite3.Error) else getattr(exc, "orig", exc)
     if not isinstance(original, sqlite3.Error):
         return None
     text = str(original).lower()

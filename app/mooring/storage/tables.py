@@ -22,6 +22,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator
 
+from mooring.storage.records import utc_from_text
+
 metadata = MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -46,9 +48,7 @@ class UtcDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC).isoformat(timespec="microseconds")
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        return datetime.fromisoformat(str(value)).astimezone(UTC)
+        return utc_from_text(value)
 
 
 def _id(name: str = "id") -> Column[str]:

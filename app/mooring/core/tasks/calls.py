@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mooring.core.tasks.observations import ServerTask
+if TYPE_CHECKING:  # annotation only: a record (which needs TaskWire) loads no observations
+    from mooring.core.tasks.observations import ServerTask
 
 
 class TaskWire(StrEnum):

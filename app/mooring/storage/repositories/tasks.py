@@ -3,8 +3,7 @@ one transaction."""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -25,46 +24,24 @@ from sqlalchemy.orm import Session
 
 from mooring.core.conversation import RoundOutcome
 from mooring.core.errors import RecordChanged
-from mooring.core.tasks.calls import TaskWire
 from mooring.core.tasks.checks import PollMark
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.reconcile import Reconciliation
 from mooring.core.tasks.record import TaskRecord
-from mooring.core.tasks.states import TERMINAL_STATES, LocalState, TaskFlag
+from mooring.core.tasks.states import TERMINAL_STATES, LocalState
 from mooring.storage import tables as t
+from mooring.storage.records import record_from, record_values
 from mooring.storage.repositories.rounds import finish_tool_round
 
 # -- the task ledger -------------------------------------------------------------------------
 
 
-# A task record's fields map to the columns of the same names, in one place: a new field needs
-# the dataclass field, the column and a migration, and nothing here unless it needs converting.
-_RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(TaskRecord))
-_TO_COLUMN: dict[str, Callable[[Any], Any]] = {
-    "state": lambda state: state.value,
-    "flags": lambda flags: sorted(f.value for f in flags),
-    "wire": lambda wire: wire.value if wire is not None else None,
-}
-_FROM_COLUMN: dict[str, Callable[[Any], Any]] = {
-    "state": LocalState,
-    "flags": lambda values: frozenset(TaskFlag(f) for f in values),
-    "wire": lambda value: TaskWire(value) if value is not None else None,
-}
-
-
 def _record_values(record: TaskRecord) -> dict[str, Any]:
-    values = {name: getattr(record, name) for name in _RECORD_FIELDS}
-    for name, convert in _TO_COLUMN.items():
-        values[name] = convert(values[name])
-    return values
+    return record_values(record)
 
 
 def _record(row: Row[Any]) -> TaskRecord:
-    mapping = row._mapping
-    values = {name: mapping[name] for name in _RECORD_FIELDS}
-    for name, convert in _FROM_COLUMN.items():
-        values[name] = convert(values[name])
-    return TaskRecord(**values)
+    return record_from(row._mapping)
 
 
 def add_task_record(session: Session, record: TaskRecord) -> None:

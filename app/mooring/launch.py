@@ -1,0 +1,111 @@
+"""The ``mooring`` entry point: quick read-only commands first, everything else to bootstrap.
+
+``mooring tasks list`` on a database that needs nothing done to it is answered from a
+read-only ``sqlite3`` view of the ledger (:mod:`mooring.storage.reader`), without loading the
+host, the MCP SDK, SQLAlchemy or an event loop. Every other command line, and a listing whose
+data folder needs work first (a database to create or migrate, the bundled demo server to set
+up), goes to :func:`mooring.bootstrap.main`, which does everything as before. ``--help`` and
+``--version`` are answered by the parser here, before anything else loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from mooring import __version__
+from mooring.adapters import launcher
+from mooring.cli.exit_codes import ExitCode
+from mooring.cli.parser import build_parser
+from mooring.core.errors import KnownError
+
+if TYPE_CHECKING:
+    from mooring.settings.paths import Paths
+    from mooring.storage.reader import LedgerReader
+
+log = logging.getLogger("mooring.bootstrap")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mooring`` command and ``python -m mooring``."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] != [launcher.DEMO_SERVER_ENTRY]:
+        from mooring.cli.quick import is_quick
+
+        args = build_parser().parse_args(argv)
+        if is_quick(args):
+            code = _quick(args)
+            if code is not None:
+                return code
+    from mooring.bootstrap import main as full_main
+
+    return full_main(argv)
+
+
+def _quick(args: argparse.Namespace) -> int | None:
+    """Run a quick command; ``None`` when the full path must run it instead.
+
+    Ends as :func:`mooring.bootstrap.main` ends a command: a known error in words, an
+    internal one logged."""
+    try:
+        return _quick_listing(args)
+    except KnownError as exc:
+        from mooring.cli.errors import report_known_error
+
+        return int(report_known_error(exc, sys.stderr))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `mooring ... | head`: the reader left, nothing to report
+        return int(ExitCode.OK)
+    except Exception:
+        from mooring.settings.paths import resolve_paths
+
+        log.exception("internal error")
+        sys.stderr.write(
+            "mooring: internal error; this is a bug. Details are in the log file "
+            f"({resolve_paths(args.data_dir).log_file}).\n"
+        )
+        return int(ExitCode.INTERNAL)
+
+
+def _quick_listing(args: argparse.Namespace) -> int | None:
+    from mooring.adapters.logging import setup_logging
+    from mooring.cli.output import Terminal
+    from mooring.cli.quick import list_tasks
+    from mooring.settings.paths import resolve_paths
+    from mooring.settings.store import load_settings
+    from mooring.storage.reader import open_reader
+
+    paths = resolve_paths(args.data_dir)
+    paths.check()
+    reader = open_reader(paths.database)  # reads only: nothing happened yet if it is None
+    if reader is None:
+        return None
+    try:
+        setup_logging(paths.log_file, json_lines=args.log_json)
+        log.info("mooring %s starting; data folder %s", __version__, paths.data_dir)
+        settings = load_settings(paths.settings_file)
+        if settings.get("demo_server.enabled") and not _demo_server_settled(reader, paths):
+            return None  # the host sets it up (or follows this installation) first
+        return int(list_tasks(reader, args, Terminal()))
+    finally:
+        reader.close()
+
+
+def _demo_server_settled(reader: LedgerReader, paths: Paths) -> bool:
+    """Whether the host's first-use step would leave the bundled demo server as it is."""
+    from mooring.core.servers import Transport
+    from mooring.services.first_run import launch_for_this_installation
+
+    builtin = reader.builtin_servers()
+    if not builtin:
+        return False  # never configured: the host configures it now
+    command, args = launcher.demo_server_command(paths.demo_store)
+    return all(
+        launch_for_this_installation(theirs, their_args, command, tuple(args)) is None
+        for transport, theirs, their_args in builtin
+        if transport == Transport.STDIO.value
+    )

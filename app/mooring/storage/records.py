@@ -1,0 +1,91 @@
+"""How a task record's fields map to the ``task_records`` columns: the one mapping, shared by the
+SQLAlchemy repositories and the plain-``sqlite3`` read path (:mod:`mooring.storage.reader`).
+
+Kept free of SQLAlchemy so a read-only command can load it cheaply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from mooring.core.tasks.calls import TaskWire
+from mooring.core.tasks.record import TaskRecord
+from mooring.core.tasks.states import LocalState, TaskFlag
+
+# A task record's fields map to the columns of the same names, in one place: a new field needs
+# the dataclass field, the column and a migration, and nothing here unless it needs converting.
+RECORD_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(TaskRecord))
+TO_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "state": lambda state: state.value,
+    "flags": lambda flags: sorted(f.value for f in flags),
+    "wire": lambda wire: wire.value if wire is not None else None,
+}
+FROM_COLUMN: dict[str, Callable[[Any], Any]] = {
+    "state": LocalState,
+    "flags": lambda values: frozenset(TaskFlag(f) for f in values),
+    "wire": lambda value: TaskWire(value) if value is not None else None,
+}
+
+
+def utc_from_text(value: Any) -> datetime | None:
+    """A stored timestamp (ISO 8601 text) as an aware UTC datetime."""
+    if value is None:
+        return None
+    return datetime.fromisoformat(str(value)).astimezone(UTC)
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def _bool(value: Any) -> bool:
+    return bool(value)
+
+
+def _stored_as(field: dataclasses.Field[Any]) -> Callable[[Any], Any] | None:
+    # What SQLAlchemy's column types do on reading (UtcDateTime, JSON, Boolean), derived from
+    # the record's own annotations so the raw read path needs no list of its own.
+    kind = str(field.type)
+    if kind.startswith("datetime"):
+        return utc_from_text
+    if kind == "bool":
+        return _bool
+    if field.name in FROM_COLUMN and kind.startswith("frozenset"):
+        return _json
+    return None
+
+
+RAW_COLUMN: dict[str, Callable[[Any], Any]] = {
+    f.name: convert for f in dataclasses.fields(TaskRecord) if (convert := _stored_as(f))
+}
+"""Decoding a raw ``sqlite3`` value into what the SQLAlchemy column type would have given."""
+
+
+class Columns(Protocol):
+    """A result row by column name (SQLAlchemy's ``RowMapping``, ``sqlite3.Row``)."""
+
+    def __getitem__(self, name: str, /) -> Any: ...
+
+
+def record_values(record: TaskRecord) -> dict[str, Any]:
+    """A record as column values (before the column types' own conversion)."""
+    values = {name: getattr(record, name) for name in RECORD_FIELDS}
+    for name, convert in TO_COLUMN.items():
+        values[name] = convert(values[name])
+    return values
+
+
+def record_from(mapping: Columns, *, raw: bool = False) -> TaskRecord:
+    """A record from a row's mapping: from SQLAlchemy (column types applied) or, with ``raw``,
+    straight from ``sqlite3``."""
+    values = {name: mapping[name] for name in RECORD_FIELDS}
+    if raw:
+        for name, decode in RAW_COLUMN.items():
+            values[name] = decode(values[name])
+    for name, convert in FROM_COLUMN.items():
+        values[name] = convert(values[name])
+    return TaskRecord(**values)
