@@ -27,7 +27,6 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
-    SimpleSpanProcessor,
     SpanExporter,
     SpanExportResult,
 )
@@ -42,6 +41,7 @@ from opentelemetry.trace import Link, SpanKind, TraceState
 from opentelemetry.util.types import Attributes
 
 from mooring import __version__
+from mooring.adapters.span_batches import PromptSpanProcessor
 from mooring.adapters.trace_files import (
     TRACE_FILE,
     export_to,
@@ -182,7 +182,9 @@ class TelemetryConfig:
     file_export: bool = True
     otlp_endpoint: str = ""
     synchronous: bool = False
-    """Export each span as it ends (CLI and tests) instead of in batches."""
+    """Export spans as they end, on the caller's thread (CLI and tests), instead of in batches
+    from a background thread; inside a running event loop, those ending within a quarter of a
+    second go in one write (:class:`~mooring.adapters.span_batches.PromptSpanProcessor`)."""
     each_poll: bool = False
     """Also record a span per status request (``tasks/get``); off, polls are only counted."""
 
@@ -197,7 +199,7 @@ def setup_tracing(config: TelemetryConfig, *, install: bool = True) -> TracerPro
     if config.file_export:
         exporter = OtlpJsonLinesExporter(config.folder)
         provider.add_span_processor(
-            SimpleSpanProcessor(exporter) if config.synchronous else BatchSpanProcessor(exporter)
+            PromptSpanProcessor(exporter) if config.synchronous else BatchSpanProcessor(exporter)
         )
     if config.otlp_endpoint:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

@@ -215,7 +215,9 @@ class Reconciler:
             async with gate:
                 try:
                     with child_span(RECONCILE, record, attributes={"mooring.relaunch": True}):
-                        refreshed[index] = await self._monitor.refresh(record)
+                        refreshed[index] = await self._monitor.refresh(
+                            record, connection=connection
+                        )
                 except KnownError as exc:  # e.g. changed by another window meanwhile
                     log.info("task %s: %s; the monitor will look again", record.id, exc.message)
                     self._monitor.track(record, now=True)

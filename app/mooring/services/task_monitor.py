@@ -452,11 +452,18 @@ class TaskMonitor:
             return None
         return await self._gateway.connect(server, record.credential_profile_id)
 
-    async def refresh(self, record: TaskRecord) -> TaskRecord:
-        """Ask the server about ``record`` once, persist what it says, tell, and reschedule."""
+    async def refresh(
+        self, record: TaskRecord, *, connection: ServerConnection | None = None
+    ) -> TaskRecord:
+        """Ask the server about ``record`` once, persist what it says, tell, and reschedule.
+
+        ``connection``: the record's own server and account connection, when the caller holds
+        it already (the reconciler, per group); otherwise it is looked up.
+        """
         if record.task_id is None:
             return record
-        connection = await self._connection(record)
+        if connection is None:
+            connection = await self._connection(record)
         if connection is None:
             log.warning("task %s: its server %s no longer exists", record.id, record.server_id)
             return record

@@ -19,6 +19,7 @@ user opted in to content capture — sizes and digests only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -45,8 +46,13 @@ RECONCILE = "mooring.task.reconcile"
 PERSIST = "mooring.result.persist"
 
 
+@functools.cache
 def tracer() -> trace.Tracer:
-    """Mooring's tracer (from whatever provider is installed; a no-op one by default)."""
+    """Mooring's tracer (from whatever provider is installed; a no-op one by default).
+
+    One per process: the global provider is set once, and a tracer asked for before that is
+    a proxy that follows it (the SDK would build a new tracer for every span otherwise).
+    """
     return trace.get_tracer(TRACER_NAME)
 
 

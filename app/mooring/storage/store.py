@@ -24,6 +24,7 @@ from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.storage import repositories as repo
 from mooring.storage.db import Database
+from mooring.storage.read_batches import ReadBatches
 
 log = logging.getLogger("mooring.storage")
 
@@ -35,6 +36,8 @@ class SqlStore:
         self.db = db
         self.clock = clock
         self._checks = _CheckBatches(db)
+        self._reads = ReadBatches(db)
+        """The point reads a poll or a reconciliation makes per task, batched."""
 
     # ServerCatalog
     async def list_servers(self) -> list[ServerDefinition]:
@@ -44,7 +47,7 @@ class SqlStore:
         return await self.db.run(lambda s: repo.find_server(s, alias))
 
     async def get_server(self, server_id: str) -> ServerDefinition | None:
-        return await self.db.run(lambda s: repo.get_server(s, server_id))
+        return await self._reads.run(lambda s: repo.get_server(s, server_id))
 
     async def add_server(self, server: ServerDefinition) -> None:
         await self.db.run(lambda s: repo.add_server(s, server))
@@ -60,7 +63,7 @@ class SqlStore:
         await self.db.run(lambda s: repo.remove_server(s, server_id, at=at))
 
     async def is_removed(self, server_id: str) -> bool:
-        removed = await self.db.run(lambda s: repo.server_removed_at(s, server_id))
+        removed = await self._reads.run(lambda s: repo.server_removed_at(s, server_id))
         return removed is not None
 
     async def builtin_ever_configured(self) -> bool:
@@ -78,7 +81,7 @@ class SqlStore:
         await self.db.run(lambda s: repo.remove_profile(s, profile_id, at=at))
 
     async def is_profile_removed(self, profile_id: str) -> bool:
-        removed = await self.db.run(lambda s: repo.profile_removed_at(s, profile_id))
+        removed = await self._reads.run(lambda s: repo.profile_removed_at(s, profile_id))
         return removed is not None
 
     # TaskLedger
@@ -90,10 +93,10 @@ class SqlStore:
         await self.db.run(write)
 
     async def get(self, record_id: str) -> TaskRecord | None:
-        return await self.db.run(lambda s: repo.get_task_record(s, record_id))
+        return await self._reads.run(lambda s: repo.get_task_record(s, record_id))
 
     async def by_task_id(self, server_id: str, task_id: str) -> TaskRecord | None:
-        return await self.db.run(lambda s: repo.task_record_by_task_id(s, server_id, task_id))
+        return await self._reads.run(lambda s: repo.task_record_by_task_id(s, server_id, task_id))
 
     async def find(self, key: str) -> TaskRecord | None:
         return await self.db.run(lambda s: repo.find_task_record(s, key))
@@ -129,7 +132,7 @@ class SqlStore:
         return await self.db.run(repo.count_task_records)
 
     async def inputs(self, record_id: str) -> list[TaskInput]:
-        return await self.db.run(lambda s: repo.list_task_inputs(s, record_id))
+        return await self._reads.run(lambda s: repo.list_task_inputs(s, record_id))
 
     async def save_answer(self, record_id: str, key: str, answer: dict[str, Any]) -> None:
         at = self.clock.now()
@@ -144,7 +147,7 @@ class SqlStore:
         )
 
     async def tool_round(self, round_id: str) -> ToolRound | None:
-        return await self.db.run(lambda s: repo.get_tool_round(s, round_id))
+        return await self._reads.run(lambda s: repo.get_tool_round(s, round_id))
 
     # RuleBook
     async def list_rules(self) -> list[ApprovalRule]:

@@ -1,0 +1,92 @@
+"""Point reads asked for together share a transaction, and each caller gets its own answer."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+from sqlalchemy.orm import Session
+
+from mooring.core.clock import SystemClock
+from mooring.storage import repositories as repo
+from mooring.storage.db import Database
+from mooring.storage.read_batches import ReadBatches
+from mooring.storage.store import SqlStore
+from tests.storage.test_poll_marks import records
+
+
+def count_transactions(db: Database) -> tuple[list[int], Any]:
+    begun: list[int] = []
+
+    def on_begin(_conn: Any) -> None:
+        begun.append(1)
+
+    event.listen(db.engine, "begin", on_begin)
+    return begun, on_begin
+
+
+def test_reads_asked_together_share_transactions_and_each_gets_its_own_record(
+    db: Database,
+) -> None:
+    made = records(db, 200)
+    store = SqlStore(db, SystemClock())
+    begun, listener = count_transactions(db)
+    try:
+
+        async def read_all() -> list[Any]:
+            return await asyncio.gather(
+                *(store.get(r.id) for r in made),
+                *(store.inputs(r.id) for r in made),
+                *(store.get_server(r.server_id) for r in made),
+            )
+
+        found = asyncio.run(read_all())
+    finally:
+        event.remove(db.engine, "begin", listener)
+
+    assert found[:200] == made  # each caller its own record, in order
+    assert found[200:400] == [[]] * 200
+    assert all(s is not None and s.id == made[0].server_id for s in found[400:])
+    assert 1 <= len(begun) <= 6  # 600 reads: a few transactions, not 600
+
+
+def test_a_failing_read_fails_only_its_caller(db: Database) -> None:
+    [record] = records(db, 1)
+    reads = ReadBatches(db)
+
+    def broken(_session: Session) -> None:
+        raise LookupError("not there")
+
+    async def both() -> tuple[Any, ...]:
+        return await asyncio.gather(
+            reads.run(broken),
+            SqlStore(db, SystemClock()).get(record.id),
+            return_exceptions=True,
+        )
+
+    failed, fine = asyncio.run(both())
+    assert isinstance(failed, LookupError)
+    assert fine == record
+
+
+def test_reads_work_from_one_event_loop_after_another(db: Database) -> None:
+    [record] = records(db, 1)
+    store = SqlStore(db, SystemClock())
+    assert asyncio.run(store.get(record.id)) == record
+    assert asyncio.run(store.get(record.id)) == record  # a second loop: no stale runner
+
+
+@pytest.mark.parametrize("count", [1, 300])
+def test_every_read_is_answered_whatever_the_batch_size(db: Database, count: int) -> None:
+    made = records(db, count)
+    reads = ReadBatches(db, most=64)
+
+    async def read_all() -> list[Any]:
+        return await asyncio.gather(
+            *(reads.run(functools.partial(repo.get_task_record, record_id=r.id)) for r in made)
+        )
+
+    assert asyncio.run(read_all()) == made
