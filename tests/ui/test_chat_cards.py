@@ -137,7 +137,8 @@ async def test_a_task_round_shows_as_a_card_and_its_result_continues_the_convers
         QTest.keyClick(view.transcript, Qt.Key.Key_Left)
         # Hidden again (the task's own status line may name the file: the arguments may not).
         hidden = lines(view)[row]
-        assert f'"path": "{CLEAN}"' not in hidden and "<U+202E>evil" not in hidden
+        assert f'"path": "{CLEAN}"' not in hidden
+        assert "<U+202E>evil" not in hidden
         assert "Arguments: 2 fields, hidden (Space shows them)" in hidden
         view.transcript.grab()  # the delegate paints the card
 
