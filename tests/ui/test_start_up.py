@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
 from mooring.settings.store import Settings, save_settings
@@ -112,3 +113,20 @@ async def test_the_shell_takes_its_host_in_place_of_the_loading_pages(
             shell.attach_host(ui.host, info)
         shell.close()
         await shell.stop_jobs()
+
+
+def test_the_shells_keys_are_bound_once_it_is_painted(tmp_path: Path, qtbot: QtBot) -> None:
+    shell = MainWindow(layout_file=tmp_path / "window.ini")
+    qtbot.addWidget(shell)
+    with qtbot.waitSignal(shell.first_painted, timeout=10_000):
+        shell.show()
+    menus = {m.title(): m for m in shell.menuBar().findChildren(QMenu)}
+    keys = {a.text(): a.shortcut().toString() for a in menus["&View"].actions()}
+    assert keys == {
+        "Conversations": "Ctrl+0",
+        "Tasks": "Ctrl+1",
+        "Servers": "Ctrl+2",
+        "Issues": "Ctrl+3",
+        "Settings": "Ctrl+,",
+    }
+    assert shell.palette_action.shortcut().toString() == "Ctrl+K"

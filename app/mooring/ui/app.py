@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QDeadlineTimer, QEventLoop, QTimer
+from PySide6.QtCore import QDeadlineTimer, QEventLoop, QSettings, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
@@ -23,7 +23,7 @@ from mooring.core.errors import KnownError
 from mooring.settings.paths import APP_ID, APP_NAME
 from mooring.ui.icon import app_icon
 from mooring.ui.main_window import MainWindow, WindowInfo, load_panel_modules
-from mooring.ui.palette_theme import follow_system
+from mooring.ui.palette_theme import follow_system, start_theme
 from mooring.ui.single_instance import InstanceServer
 
 if TYPE_CHECKING:
@@ -64,15 +64,19 @@ class Loaded:
 def show_shell(
     *, layout_file: Path | None = None, instance: InstanceServer | None = None
 ) -> MainWindow:
-    """Show the main window's shell (title, menus, each view "loading", the saved geometry)
-    and return once it was painted.
+    """Show the main window's shell (title, menus, each view "loading", the saved geometry,
+    the last run's light or dark palette) and return once it was painted.
 
     No asyncio loop exists yet, so nothing is nested: Qt alone processes the events that
     paint the window (at most :data:`PAINT_WAIT_MS`), and the user's input waits for the
     loop :func:`run_window` starts. A second launch meanwhile brings this window forward.
     """
     app = ensure_app()
-    follow_system(app)
+    # The palette of the last run: asking the system now would cost more than the window; it
+    # is asked right after the paint (run_window), and a changed scheme applies then.
+    remembered = QSettings(str(layout_file), QSettings.Format.IniFormat) if layout_file else None
+    dark = remembered is not None and str(remembered.value("dark", "false")).lower() == "true"
+    start_theme(app, dark_last_time=dark)
     # We end the loop ourselves after shutdown work (close connections, flush), not Qt.
     app.setQuitOnLastWindowClosed(False)
     window = MainWindow(layout_file=layout_file)
@@ -158,6 +162,7 @@ def run_window(
     import qasync
 
     app = ensure_app()
+    follow_system(app)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()

@@ -2,13 +2,13 @@
 
 The main window is painted before the database is opened and the host is built (see
 ``docs/window.md``, "Start-up"); each view's place holds a :class:`LoadingPage` until its panel
-exists. This module loads nothing but QtWidgets, so the shell costs no more than a bare window.
+exists. This module loads nothing but QtWidgets (not even Qt's namespace of enums), so the
+shell costs about what a bare window does.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QVBoxLayout, QWidget
 
 
 class LoadingPage(QWidget):
@@ -20,18 +20,25 @@ class LoadingPage(QWidget):
         self.setObjectName("loading-page")
         self.setAccessibleName(f"{what} (loading)")
         self.words = f"Loading {what.lower()}…"
+        # Centred by stretches, not alignment flags: Qt's namespace of enums is not loaded yet.
         column = QVBoxLayout(self)
         column.addStretch(1)
-        self.label = QLabel(self.words, self)
-        self.label.setTextFormat(Qt.TextFormat.PlainText)
-        self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.label = QLabel(self.words, self)  # our own words, never markup
         self.label.setAccessibleName(self.words)
-        column.addWidget(self.label)
+        column.addLayout(_centred(self.label))
         self.bar = QProgressBar(self)
         self.bar.setRange(0, 0)  # busy: how long it takes is not known
         self.bar.setTextVisible(False)
-        self.bar.setMaximumWidth(240)
+        self.bar.setFixedWidth(240)
         self.bar.setAccessibleName(f"Loading {what.lower()}")
         self.bar.setAccessibleDescription("Mooring is opening its database")
-        column.addWidget(self.bar, alignment=Qt.AlignmentFlag.AlignHCenter)
+        column.addLayout(_centred(self.bar))
         column.addStretch(1)
+
+
+def _centred(widget: QWidget) -> QHBoxLayout:
+    row = QHBoxLayout()
+    row.addStretch(1)
+    row.addWidget(widget)
+    row.addStretch(1)
+    return row

@@ -18,11 +18,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSettings, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
 from mooring.ui.loading import LoadingPage
+from mooring.ui.palette_theme import is_dark
 from mooring.ui.text import neutralise
 from mooring.ui.window_info import SettingRow, WindowInfo
 
@@ -50,6 +51,8 @@ VIEWS = (
     ("settings", "Se&ttings", "Settings"),
 )
 """The views in tab order: key, tab title, what the loading page names."""
+VIEW_KEYS = ("Ctrl+0", "Ctrl+1", "Ctrl+2", "Ctrl+3", "Ctrl+,")
+"""The View menu's shortcuts, in the same order."""
 
 
 def load_panel_modules() -> None:
@@ -123,7 +126,6 @@ class MainWindow(QMainWindow):
 
         file_menu = self.menuBar().addMenu("&File")
         self.palette_action = QAction("&Run a tool…", self)
-        self.palette_action.setShortcut(QKeySequence("Ctrl+K"))
         self.palette_action.triggered.connect(self.open_palette)
         file_menu.addAction(self.palette_action)
         self.add_server_action = QAction("&Add server…", self)
@@ -143,19 +145,30 @@ class MainWindow(QMainWindow):
             needs_host.setEnabled(False)  # until the host is attached
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.quit)
         file_menu.addAction(quit_action)
         view_menu = self.menuBar().addMenu("&View")
-        shortcuts = ("Ctrl+0", "Ctrl+1", "Ctrl+2", "Ctrl+3", "Ctrl+,")
-        for (key, _title, words), shortcut in zip(VIEWS, shortcuts, strict=True):
+        self._shortcuts: list[tuple[QAction, QKeySequence | QKeySequence.StandardKey]] = [
+            (self.palette_action, QKeySequence("Ctrl+K")),
+            (quit_action, QKeySequence.StandardKey.Quit),
+        ]
+        for (key, _title, words), shortcut in zip(VIEWS, VIEW_KEYS, strict=True):
             action = QAction(words, self)
-            action.setShortcut(QKeySequence(shortcut))
             action.triggered.connect(lambda _=False, k=key: self.show_view(self._pages[k]))
             view_menu.addAction(action)
+            self._shortcuts.append((action, QKeySequence(shortcut)))
+        self.first_painted.connect(self._bind_shortcuts)
         self.restore_layout()
         if host is not None:
             self.attach_host(host, info or WindowInfo("", "", ""), export_traces=export_traces)
+
+    def _bind_shortcuts(self) -> None:
+        # After the first paint (or with the host): binding the first shortcut loads Qt's
+        # whole namespace of enums, which costs as much as a bare window's paint. Keys
+        # pressed before are held until the event loop runs, by then they are bound.
+        for action, shortcut in self._shortcuts:
+            action.setShortcut(shortcut)
+        self._shortcuts.clear()
 
     def _host_actions(self) -> tuple[QAction, ...]:
         return (
@@ -190,6 +203,7 @@ class MainWindow(QMainWindow):
         if self._attached:
             raise RuntimeError("the window already has its host")
         self._attached = True
+        self._bind_shortcuts()
         self.jobs: Jobs = Jobs(self.say)
         self.host = host
         self.info = info
@@ -335,6 +349,8 @@ class MainWindow(QMainWindow):
 
     def open_palette(self) -> ToolPalette:
         """Open the tool palette (Ctrl+K)."""
+        from PySide6.QtCore import Qt
+
         from mooring.ui.dialogs.palette import ToolPalette
 
         palette = ToolPalette(self.host, self)
@@ -484,6 +500,7 @@ class MainWindow(QMainWindow):
             store.setValue("conversations_splitter", self.conversations.splitter.saveState())
             store.setValue("servers_splitter", self.servers.splitter.saveState())
         store.setValue("tab", self.tabs.currentIndex())
+        store.setValue("dark", is_dark(self.palette()))  # the next launch's first paint uses it
         store.sync()
 
     # -- notifications -----------------------------------------------------------------------
