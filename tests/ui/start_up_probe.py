@@ -2,7 +2,8 @@
 what start-up did: the main window's first paint (and what it showed then), the host being
 built, the window ready; or the fatal-error dialog. One JSON line on stdout.
 
-Run as a separate process by test_start_up.py: ``python start_up_probe.py``.
+Run as a separate process by test_start_up.py: ``python start_up_probe.py [close]``
+(``close``: the window is closed as soon as it is painted, while the host loads).
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class Watcher(QObject):
                         "host_loaded": "mooring.services.host" in sys.modules,
                     }
                 )
+                if sys.argv[1:] == ["close"]:
+                    QTimer.singleShot(0, window.close)
             if event.type() == QEvent.Type.Show and isinstance(watched, QMessageBox):
                 events.append(
                     {"event": "fatal", "title": watched.text(), "hint": watched.informativeText()}

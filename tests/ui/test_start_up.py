@@ -26,12 +26,12 @@ PROBE = Path(__file__).with_name("start_up_probe.py")
 VIEWS = ["Conversations", "Tasks", "Servers", "Issues", "Settings"]
 
 
-def launch(data_dir: Path) -> dict[str, Any]:
+def launch(data_dir: Path, *args: str) -> dict[str, Any]:
     env = {**os.environ, "MOORING_DATA_DIR": str(data_dir), "QT_QPA_PLATFORM": "offscreen"}
     env["PYTHONPATH"] = os.pathsep.join([str(Path.cwd()), env.get("PYTHONPATH", "")])
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     done = subprocess.run(
-        [sys.executable, str(PROBE)], capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, str(PROBE), *args], capture_output=True, text=True, env=env, timeout=120
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -68,6 +68,18 @@ def test_the_shell_paints_named_and_loading_before_the_host_is_built(tmp_path: P
     assert ready["run_a_tool"] is True
     assert [p["name"] for p in ready["pages"]] == VIEWS
     assert not any(p["loading"] for p in ready["pages"])
+
+
+def test_a_window_closed_while_the_host_loads_ends_cleanly(tmp_path: Path) -> None:
+    data_dir = lived_in(tmp_path / "data")
+    report = launch(data_dir, "close")
+    assert report["code"] == 0
+    # The host finished building (a thread is not stopped halfway), was never shown, and
+    # stopped: on_ready was not called.
+    assert [e["event"] for e in report["events"]] == ["painted", "host built"]
+    log = (data_dir / "logs" / "mooring.log").read_text()
+    assert "window closed" in log
+    assert "Traceback" not in log
 
 
 def test_a_database_that_cannot_be_opened_is_told_before_any_window(tmp_path: Path) -> None:
