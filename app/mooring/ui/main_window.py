@@ -24,7 +24,6 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QVBoxLayout,
 
 from mooring.ui.loading import LoadingPage
 from mooring.ui.palette_theme import is_dark
-from mooring.ui.text import neutralise
 from mooring.ui.window_info import SettingRow, WindowInfo
 
 if TYPE_CHECKING:
@@ -371,6 +370,8 @@ class MainWindow(QMainWindow):
         self, server: ServerDefinition, tool: str, arguments: dict[str, Any]
     ) -> None:
         """Run one tool call through the host (approval first); its card shows the rest."""
+        from mooring.ui.text import neutralise
+
         self.show_view(self.tasks)
         self.say(f"Running {neutralise(tool, limit=80)} on {neutralise(server.alias, limit=80)}…")
 
