@@ -394,8 +394,12 @@ def wire(
         return oauth_holder[0]
 
     max_ms = int(settings.get("polling.max_interval_ms"))
+    covered_ms = int(settings.get("polling.covered_interval_ms"))
     config = HostConfig(
-        poll_policy=PollPolicy(max_interval_ms=max(max_ms, PollPolicy().default_interval_ms)),
+        poll_policy=PollPolicy(
+            max_interval_ms=max(max_ms, PollPolicy().default_interval_ms),
+            covered_interval_ms=max(covered_ms, PollPolicy().min_interval_ms),
+        ),
         per_server=int(settings.get("polling.per_server_concurrency")),
         max_argument_bytes=int(settings.get("approval.max_argument_bytes")),
         capture_content=bool(settings.get("telemetry.capture_content")),
