@@ -63,6 +63,12 @@ class _PollingOnly:
     def want_task_notifications(self, wanted: bool) -> None:
         return None  # polling alone: no listen stream either
 
+    def task_covered(self, server_id: str, profile_id: str | None, task_id: str) -> bool:
+        return False  # no stream: every task is polled
+
+    def add_coverage_listener(self, listener: Callable[[str, frozenset[str], bool], None]) -> None:
+        return None
+
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         self._inner.add_status_listener(listener)
 

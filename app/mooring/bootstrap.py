@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mooring import __version__
 from mooring.adapters import launcher
+from mooring.cli.errors import end_command
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
 from mooring.core.errors import KnownError
@@ -468,8 +469,12 @@ def wire(
         return oauth_holder[0]
 
     max_ms = int(settings.get("polling.max_interval_ms"))
+    covered_ms = int(settings.get("polling.covered_interval_ms"))
     config = HostConfig(
-        poll_policy=PollPolicy(max_interval_ms=max(max_ms, PollPolicy().default_interval_ms)),
+        poll_policy=PollPolicy(
+            max_interval_ms=max(max_ms, PollPolicy().default_interval_ms),
+            covered_interval_ms=max(covered_ms, PollPolicy().min_interval_ms),
+        ),
         per_server=int(settings.get("polling.per_server_concurrency")),
         max_argument_bytes=int(settings.get("approval.max_argument_bytes")),
         capture_content=bool(settings.get("telemetry.capture_content")),
@@ -701,38 +706,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mooring.demo_server.cli import main as demo_server_main
 
         return demo_server_main(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "doctor":
-            return int(run_doctor(args))
-        if args.command == "settings":
-            from mooring.cli.settings_cmd import run_settings
+    args = build_parser().parse_args(argv)
+    return end_command(lambda: _run(args), lambda: resolve_paths(args.data_dir).log_file, log)
 
-            settings_paths = resolve_paths(args.data_dir)
-            settings_paths.check()
-            return int(run_settings(args, settings_paths.settings_file))
-        if args.command == "autostart":
-            from mooring.cli.autostart_cmd import run_autostart
 
-            return int(run_autostart(args, resolve_paths(args.data_dir)))
-        from mooring.cli.commands import HEADLESS
+def _run(args: argparse.Namespace) -> int:
+    """Run the command ``args`` names (the window without one)."""
+    if args.command == "doctor":
+        return int(run_doctor(args))
+    if args.command == "settings":
+        from mooring.cli.settings_cmd import run_settings
 
-        if args.command in HEADLESS:
-            return int(run_headless(args))
-        return int(run_gui(args, on_ready=_smoke_run()))
-    except KnownError as exc:
-        from mooring.cli.errors import report_known_error
+        settings_paths = resolve_paths(args.data_dir)
+        settings_paths.check()
+        return int(run_settings(args, settings_paths.settings_file))
+    if args.command == "autostart":
+        from mooring.cli.autostart_cmd import run_autostart
 
-        return int(report_known_error(exc, sys.stderr))
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # `mooring ... | head`: the reader left, nothing to report
-        return int(ExitCode.OK)
-    except Exception:
-        log.exception("internal error")
-        sys.stderr.write(
-            "mooring: internal error; this is a bug. Details are in the log file "
-            f"({resolve_paths(args.data_dir).log_file}).\n"
-        )
-        return int(ExitCode.INTERNAL)
+        return int(run_autostart(args, resolve_paths(args.data_dir)))
+    from mooring.cli.commands import HEADLESS
+
+    if args.command in HEADLESS:
+        return int(run_headless(args))
+    return int(run_gui(args, on_ready=_smoke_run()))

@@ -14,13 +14,12 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mooring import __version__
 from mooring.adapters import launcher
-from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
-from mooring.core.errors import KnownError
 
 if TYPE_CHECKING:
     from mooring.settings.paths import Paths
@@ -46,29 +45,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _quick(args: argparse.Namespace) -> int | None:
-    """Run a quick command; ``None`` when the full path must run it instead.
+    """Run a quick command; ``None`` when the full path must run it instead. Ends as every
+    command ends (:func:`mooring.cli.errors.end_command`)."""
+    from mooring.cli.errors import end_command
 
-    Ends as :func:`mooring.bootstrap.main` ends a command: a known error in words, an
-    internal one logged."""
-    try:
-        return _quick_listing(args)
-    except KnownError as exc:
-        from mooring.cli.errors import report_known_error
-
-        return int(report_known_error(exc, sys.stderr))
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:  # `mooring ... | head`: the reader left, nothing to report
-        return int(ExitCode.OK)
-    except Exception:
+    def log_file() -> Path:
         from mooring.settings.paths import resolve_paths
 
-        log.exception("internal error")
-        sys.stderr.write(
-            "mooring: internal error; this is a bug. Details are in the log file "
-            f"({resolve_paths(args.data_dir).log_file}).\n"
-        )
-        return int(ExitCode.INTERNAL)
+        return resolve_paths(args.data_dir).log_file
+
+    return end_command(lambda: _quick_listing(args), log_file, log)
 
 
 def _quick_listing(args: argparse.Namespace) -> int | None:

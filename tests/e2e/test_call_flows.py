@@ -136,8 +136,16 @@ def test_a_dropped_create_reply_is_an_unknown_outcome_never_retried(
 
 
 def test_a_task_the_server_forgot_is_expired_with_the_reason(cli: Cli, tmp_path: Path) -> None:
+    # A server that reports nothing on a listen stream, so the task is polled at its interval.
+    # (One that covered the task would be asked only as a safety net, minutes apart: a server
+    # forgetting a task before its TTL without a word is noticed then.)
     demo = add_demo(
-        cli, tmp_path, fault_forget_after_ms=300, checkpoint_delay_ms=300, rows_per_checkpoint=1
+        cli,
+        tmp_path,
+        fault_forget_after_ms=300,
+        fault_no_task_notifications=1,
+        checkpoint_delay_ms=300,
+        rows_per_checkpoint=1,
     )
     shown = cli.json(
         "call", "demo", "import_suppliers", "--args", f'{{"path": "{CLEAN}"}}', expect=7

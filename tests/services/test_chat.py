@@ -471,16 +471,17 @@ async def test_a_task_result_seen_elsewhere_is_caught_up_before_the_next_turn(
 ) -> None:
     chat.model.call("demo__import_suppliers", {"path": CLEAN}).reply("Started.")
     conversation = await chat.service.create()
+    # Subscribed before acting: the task may end while the chat service closes.
+    done = Expect(
+        chat.host.events,
+        lambda e: isinstance(e, TaskDidChange) and e.record.is_terminal,
+    )
     result = await chat.service.send(conversation.id, "Import it")
     [record_id] = result.started_tasks
     await chat.service.aclose()  # nobody in this process listens any more
-    done = Expect(
-        chat.host.events,
-        lambda e: (
-            isinstance(e, TaskDidChange) and e.record.id == record_id and e.record.is_terminal
-        ),
-    )
-    await done.wait()
+    ended = await done.wait()
+    assert isinstance(ended, TaskDidChange)
+    assert ended.record.id == record_id
     assert not any(m.followup for m in await chat.service.messages(conversation.id))
 
     chat.model.reply("It completed.")

@@ -77,7 +77,11 @@ async def test_a_task_waiting_for_an_answer_is_checked_without_rewriting_it(
     hosts: HostFactory, tmp_path: Path
 ) -> None:
     host = await hosts()
-    server = demo_definition(tmp_path / "store.sqlite3", tmp_path / "requests.log")
+    # A server that reports nothing on a listen stream: the task is polled at its interval (one
+    # that reports on it would be polled only as a safety net, minutes apart).
+    server = demo_definition(
+        tmp_path / "store.sqlite3", tmp_path / "requests.log", fault_no_task_notifications=1
+    )
     if os.environ.get("PYTHONPATH"):
         server = dataclasses.replace(
             server, env={**server.env, "PYTHONPATH": os.environ["PYTHONPATH"]}

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TextIO
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO, TypeVar
 
 from mooring.cli.exit_codes import ExitCode
 from mooring.core.errors import KnownError
 from mooring.core.text import neutralize
+
+T = TypeVar("T")
 
 USAGE_CODES = frozenset({"usage", "invalid_answer"})
 """``KnownError.code`` values that mean "the command line was wrong" (exit 2)."""
@@ -22,3 +28,26 @@ def report_known_error(exc: KnownError, stream: TextIO) -> ExitCode:
         stream.write(neutralize(f"  {exc.hint}") + "\n")
     stream.flush()
     return ExitCode.USAGE if exc.code in USAGE_CODES else ExitCode.PROBLEM
+
+
+def end_command(
+    body: Callable[[], T], log_file: Callable[[], Path], log: logging.Logger
+) -> T | int:
+    """Run a command's ``body`` and end it as every command ends: with its own code; a known
+    error in words (:func:`report_known_error`); Ctrl-C as 130; quietly when the reader of the
+    output left (``mooring ... | head``); anything else logged in full as an internal error,
+    the user told where the log file is (``log_file``, asked only then)."""
+    try:
+        return body()
+    except KnownError as exc:
+        return int(report_known_error(exc, sys.stderr))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # the reader left, nothing to report
+        return int(ExitCode.OK)
+    except Exception:
+        log.exception("internal error")
+        sys.stderr.write(
+            f"mooring: internal error; this is a bug. Details are in the log file ({log_file()}).\n"
+        )
+        return int(ExitCode.INTERNAL)

@@ -315,6 +315,16 @@ class Gateway(Protocol):
         (``True``: a long-lived watcher runs), or none (the default: one-shot commands)."""
         ...
 
+    def task_covered(self, server_id: str, profile_id: str | None, task_id: str) -> bool:
+        """Whether the server reports ``task_id``'s changes on an open listen stream of this
+        server and account (it acknowledged the task): polling it is then only a safety net."""
+        ...
+
+    def add_coverage_listener(self, listener: Callable[[str, frozenset[str], bool], None]) -> None:
+        """Be told ``(server_id, task_ids, covered)`` when a listen stream starts covering
+        tasks, or stops (it ended or failed, the connection went: poll them normally again)."""
+        ...
+
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         """Be told every connection's new status when it changes (connecting, ready, ...)."""
         ...

@@ -68,7 +68,7 @@ from mooring.core.tasks.reconcile import (
 )
 from mooring.core.tools import ToolInfo
 from mooring.mcp import tasks_ext, tasks_legacy, translate
-from mooring.mcp.task_listen import TaskNotified, TaskSubscription
+from mooring.mcp.task_listen import CoverageChanged, TaskNotified, TaskSubscription
 from mooring.mcp.translate import Failure, FailureKind
 from mooring.mcp.transport import (
     AuthFor,
@@ -260,6 +260,7 @@ class McpConnection:
         input_handler: InputHandler | None = None,
         open_transport: TransportOpener | None = None,
         on_tools_changed: ToolsChanged | None = None,
+        on_coverage: CoverageChanged | None = None,
     ) -> None:
         self.server = server
         self._on_tools_changed = on_tools_changed
@@ -289,6 +290,7 @@ class McpConnection:
             reopen_after=self.settings.listen_reopen_after,
             replay_per_second=self.settings.listen_replay_per_second,
             notify=on_task_notification,
+            on_coverage=on_coverage,
         )
         """The one ``subscriptions/listen`` stream for the tasks this connection watches."""
         self._task_support: dict[str, str] = {}
@@ -1041,9 +1043,14 @@ class McpConnection:
     # -- notifications/tools/list_changed -------------------------------------------------------
 
     async def _on_message(self, message: types.ServerNotification | Exception) -> None:
-        """Notifications outside any request: a 2025-era server's changed tool list."""
+        """Notifications outside any request: a 2025-era server's changed tool list, and the
+        acknowledgement of the task listen stream (which tasks the server will report on)."""
         if isinstance(message, types.ToolListChangedNotification):
             await self._tools_changed()
+        elif isinstance(message, types.SubscriptionsAcknowledgedNotification):
+            accepted = (message.params.notifications.model_extra or {}).get("taskIds")
+            if isinstance(accepted, list):
+                self.subscription.acknowledged([i for i in accepted if isinstance(i, str)])
 
     async def _listen_for_tools(self, client: Client, watch: SessionWatch) -> None:
         """Hold a ``subscriptions/listen`` stream for tool list changes (the 2026 wire delivers

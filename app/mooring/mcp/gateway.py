@@ -31,6 +31,10 @@ TaskListener = Callable[[str, str, Observation | None], None]
 ToolsListener = Callable[[str, str | None], None]
 """Told ``(server_id, profile_id)`` when a server says its tool list changed."""
 
+CoverageListener = Callable[[str, frozenset[str], bool], None]
+"""Told ``(server_id, task_ids, covered)`` when a listen stream starts (``True``) or stops
+covering tasks: their server reports their changes, or no longer does."""
+
 
 class McpGateway:
     """Owns every server connection; ``aclose()`` stops them all.
@@ -62,6 +66,7 @@ class McpGateway:
         self._connections: dict[tuple[str, str | None], McpConnection] = {}
         self._listeners: list[TaskListener] = []
         self._tools_listeners: list[ToolsListener] = []
+        self._coverage_listeners: list[CoverageListener] = []
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self._notifications_wanted = False
         self._closed = False
@@ -97,6 +102,7 @@ class McpGateway:
             input_handler=self._input_handler,
             open_transport=self._open_transport,
             on_tools_changed=self._tools_notifier(server.id, profile_id),
+            on_coverage=self._coverage_notifier(server.id),
         )
         connection.want_task_notifications(self._notifications_wanted)
         if self._closed:
@@ -127,6 +133,17 @@ class McpGateway:
         self._notifications_wanted = wanted
         for connection in self._connections.values():
             connection.want_task_notifications(wanted)
+
+    def task_covered(self, server_id: str, profile_id: str | None, task_id: str) -> bool:
+        """Whether this server and account's open listen stream covers ``task_id`` (the server
+        reports its changes: polling it is only a safety net)."""
+        connection = self._connections.get((server_id, profile_id))
+        return connection is not None and connection.subscription.covers(task_id)
+
+    def add_coverage_listener(self, listener: CoverageListener) -> None:
+        """Be told ``(server_id, task_ids, covered)`` when a listen stream starts or stops
+        covering tasks."""
+        self._coverage_listeners.append(listener)
 
     def add_tools_listener(self, listener: ToolsListener) -> None:
         """Be told ``(server_id, profile_id)`` when a server's tool list changed."""
@@ -165,6 +182,16 @@ class McpGateway:
                     listener(server_id, task_id, seen)
                 except Exception:  # one broken listener must not starve the others
                     logger.exception("task listener failed for %s/%s", server_id, task_id)
+
+        return notify
+
+    def _coverage_notifier(self, server_id: str) -> Callable[[frozenset[str], bool], None]:
+        def notify(task_ids: frozenset[str], covered: bool) -> None:
+            for listener in list(self._coverage_listeners):
+                try:
+                    listener(server_id, task_ids, covered)
+                except Exception:  # one broken listener must not starve the others
+                    logger.exception("coverage listener failed for %s", server_id)
 
         return notify
 

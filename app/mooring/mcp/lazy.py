@@ -19,6 +19,7 @@ from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.reconcile import Observation
 
 TaskListener = Callable[[str, str, Observation | None], None]
+CoverageListener = Callable[[str, frozenset[str], bool], None]
 
 
 class LazyGateway:
@@ -34,6 +35,7 @@ class LazyGateway:
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self._notifications_wanted = False
         self._tools_listeners: list[Callable[[str, str | None], None]] = []
+        self._coverage_listeners: list[CoverageListener] = []
 
     @property
     def loaded(self) -> bool:
@@ -51,6 +53,8 @@ class LazyGateway:
             self._real.want_task_notifications(self._notifications_wanted)
             for tools_listener in self._tools_listeners:
                 self._real.add_tools_listener(tools_listener)
+            for coverage_listener in self._coverage_listeners:
+                self._real.add_coverage_listener(coverage_listener)
         return self._real
 
     def warm(self) -> None:
@@ -100,6 +104,15 @@ class LazyGateway:
         self._notifications_wanted = wanted
         if self._real is not None:
             self._real.want_task_notifications(wanted)
+
+    def task_covered(self, server_id: str, profile_id: str | None, task_id: str) -> bool:
+        return self._real is not None and self._real.task_covered(server_id, profile_id, task_id)
+
+    def add_coverage_listener(self, listener: CoverageListener) -> None:
+        if self._real is not None:
+            self._real.add_coverage_listener(listener)
+        else:
+            self._coverage_listeners.append(listener)
 
     def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
         if self._real is not None:

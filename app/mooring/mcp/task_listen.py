@@ -15,7 +15,13 @@ request with the current state of every listed task. So :class:`TaskSubscription
   left);
 * remembers the last state it saw of each watched task (from ``tasks/get``, the call that
   created it, or a frame) and drops a frame that repeats it — the replay after a reopen costs a
-  dictionary look-up per task, not a database read — and frames about tasks it did not ask for.
+  dictionary look-up per task, not a database read — and frames about tasks it did not ask for;
+* knows which tasks the server *covers*: those its ``notifications/subscriptions/acknowledged``
+  accepted on the stream now open. The poller asks about a covered task only as a safety net; so
+  when a stream ends (the server closed it, it failed, the connection went) rather than being
+  replaced, the tasks it covered are handed to ``on_lost`` at once and polled normally again. A
+  replacement keeps them covered until its own acknowledgement: the server replays every listed
+  task's state when the new stream opens, so nothing said in between is lost.
 
 A frame that reports something new is handed on as the observation it is (it carries the full
 ``DetailedTask``); a malformed one is logged and dropped (the next poll reads the task); the
@@ -26,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
 import anyio
@@ -40,6 +46,10 @@ logger = logging.getLogger("mooring.mcp.listen")
 
 TaskNotified = Callable[[str, Observation | None], Awaitable[None]]
 """Told ``(task_id, observation)`` of news about a task; ``None``: something happened, look."""
+
+CoverageChanged = Callable[[frozenset[str], bool], None]
+"""Told ``(task_ids, covered)``: the server now reports these tasks' changes on the open
+stream (``True``), or no longer does (``False``: poll them normally again)."""
 
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 
@@ -69,8 +79,11 @@ class TaskSubscription:
         reopen_after: float,
         notify: TaskNotified | None,
         replay_per_second: float | None = None,
+        on_coverage: CoverageChanged | None = None,
     ) -> None:
         self._alias = alias
+        self._on_coverage = on_coverage
+        self._covered: frozenset[str] = frozenset()
         self._reopen_after = reopen_after
         self._replay_per_second = replay_per_second
         self._notify = notify
@@ -127,12 +140,41 @@ class TaskSubscription:
 
     def _unwatch(self, task_id: str) -> None:
         self._seen.pop(task_id, None)
+        self._covered -= {task_id}
         if task_id not in self._watched:
             return
         self._watched.discard(task_id)
         if not self._watched and self._scope is not None:
             self._scope.cancel()  # nothing left to hear about
         self._changed.set()
+
+    # -- what the server covers ------------------------------------------------------------------
+
+    def covers(self, task_id: str) -> bool:
+        """Whether the open stream's server accepted ``task_id``: it reports its changes."""
+        return task_id in self._covered
+
+    def acknowledged(self, task_ids: Sequence[str]) -> None:
+        """The server's ``notifications/subscriptions/acknowledged`` for the open stream: the
+        task ids it accepted (a server without the feature accepts none)."""
+        if self._scope is None:
+            return  # no task stream open: not ours
+        covered = frozenset(task_ids) & self._listened & self._watched
+        gained, lost = covered - self._covered, self._covered - covered
+        self._covered = covered
+        self._tell_coverage(lost, covered=False)
+        self._tell_coverage(gained, covered=True)
+
+    def _lose_coverage(self) -> None:
+        lost, self._covered = self._covered, frozenset()
+        self._tell_coverage(lost, covered=False)
+
+    def _tell_coverage(self, task_ids: frozenset[str], *, covered: bool) -> None:
+        if task_ids and self._on_coverage is not None:
+            try:
+                self._on_coverage(task_ids, covered)
+            except Exception:  # a listener's fault must not end the stream
+                logger.exception("%s: coverage listener failed", self._alias)
 
     # -- what arrives ----------------------------------------------------------------------------
 
@@ -168,19 +210,24 @@ class TaskSubscription:
         this session, and polling carries on.
         """
         self._listened = frozenset()
-        while not over():
-            if not self._wanted or not self._watched:
-                await self._next_change()
-                continue
-            wait = self._opened_at + self._window() - anyio.current_time()
-            if wait > 0:
-                await anyio.sleep(wait)  # the coalescing window: more tasks may come meanwhile
-                continue
-            ended = await self._listen_once(session)
-            if ended is None:
-                return
-            if ended:
-                await self._next_change()  # the server closed it: listen again on news
+        try:
+            while not over():
+                if not self._wanted or not self._watched:
+                    self._lose_coverage()
+                    await self._next_change()
+                    continue
+                wait = self._opened_at + self._window() - anyio.current_time()
+                if wait > 0:
+                    await anyio.sleep(wait)  # the coalescing window: more tasks may come
+                    continue
+                ended = await self._listen_once(session)
+                if ended is None:
+                    return
+                if ended:
+                    self._lose_coverage()
+                    await self._next_change()  # the server closed it: listen again on news
+        finally:
+            self._lose_coverage()  # the session is over (or we gave up on it): poll again
 
     def _window(self) -> float:
         """How long a stream is kept before a reopen takes in the tasks seen since (without a

@@ -47,7 +47,7 @@ from mooring.core.ports import Gateway, ServerCatalog, ServerConnection, TaskLed
 from mooring.core.tasks.calls import Acknowledged, RequestFailed
 from mooring.core.tasks.checks import quiet_poll
 from mooring.core.tasks.inputs import TaskInput
-from mooring.core.tasks.polling import PollPolicy, next_poll
+from mooring.core.tasks.polling import PollPolicy, covered_poll_at, next_poll
 from mooring.core.tasks.reconcile import (
     Observation,
     Outcome,
@@ -111,8 +111,13 @@ class TaskMonitor:
         self._background: set[asyncio.Future[None]] = set()
         self._notices: dict[tuple[str, str], _Notices] = {}
         """Per (server, task id) with notifications being acted on: the newest one waiting."""
+        self._record_of: dict[tuple[str, str], str] = {}
+        """Per (server, task id) scheduled here: its record (to act on a coverage change)."""
+        self._interval_of: dict[str, tuple[tuple[str, str], timedelta]] = {}
+        """Per record scheduled here: its (server, task id) and normal poll interval."""
         self._stopping = False
         gateway.add_task_listener(self.notified)
+        gateway.add_coverage_listener(self.coverage_changed)
 
     # -- scheduling ----------------------------------------------------------------------------
 
@@ -128,6 +133,7 @@ class TaskMonitor:
         if not record.is_monitored:
             return
         self._server_of[record.id] = record.server_id  # saves a read per poll
+        self._remember(record)
         self._note_contact(record)
         current = self._clock.now()
         planned = record.next_poll_at
@@ -429,6 +435,9 @@ class TaskMonitor:
             return
         self._server_of.pop(record_id, None)
         self._earliest.pop(record_id, None)
+        known = self._interval_of.pop(record_id, None)
+        if known is not None and self._record_of.get(known[0]) == record_id:
+            del self._record_of[known[0]]
         self._cancel_sent.discard(record_id)
         self._notifications.pop(record_id, None)
         lock = self._locks.get(record_id)
@@ -444,6 +453,7 @@ class TaskMonitor:
             | self._cancel_sent
             | set(self._notifications)
             | set(self._locks)
+            | set(self._interval_of)
         )
 
     async def _connection(self, record: TaskRecord) -> ServerConnection | None:
@@ -503,7 +513,7 @@ class TaskMonitor:
             rec, new_inputs, stored_inputs = await self._store(record, rec)
         current = rec.record
         if current.is_monitored and current.next_poll_at is not None:
-            self._schedule(current.id, current.next_poll_at, replace=True)
+            self._schedule(current.id, self._poll_at(current), replace=True)
         else:
             self._due_at.pop(current.id, None)  # over: unscheduled before anyone hears of it
         self._writer.announce(rec, new_inputs)  # after the run span: a listener may stop us
@@ -552,6 +562,52 @@ class TaskMonitor:
             ttl_ms=record.ttl_ms,
             jitter=self._jitter(),
         ).at
+
+    def _covered(self, record: TaskRecord) -> bool:
+        return record.task_id is not None and self._gateway.task_covered(
+            record.server_id, record.credential_profile_id, record.task_id
+        )
+
+    def _poll_at(self, record: TaskRecord) -> datetime:
+        """When to poll ``record`` next: its planned time (the one stored), or later while its
+        server reports its changes on an open listen stream (a safety net only)."""
+        assert record.next_poll_at is not None
+        self._remember(record)
+        if not self._covered(record):
+            return record.next_poll_at
+        return covered_poll_at(
+            now=self._clock.now(),
+            policy=self._policy,
+            planned=record.next_poll_at,
+            server_created_at=record.server_created_at,
+            ttl_ms=record.ttl_ms,
+            jitter=self._jitter(),
+        )
+
+    def coverage_changed(self, server_id: str, task_ids: frozenset[str], covered: bool) -> None:
+        """The gateway's coverage listener. Covered: a task's next poll moves out to the safety
+        net (the server reports its changes; no second poll just to find it unchanged). No
+        longer covered (the stream ended, failed, or its connection went): each is polled again
+        within its normal interval, spread at random over it — never a burst of every task."""
+        now = self._clock.now()
+        for task_id in task_ids:
+            record_id = self._record_of.get((server_id, task_id))
+            due = self._due_at.get(record_id) if record_id is not None else None
+            if record_id is None or due is None:
+                continue  # not scheduled here (in flight: its poll plans the next one)
+            if covered:
+                at = now + timedelta(milliseconds=self._policy.covered_interval_ms)
+                self._schedule(record_id, max(due, at), replace=True)
+            else:
+                interval = self._interval_of[record_id][1]
+                self._schedule(record_id, min(due, now + interval * self._jitter()), replace=True)
+
+    def _remember(self, record: TaskRecord) -> None:
+        """Note the record's task id and interval, for coverage changes."""
+        if record.task_id is not None:
+            key = (record.server_id, record.task_id)
+            self._record_of[key] = record.id
+            self._interval_of[record.id] = (key, self._first_interval(record))
 
     def _with_next_poll(self, rec: Reconciliation) -> Reconciliation:
         record = rec.record

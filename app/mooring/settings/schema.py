@@ -55,6 +55,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "polling.per_server_concurrency", int, 4, "Status requests in flight per server at most."
     ),
+    Setting(
+        "polling.covered_interval_ms",
+        int,
+        300_000,
+        "Status checks of a task whose server reports its changes (an open notification"
+        " stream) only this often; normal checks resume at once if the stream ends.",
+    ),
     # Model providers (issue 12)
     Setting(
         "providers.connect_timeout_ms",

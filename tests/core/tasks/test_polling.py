@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mooring.core.tasks.polling import PollPolicy, next_poll
+from mooring.core.tasks.polling import PollPolicy, covered_poll_at, next_poll
 from tests.core.tasks.factories import T0
 
 POLICY = PollPolicy(
@@ -111,3 +111,36 @@ def test_after_the_ttl_has_passed_polling_backs_off_instead_of_spinning() -> Non
     assert early == (1_500, False)
     assert later[0] > early[0]
     assert later[1] is False
+
+
+# -- a task its server reports on (an open listen stream) ------------------------------------------
+
+
+def test_a_covered_task_is_polled_only_as_a_safety_net() -> None:
+    policy = PollPolicy(covered_interval_ms=300_000, jitter_ratio=0.0)
+    planned = T0 + timedelta(seconds=5)
+    assert covered_poll_at(now=T0, policy=policy, planned=planned) == T0 + timedelta(minutes=5)
+
+
+def test_a_covered_task_still_gets_its_last_look_at_the_ttl_deadline() -> None:
+    policy = PollPolicy(covered_interval_ms=300_000)
+    at = covered_poll_at(
+        now=T0,
+        policy=policy,
+        planned=T0 + timedelta(seconds=5),
+        server_created_at=T0 - timedelta(seconds=30),
+        ttl_ms=90_000,
+        jitter=0.5,
+    )
+    assert at == T0 + timedelta(seconds=60)
+
+
+def test_coverage_never_brings_a_poll_forward() -> None:
+    policy = PollPolicy(covered_interval_ms=1_000)
+    planned = T0 + timedelta(minutes=10)  # a slow server's own interval
+    assert covered_poll_at(now=T0, policy=policy, planned=planned, jitter=0.9) == planned
+
+
+def test_the_safety_net_is_never_shorter_than_the_minimum_interval() -> None:
+    with pytest.raises(ValueError, match="covered_interval_ms"):
+        PollPolicy(min_interval_ms=100, covered_interval_ms=50)

@@ -9,6 +9,9 @@ Rules, in order of precedence:
 5. Jitter (only ever *added*, so rule 1 holds) spreads polls of many tasks apart.
 6. The TTL backstop: once ``createdAt + ttlMs`` is near, poll then — the server may forget the
    task after it, and one last look tells us how it ended.
+7. While the server reports the task's changes itself (an open ``subscriptions/listen`` stream
+   that acknowledged it), a poll is only a safety net: ``covered_interval_ms`` apart (the TTL
+   backstop still applies; see :func:`covered_poll_at`).
 """
 
 from __future__ import annotations
@@ -31,10 +34,14 @@ class PollPolicy:
     max_backoff_steps: int = 16
     jitter_ratio: float = 0.1
     """Up to this fraction of the interval is added at random."""
+    covered_interval_ms: int = 300_000
+    """Between two polls of a task whose changes the server reports on an open listen stream."""
 
     def __post_init__(self) -> None:
         if not 0 < self.min_interval_ms <= self.default_interval_ms <= self.max_interval_ms:
             raise ValueError("need 0 < min_interval_ms <= default_interval_ms <= max_interval_ms")
+        if self.covered_interval_ms < self.min_interval_ms:
+            raise ValueError("covered_interval_ms must be at least min_interval_ms")
         if self.backoff_factor < 1 or not 0 <= self.jitter_ratio <= 1:
             raise ValueError("backoff_factor must be >= 1 and jitter_ratio within [0, 1]")
 
@@ -90,3 +97,30 @@ def next_poll(
             backstop_ms = int((backstop_at - now) / timedelta(milliseconds=1))
             return PollPlan(at=backstop_at, delay_ms=max(backstop_ms, floor), backstop=True)
     return PollPlan(at=at, delay_ms=delay_ms)
+
+
+def covered_poll_at(
+    *,
+    now: datetime,
+    policy: PollPolicy,
+    planned: datetime,
+    server_created_at: datetime | None = None,
+    ttl_ms: int | None = None,
+    jitter: float = 0.0,
+) -> datetime:
+    """When to poll a task whose server reports its changes on an open listen stream.
+
+    Only as a safety net: ``policy.covered_interval_ms`` from ``now`` (plus jitter), never
+    sooner than the normal plan ``planned``, and no later than the task's TTL deadline when
+    that comes first (one last look tells how it ended). The stream's own frames carry every
+    change meanwhile; if it drops, the caller goes back to ``planned``.
+    """
+    if not 0.0 <= jitter < 1.0:
+        raise ValueError("jitter must be in [0, 1)")
+    stretch = policy.covered_interval_ms * (1.0 + policy.jitter_ratio * jitter)
+    at = now + timedelta(milliseconds=stretch)
+    if ttl_ms is not None and server_created_at is not None:
+        deadline = server_created_at + timedelta(milliseconds=ttl_ms)
+        if now < deadline < at:
+            at = deadline
+    return max(at, planned)

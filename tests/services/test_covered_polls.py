@@ -1,0 +1,135 @@
+"""A task its server reports on (a ``subscriptions/listen`` stream that acknowledged it) is
+polled only as a safety net; when the stream goes, normal polling comes back at once.
+
+Read from what the demo server received (its request log) and from the monitor's schedule.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import anyio
+import pytest
+
+from mooring.core.tasks.states import LocalState
+from mooring.mcp.gateway import McpGateway
+from mooring.mcp.lazy import LazyGateway
+from tests.services.conftest import SAMPLES, HostFactory, demo_definition, run_until
+from tests.services.test_poll_discipline import task_gets
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_task_the_server_reports_on_is_followed_to_its_end_without_polls(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    log = tmp_path / "requests.log"
+    # Two rows every 600 ms, 12 rows; the server asks for a poll every 200 ms: between two
+    # checkpoints, a poller that is not told would ask twice.
+    server = demo_definition(
+        tmp_path / "store.sqlite3",
+        log,
+        poll_interval_ms=200,
+        checkpoint_delay_ms=600,
+        rows_per_checkpoint=2,
+    )
+    await host.store.add_server(server)
+    covered_at: list[datetime] = []
+
+    def coverage(server_id: str, task_ids: frozenset[str], covered: bool) -> None:
+        if covered and server_id == server.id:
+            covered_at.append(datetime.now(UTC))
+
+    host.gateway.add_coverage_listener(coverage)
+    record = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_clean.csv")}
+    )
+
+    done = await run_until(host, record.id, lambda r: r.is_terminal)
+
+    assert done.state is LocalState.COMPLETED
+    assert done.task_id is not None
+    assert covered_at, "the server never acknowledged the task on a listen stream"
+    # A poll already on its way when the acknowledgement came may still arrive; none after.
+    settled = covered_at[0] + timedelta(milliseconds=500)
+    later = [at for at in task_gets(log, done.task_id) if at > settled]
+    assert later == []
+    assert done.status_message  # its progress and end came as notifications
+
+
+async def test_when_the_stream_goes_the_task_is_polled_again_within_its_interval(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    server = demo_definition(
+        tmp_path / "store.sqlite3",
+        tmp_path / "requests.log",
+        poll_interval_ms=2_000,
+        checkpoint_delay_ms=60_000,
+        rows_per_checkpoint=1,
+    )
+    await host.store.add_server(server)
+    covered = anyio.Event()
+    lost = anyio.Event()
+
+    def coverage(server_id: str, task_ids: frozenset[str], now_covered: bool) -> None:
+        if server_id == server.id:
+            (covered if now_covered else lost).set()
+
+    host.gateway.add_coverage_listener(coverage)
+    record = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_clean.csv")}
+    )
+    stored = await host.store.get(record.id)
+    assert stored is not None
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            group.start_soon(host.monitor.run)
+            host.monitor.track(stored)
+            await covered.wait()
+            due = host.monitor.due_at(record.id)
+            assert due is not None
+            assert due >= datetime.now(UTC) + timedelta(minutes=4)  # the safety net only
+
+            assert isinstance(host.gateway, LazyGateway)
+            real = host.gateway.load()
+            assert isinstance(real, McpGateway)
+            await real.disconnect(server.id)  # the stream goes with its connection
+            await lost.wait()
+            due = host.monitor.due_at(record.id)
+            assert due is not None
+            assert due <= datetime.now(UTC) + timedelta(milliseconds=2_000)
+
+            await host.monitor.stop()
+            group.cancel_scope.cancel()
+
+
+async def test_a_server_that_accepts_no_task_subscription_is_polled_as_usual(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    log = tmp_path / "requests.log"
+    server = demo_definition(
+        tmp_path / "store.sqlite3",
+        log,
+        poll_interval_ms=100,
+        checkpoint_delay_ms=150,
+        rows_per_checkpoint=1,
+        fault_no_task_notifications=1,
+    )
+    await host.store.add_server(server)
+    covered: list[frozenset[str]] = []
+    host.gateway.add_coverage_listener(lambda _s, ids, now: covered.append(ids) if now else None)
+    record = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_clean.csv")}
+    )
+
+    done = await run_until(host, record.id, lambda r: r.is_terminal)
+
+    assert done.state is LocalState.COMPLETED
+    assert covered == []
+    assert done.task_id is not None
+    assert len(task_gets(log, done.task_id)) > 3  # 12 rows at 150 ms, polled every 100 ms
