@@ -8,7 +8,6 @@ share this file; nothing else wires concrete classes together.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -19,41 +18,35 @@ from typing import TYPE_CHECKING, Any
 
 from mooring import __version__
 from mooring.adapters import launcher
-from mooring.adapters.notify.chain import HookLink, NotificationChain
-from mooring.adapters.notify.desktop import DesktopLink
-from mooring.adapters.poller_lock import FilePollerLock
-from mooring.adapters.process import current_owner, owner_alive
-from mooring.adapters.secrets import KeyringSecrets
-from mooring.cli.commands import HEADLESS
 from mooring.cli.errors import end_command
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
-from mooring.core.clock import SystemClock
 from mooring.core.errors import KnownError
-from mooring.core.notifications import Notice, NotifyPrefs, prefs_from
-from mooring.core.ports import Gateway
-from mooring.core.servers import ServerDefinition
-from mooring.core.tasks.polling import PollPolicy
-from mooring.core.text import neutralize
-from mooring.mcp.lazy import LazyGateway
-from mooring.services.approvals import AskUser
-from mooring.services.diagnostics import Check, Level
-from mooring.services.follower import Adopter, DatabaseFollower
-from mooring.services.host import ENV_SCOPE, HEADER_SCOPE, Host, HostConfig
-from mooring.services.notifier import Notifier
-from mooring.services.sampling import InputBroker
 from mooring.settings.paths import APP_NAME, Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
-from mooring.storage.db import Database
-from mooring.storage.store import SqlStore
 
+# The rest loads where it is used: the window's shell paints before SQLAlchemy, the services
+# and the notification stack are imported (see "Start-up order" in docs/architecture.md).
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
     from mooring.adapters.lazy_tracing import LazyTracerProvider
+    from mooring.adapters.notify.chain import HookLink, NotificationChain
+    from mooring.adapters.notify.desktop import DesktopLink
+    from mooring.adapters.poller_lock import FilePollerLock
     from mooring.core.chat import ProviderFactory
+    from mooring.core.notifications import Notice
+    from mooring.core.ports import Gateway
+    from mooring.core.servers import ServerDefinition
     from mooring.mcp.transport import TransportOpener
+    from mooring.services.approvals import AskUser
     from mooring.services.chat import ProviderResolver
+    from mooring.services.diagnostics import Check
+    from mooring.services.follower import DatabaseFollower
+    from mooring.services.host import Host
+    from mooring.services.notifier import Notifier
+    from mooring.storage.db import Database
+    from mooring.ui.app import Loaded
     from mooring.ui.main_window import MainWindow, WindowInfo
 
 log = logging.getLogger("mooring.bootstrap")
@@ -97,6 +90,13 @@ def run_doctor(args: argparse.Namespace) -> ExitCode:
 
 def _database_checks(paths: Paths) -> list[Check]:
     """Can the database be opened, and at which schema version?"""
+    import asyncio
+
+    from mooring.core.clock import SystemClock
+    from mooring.services.diagnostics import Check, Level
+    from mooring.storage.db import Database
+    from mooring.storage.store import SqlStore
+
     try:
         db = Database.open(paths.database)
     except KnownError as exc:
@@ -120,10 +120,12 @@ def run_gui(
     """Open the database, set up first-run defaults and run the window.
 
     One window per data folder: when one runs already, it is brought to the front and this
-    launch ends (no second poller on the same database).
+    launch ends (no second poller on the same database). The window's shell is painted before
+    the host is built: a database that needs nothing done to it is opened, and the host and
+    the notification stack are wired, on a worker thread afterwards; one to create or migrate,
+    or one that cannot be opened, is dealt with first, as before (the fatal-error dialog).
     """
-    from mooring.ui.app import ensure_app, run_app, show_fatal
-    from mooring.ui.dialogs.approval import DialogAsker
+    from mooring.ui.app import ensure_app, run_window, show_fatal, show_shell
     from mooring.ui.probe import qt_status
     from mooring.ui.single_instance import claim
 
@@ -139,17 +141,48 @@ def run_gui(
         log.info("a window runs already on %s; brought it to the front", paths.data_dir)
         sys.stderr.write("mooring: already running on this data folder; switched to its window.\n")
         return ExitCode.OK
-    try:
-        db = Database.open(paths.database)
-    except KnownError as exc:
+
+    def cannot_start(exc: KnownError) -> ExitCode:
         log.error("cannot open the database: %s", exc.message)
         sys.stderr.write(f"mooring: {exc.message}\n  {exc.hint}\n")
         show_fatal(exc.message, exc.hint)
         return ExitCode.PROBLEM
-    # The approval dialog is the broker's `ask`: calls that need approval can run.
-    asker = DialogAsker()
-    host = build_host(paths, settings, db, ask=asker)
-    bg = build_background(paths, settings, host, headless=False)
+
+    opened: list[Database] = []
+    if not _opens_as_is(paths.database):
+        from mooring.storage.db import Database
+
+        try:
+            opened.append(Database.open(paths.database))
+        except KnownError as exc:
+            instance.close()
+            return cannot_start(exc)
+    # The window's shell is on screen before anything heavy loads (asyncio included).
+    shell = show_shell(layout_file=paths.config_dir / "window.ini", instance=instance)
+    import asyncio
+
+    parts: list[_GuiParts] = []
+
+    def build() -> Loaded:
+        # On a worker thread, while the shell is on screen: nothing here touches Qt widgets.
+        from mooring.storage.db import Database
+        from mooring.ui.app import Loaded
+        from mooring.ui.dialogs.approval import DialogAsker
+
+        if not opened:
+            opened.append(Database.open(paths.database))
+        db = opened[0]
+        provider = _tracing(paths, settings, synchronous=False)
+        # The approval dialog is the broker's `ask`: calls that need approval can run.
+        asker = DialogAsker()
+        host = build_host(paths, settings, db, ask=asker)
+        bg = build_background(paths, settings, host, headless=False)
+        parts.append(_GuiParts(host, bg, provider))
+        return Loaded(host, _window_info(paths, settings, db), asker, export_traces)
+
+    async def load() -> Loaded:
+        return await asyncio.to_thread(build)
+
     delivering: list[asyncio.Future[None]] = []
     pending: set[asyncio.Future[None]] = set()
 
@@ -158,6 +191,7 @@ def run_gui(
     def attach(window: MainWindow) -> None:
         from mooring.ui.notifiers import STILL_RUNNING, TrayNotifier, tray_icon
 
+        bg = parts[0].bg
         windows.append(window)
         tray = TrayNotifier(tray_icon(window), window)
         tray.opened.connect(window.open_target)
@@ -201,6 +235,9 @@ def run_gui(
     async def background() -> None:
         # The window is up. One process per data folder polls: if a watcher (or another
         # window) holds the lock, follow its results from the database until it is gone.
+        from mooring.services.follower import Adopter
+
+        host, bg = parts[0].host, parts[0].bg
         delivering.append(asyncio.ensure_future(bg.notifier.run()))
         adopter = Adopter(
             ledger=host.ledger, catalog=host.catalog, accounts=host.accounts, monitor=host.monitor
@@ -238,6 +275,9 @@ def run_gui(
         await adopter.run()
 
     async def shutdown() -> None:
+        if not parts:
+            return  # closed before the host was built
+        host, bg = parts[0].host, parts[0].bg
         await bg.follower.stop()
         await bg.notifier.aclose(delivering[0] if delivering else None)
         await bg.aclose()
@@ -246,28 +286,54 @@ def run_gui(
     async def export_traces(target: Path) -> int:
         from mooring.adapters.telemetry import export_to
 
-        provider.force_flush()
+        parts[0].provider.force_flush()
         return await asyncio.to_thread(export_to, paths.traces_dir, target)
 
-    provider = _tracing(paths, settings, synchronous=False)
     try:
         return ExitCode(
-            run_app(
-                host,
-                _window_info(paths, settings, db),
-                asker=asker,
+            run_window(
+                shell,
+                load,
                 instance=instance,
-                layout_file=paths.config_dir / "window.ini",
                 on_ready=on_ready,
-                export_traces=export_traces,
                 attach=attach,
                 background=background,
                 shutdown=shutdown,
             )
         )
+    except KnownError as exc:  # the database could not be opened after all
+        return cannot_start(exc)
     finally:
-        provider.shutdown()
-        db.close()
+        for part in parts:
+            part.provider.shutdown()
+        for db in opened:
+            db.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _GuiParts:
+    """What the window's ``load`` built off the GUI thread."""
+
+    host: Host
+    bg: Background
+    provider: LazyTracerProvider
+
+
+def _opens_as_is(database: Path) -> bool:
+    """Whether ``database`` exists, is ours to write and at the newest schema: then the window
+    opens it after its first paint (a read-only ``sqlite3`` look, no SQLAlchemy)."""
+    from mooring.storage.schema_file import inspect_file
+
+    if not (
+        database.is_file()
+        and os.access(database, os.R_OK | os.W_OK)
+        and os.access(database.parent, os.W_OK | os.X_OK)
+    ):
+        return False
+    try:
+        return inspect_file(database).up_to_date
+    except KnownError:  # Database.open reports it the usual way, before the window
+        return False
 
 
 def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
@@ -329,6 +395,14 @@ def wire(
     ``models`` replaces how the chat finds and builds its model provider (tests and benchmarks
     give a scripted model here; the product reads the provider book and the keyring)."""
     from mooring.adapters.preview import preview_arguments
+    from mooring.adapters.process import current_owner, owner_alive
+    from mooring.adapters.secrets import KeyringSecrets
+    from mooring.core.clock import SystemClock
+    from mooring.core.tasks.polling import PollPolicy
+    from mooring.mcp.lazy import LazyGateway
+    from mooring.services.host import ENV_SCOPE, HEADER_SCOPE, Host, HostConfig
+    from mooring.services.sampling import InputBroker
+    from mooring.storage.store import SqlStore
 
     clock = SystemClock()
     store = SqlStore(db, clock)
@@ -492,6 +566,8 @@ class Background:
 
 
 def _terminal_notice(notice: Notice) -> bool:
+    from mooring.core.text import neutralize
+
     sys.stderr.write(neutralize(f"[{notice.summary}] {notice.body}".replace("\n", "; ")) + "\n")
     sys.stderr.flush()
     return True
@@ -500,6 +576,13 @@ def _terminal_notice(notice: Notice) -> bool:
 def build_background(paths: Paths, settings: Settings, host: Host, *, headless: bool) -> Background:
     """The notifier over the delivery chain (desktop → tray → in-app, or desktop → terminal),
     the poller lock of this data folder, and the follower used while another process polls."""
+    from mooring.adapters.notify.chain import HookLink, NotificationChain
+    from mooring.adapters.notify.desktop import DesktopLink
+    from mooring.adapters.poller_lock import FilePollerLock
+    from mooring.adapters.process import current_owner
+    from mooring.core.notifications import NotifyPrefs, prefs_from
+    from mooring.services.follower import DatabaseFollower
+    from mooring.services.notifier import Notifier
 
     def prefs() -> NotifyPrefs:
         return prefs_from(
@@ -527,6 +610,8 @@ def build_background(paths: Paths, settings: Settings, host: Host, *, headless: 
 
 async def _ask_consent_once(window: MainWindow, paths: Paths, settings: Settings) -> bool:
     """The window's first-time question; the answer is remembered."""
+    import asyncio
+
     from mooring.ui.notifiers import ask_notification_consent
 
     allowed = await ask_notification_consent(window)
@@ -559,10 +644,13 @@ def remember_settings(paths: Paths, settings: Settings, changes: dict[str, objec
 
 def run_headless(args: argparse.Namespace) -> ExitCode:
     """Run one CLI command with the host's services (no Qt)."""
+    import asyncio
+
     from mooring.cli.approval import terminal_asker
     from mooring.cli.commands import handler_for
     from mooring.cli.context import CliContext, Terminal
     from mooring.cli.sampling import install_terminal_askers
+    from mooring.storage.db import Database
 
     paths, settings = _start(args)
     db = Database.open(paths.database)
@@ -636,6 +724,8 @@ def _run(args: argparse.Namespace) -> int:
         from mooring.cli.autostart_cmd import run_autostart
 
         return int(run_autostart(args, resolve_paths(args.data_dir)))
+    from mooring.cli.commands import HEADLESS
+
     if args.command in HEADLESS:
         return int(run_headless(args))
     return int(run_gui(args, on_ready=_smoke_run()))

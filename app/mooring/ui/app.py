@@ -1,31 +1,40 @@
-"""Starting the Qt application on a qasync event loop."""
+"""Starting the Qt application on a qasync event loop.
+
+The window's shell is shown and painted first (:func:`show_shell`: Qt alone, before asyncio,
+qasync or anything of the host is imported); then :func:`run_window` starts the loop, loads
+the host (the composition root's ``load``, off the GUI thread) and builds and fills the
+panels (see ``docs/window.md``, "Start-up").
+"""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import signal
-import socket
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import qasync
-from PySide6.QtCore import QSocketNotifier
+from PySide6.QtCore import QDeadlineTimer, QEventLoop, QSettings, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
 from mooring.core.errors import KnownError
-from mooring.services.host import Host
 from mooring.settings.paths import APP_ID, APP_NAME
-from mooring.ui.dialogs.approval import DialogAsker
 from mooring.ui.icon import app_icon
-from mooring.ui.main_window import MainWindow, WindowInfo
-from mooring.ui.palette_theme import follow_system
+from mooring.ui.main_window import MainWindow, WindowInfo, load_panel_modules
+from mooring.ui.palette_theme import follow_system, start_theme
 from mooring.ui.single_instance import InstanceServer
 
+if TYPE_CHECKING:
+    from mooring.services.host import Host
+    from mooring.ui.dialogs.approval import DialogAsker
+
 log = logging.getLogger("mooring.ui")
+
+PAINT_WAIT_MS = 2_000
+"""How long start-up waits for the shell's first paint before going on anyway (a window that
+is never exposed, e.g. started minimised, must not keep Mooring from starting)."""
 
 
 def ensure_app() -> QApplication:
@@ -41,6 +50,57 @@ def ensure_app() -> QApplication:
     return app
 
 
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """What the composition root's ``load`` hands the window: the built host and the rest."""
+
+    host: Host
+    info: WindowInfo
+    asker: DialogAsker | None = None
+    """The approval prompt given to the host (its dialogs open over the window)."""
+    export_traces: Callable[[Path], Awaitable[int]] | None = None
+
+
+def show_shell(
+    *, layout_file: Path | None = None, instance: InstanceServer | None = None
+) -> MainWindow:
+    """Show the main window's shell (title, menus, each view "loading", the saved geometry,
+    the last run's light or dark palette) and return once it was painted.
+
+    No asyncio loop exists yet, so nothing is nested: Qt alone processes the events that
+    paint the window (at most :data:`PAINT_WAIT_MS`), and the user's input waits for the
+    loop :func:`run_window` starts. A second launch meanwhile brings this window forward.
+    """
+    app = ensure_app()
+    # The palette of the last run: asking the system now would cost more than the window; it
+    # is asked right after the paint (run_window), and a changed scheme applies then.
+    remembered = QSettings(str(layout_file), QSettings.Format.IniFormat) if layout_file else None
+    dark = remembered is not None and str(remembered.value("dark", "false")).lower() == "true"
+    start_theme(app, dark_last_time=dark)
+    # We end the loop ourselves after shutdown work (close connections, flush), not Qt.
+    app.setQuitOnLastWindowClosed(False)
+    window = MainWindow(layout_file=layout_file)
+    if instance is not None:
+        instance.on_focus = window.bring_to_front
+    painted: list[bool] = []
+    window.first_painted.connect(lambda: painted.append(True))
+    window.show()
+    deadline = QDeadlineTimer(PAINT_WAIT_MS)
+    waker = QTimer()  # wakes the wait below at the deadline, painted or not
+    waker.setSingleShot(True)
+    waker.start(PAINT_WAIT_MS)
+    flags = (
+        QEventLoop.ProcessEventsFlag.WaitForMoreEvents
+        | QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents
+    )
+    while not painted and not deadline.hasExpired():
+        app.processEvents(flags)
+    waker.stop()
+    if not painted:
+        log.info("the window was not painted within %d ms; loading anyway", PAINT_WAIT_MS)
+    return window
+
+
 def run_app(
     host: Host,
     info: WindowInfo,
@@ -54,55 +114,104 @@ def run_app(
     background: Callable[[], Awaitable[None]] | None = None,
     shutdown: Callable[[], Awaitable[None]] | None = None,
 ) -> int:
-    """Run the GUI over ``host`` until its last window closes; returns the exit code.
+    """Run the GUI over a host built already (:func:`run_window` with nothing to load)."""
 
-    The window is painted first with the last known state from the database; then launch
-    reconciliation runs and the task monitor starts in the background, and the cards catch
-    up as the host tells what changed. When the last window closed, the host stops on the
-    same loop. ``attach`` is given the window as soon as it exists (the notification links hook
-    into it); ``background`` and ``shutdown`` replace the default launch work and clean-up (the
-    composition root adds the one-poller rule and notifications).
+    async def built() -> Loaded:
+        return Loaded(host, info, asker, export_traces)
+
+    return run_window(
+        show_shell(layout_file=layout_file, instance=instance),
+        built,
+        instance=instance,
+        on_ready=on_ready,
+        attach=attach,
+        background=background,
+        shutdown=shutdown,
+    )
+
+
+def run_window(
+    window: MainWindow,
+    load: Callable[[], Awaitable[Loaded]],
+    *,
+    instance: InstanceServer | None = None,
+    on_ready: Callable[[MainWindow], None] | None = None,
+    attach: Callable[[MainWindow], None] | None = None,
+    background: Callable[[], Awaitable[None]] | None = None,
+    shutdown: Callable[[], Awaitable[None]] | None = None,
+) -> int:
+    """Run the GUI in ``window`` (its shell, from :func:`show_shell`) until the last window
+    closes; returns the exit code.
+
+    ``load`` builds the host (the composition root does that off the GUI thread) while the
+    panels' modules load on a worker thread. Then the panels are built over the host and
+    painted with the last known state from the database; launch reconciliation runs and the
+    task monitor starts in the background, and the cards catch up as the host tells what
+    changed. ``on_ready`` is given the window then (host ready, data shown). When the last
+    window closed, the host stops on the same loop.
+
+    ``attach`` is given the window as soon as its host is attached (the notification links
+    hook into it); ``background`` and ``shutdown`` replace the default launch work and
+    clean-up (the composition root adds the one-poller rule and notifications). A
+    :class:`KnownError` from ``load`` closes the window and is raised again once the loop
+    ended.
     """
+    import asyncio
+    import contextlib
 
-    async def reconcile_then_watch() -> None:
-        # The window is up: reconcile what earlier runs started, then keep watching.
-        host.start_monitoring()
-        try:
-            await host.reconcile()
-        except KnownError as exc:
-            log.warning("launch reconciliation stopped: %s", exc.message)
-
-    async def stop_host() -> None:
-        await host.stop()
-
-    launch_work = background or reconcile_then_watch
-    clean_up = shutdown or stop_host
+    import qasync
 
     app = ensure_app()
     follow_system(app)
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
-    # We end the loop ourselves after shutdown work (close connections, flush), not Qt.
     app.setQuitOnLastWindowClosed(False)
     app.lastWindowClosed.connect(closed.set)
+    if not window.isVisible():
+        closed.set()  # closed before the loop ran (nothing processes input before, but still)
+    failed: list[KnownError] = []
 
     async def main() -> None:
-        await host.prepare()
-        window = MainWindow(host, info, export_traces=export_traces, layout_file=layout_file)
-        if asker is not None:
-            asker.set_parent(lambda: window)
-        if instance is not None:
-            instance.on_focus = window.bring_to_front
-        if attach is not None:
-            attach(window)
-        window.show()
-        await window.start()
-        work = asyncio.ensure_future(launch_work())
-        if on_ready is not None:
-            on_ready(window)
+        # A thread cannot be stopped halfway: a window closed while the host loads still
+        # waits for it, then cleans up.
+        try:
+            loaded, _ = await asyncio.gather(load(), asyncio.to_thread(load_panel_modules))
+        except KnownError as exc:
+            log.error("the window cannot start: %s", exc.message)
+            failed.append(exc)
+            window.close()
+            await window.stop_jobs()
+            return
+        host = loaded.host
+
+        async def reconcile_then_watch() -> None:
+            # The window is up: reconcile what earlier runs started, then keep watching.
+            host.start_monitoring()
+            try:
+                await host.reconcile()
+            except KnownError as exc:
+                log.warning("launch reconciliation stopped: %s", exc.message)
+
+        async def stop_host() -> None:
+            await host.stop()
+
+        launch_work = background or reconcile_then_watch
+        clean_up = shutdown or stop_host
+        work: asyncio.Future[None] | None = None
+        if not closed.is_set():
+            await host.prepare()
+            window.attach_host(host, loaded.info, export_traces=loaded.export_traces)
+            if loaded.asker is not None:
+                loaded.asker.set_parent(lambda: window)
+            if attach is not None:
+                attach(window)
+            await window.start()
+            work = asyncio.ensure_future(launch_work())
+            if on_ready is not None:
+                on_ready(window)
         await closed.wait()
-        if not work.done():
+        if work is not None and not work.done():
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await work
@@ -123,6 +232,10 @@ def run_app(
             loop.run_until_complete(main())
     finally:
         restore()
+    if failed:
+        if instance is not None:
+            instance.close()
+        raise failed[0]
     return 0
 
 
@@ -134,6 +247,11 @@ def on_sigterm(action: Callable[[], None]) -> Callable[[], None]:
     reaches: the signal's byte is written to a socket (``signal.set_wakeup_fd``) that a
     ``QSocketNotifier`` watches, so the loop wakes at once without polling.
     """
+    import signal
+    import socket
+
+    from PySide6.QtCore import QSocketNotifier
+
     reader, writer = socket.socketpair()
     reader.setblocking(False)
     writer.setblocking(False)

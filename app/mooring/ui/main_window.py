@@ -4,38 +4,74 @@ The centre is a tab per view — Conversations, Tasks, Servers, Issues, Settings
 :meth:`MainWindow.add_view` adds more. Every panel reads
 the host's views and listens to its events; none holds business logic. The window's layout is
 saved in the data folder and restored on the next launch.
+
+The window can exist before the host does: ``MainWindow()`` is the *shell* (title, menus, the
+views' tabs each holding a "loading" page, the saved geometry), painted while the composition
+root opens the database and builds the host; :meth:`MainWindow.attach_host` then builds the
+panels in place. This module imports only Qt at load time, the panels' modules when they are
+built, so the shell paints about as soon as a bare window does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, Signal
+from PySide6.QtCore import QByteArray, QEvent, QSettings, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
-from mooring.core.notifications import OpenTarget
-from mooring.core.servers import ServerDefinition
-from mooring.services.host import Host
-from mooring.ui.dialogs.palette import ToolPalette
-from mooring.ui.dialogs.welcome import WelcomeDialog
-from mooring.ui.notifiers import Toast
-from mooring.ui.qt_async import Jobs
-from mooring.ui.text import neutralise
-from mooring.ui.views.conversations_view import ConversationsView
-from mooring.ui.views.issues_panel import IssuesPanel
-from mooring.ui.views.servers_panel import ServersPanel
-from mooring.ui.views.settings_view import SettingRow, SettingsView, WindowInfo
-from mooring.ui.views.tasks_panel import TasksPanel
+from mooring.ui.loading import LoadingPage
+from mooring.ui.palette_theme import is_dark
+from mooring.ui.window_info import SettingRow, WindowInfo
 
-__all__ = ["MainWindow", "SettingRow", "WindowInfo"]
+if TYPE_CHECKING:
+    from mooring.core.notifications import OpenTarget
+    from mooring.core.servers import ServerDefinition
+    from mooring.services.host import Host
+    from mooring.ui.dialogs.palette import ToolPalette
+    from mooring.ui.dialogs.welcome import WelcomeDialog
+    from mooring.ui.notifiers import Toast
+    from mooring.ui.qt_async import Jobs
+    from mooring.ui.views.conversations_view import ConversationsView
+    from mooring.ui.views.issues_panel import IssuesPanel
+    from mooring.ui.views.servers_panel import ServersPanel
+    from mooring.ui.views.settings_view import SettingsView
+    from mooring.ui.views.tasks_panel import TasksPanel
+
+__all__ = ["MainWindow", "SettingRow", "WindowInfo", "load_panel_modules"]
+
+VIEWS = (
+    ("conversations", "&Conversations", "Conversations"),
+    ("tasks", "&Tasks", "Tasks"),
+    ("servers", "&Servers", "Servers"),
+    ("issues", "&Issues", "Issues"),
+    ("settings", "Se&ttings", "Settings"),
+)
+"""The views in tab order: key, tab title, what the loading page names."""
+VIEW_KEYS = ("Ctrl+0", "Ctrl+1", "Ctrl+2", "Ctrl+3", "Ctrl+,")
+"""The View menu's shortcuts, in the same order."""
+
+
+def load_panel_modules() -> None:
+    """Import what :meth:`MainWindow.attach_host` builds (the composition root runs this on a
+    worker thread while the shell is on screen; creating the widgets stays on the GUI thread)."""
+    import mooring.ui.dialogs.palette
+    import mooring.ui.dialogs.welcome
+    import mooring.ui.notifiers
+    import mooring.ui.views.conversations_view
+    import mooring.ui.views.issues_panel
+    import mooring.ui.views.servers_panel
+    import mooring.ui.views.settings_view
+    import mooring.ui.views.tasks_panel  # noqa: F401
 
 
 class MainWindow(QMainWindow):
     """Mooring's top-level window."""
 
+    first_painted = Signal()
+    """The window was painted for the first time (the shell, when it came before the host)."""
     shown = Signal()
     """The last known state is on screen (emitted once, after :meth:`start`)."""
     palette_opened = Signal(object)
@@ -50,50 +86,154 @@ class MainWindow(QMainWindow):
 
     def __init__(
         self,
-        host: Host,
-        info: WindowInfo,
+        host: Host | None = None,
+        info: WindowInfo | None = None,
         *,
         export_traces: Callable[[Path], Awaitable[int]] | None = None,
         layout_file: Path | None = None,
     ) -> None:
+        """The window over ``host``; without one, the shell (see :meth:`attach_host`)."""
         super().__init__()
-        self.host = host
-        self.info = info
-        self._export_traces = export_traces
         self._layout_file = layout_file
-        self.jobs = Jobs(self.say)
         self._quitting = False
+        self._painted = False
+        self._attached = False
         self.welcome: WelcomeDialog | None = None
         self.keep_running: Callable[[], bool] = lambda: False
         """Whether closing the window keeps Mooring running in the tray (the composition root
         sets it from the setting and the tray's availability)."""
         self.setWindowTitle("Mooring")
         self.setObjectName("mooring-main-window")
+        self.setAccessibleName("Mooring")
         self.resize(1000, 660)
 
         central = QWidget(self)
-        column = QVBoxLayout(central)
-        column.setContentsMargins(0, 0, 0, 0)
-        self.toast = Toast(central)
-        self.toast.opened.connect(self.open_target)
-        self.toast.badge_changed.connect(self._show_badge)
-        column.addWidget(self.toast)
+        self._column = QVBoxLayout(central)
+        self._column.setContentsMargins(0, 0, 0, 0)
         self.tabs = QTabWidget(central)
         self.tabs.setObjectName("main-tabs")
         self.tabs.setAccessibleName("Views")
         self.tabs.setDocumentMode(True)
-        self.conversations = ConversationsView(host, self.tabs)
-        self.tabs.addTab(self.conversations, "&Conversations")
-        self.tasks = TasksPanel(host, self.tabs)
-        self.servers = ServersPanel(host, self.tabs)
-        self.issues = IssuesPanel(host, self.tabs)
-        self.settings = SettingsView(info, self.tabs, host=host)
-        self.tabs.addTab(self.tasks, "&Tasks")
-        self.tabs.addTab(self.servers, "&Servers")
-        self.tabs.addTab(self.issues, "&Issues")
-        self.tabs.addTab(self.settings, "Se&ttings")
-        column.addWidget(self.tabs, stretch=1)
+        self._pages: dict[str, QWidget] = {}
+        for key, title, words in VIEWS:
+            page = LoadingPage(words, self.tabs)
+            self._pages[key] = page
+            self.tabs.addTab(page, title)
+        self._column.addWidget(self.tabs, stretch=1)
         self.setCentralWidget(central)
+        self.statusBar().showMessage("Loading…")
+
+        file_menu = self.menuBar().addMenu("&File")
+        self.palette_action = QAction("&Run a tool…", self)
+        self.palette_action.triggered.connect(self.open_palette)
+        file_menu.addAction(self.palette_action)
+        self.add_server_action = QAction("&Add server…", self)
+        self.add_server_action.triggered.connect(
+            lambda: self.jobs.start(self.servers.add_interactively())
+        )
+        file_menu.addAction(self.add_server_action)
+        self.import_servers_action = QAction("&Import servers…", self)
+        self.import_servers_action.triggered.connect(
+            lambda: self.jobs.start(self._import_servers())
+        )
+        file_menu.addAction(self.import_servers_action)
+        self.export_action = QAction("&Export traces…", self)
+        self.export_action.triggered.connect(self._on_export_clicked)
+        file_menu.addAction(self.export_action)
+        for needs_host in self._host_actions():
+            needs_host.setEnabled(False)  # until the host is attached
+        file_menu.addSeparator()
+        quit_action = QAction("&Quit", self)
+        quit_action.triggered.connect(self.quit)
+        file_menu.addAction(quit_action)
+        view_menu = self.menuBar().addMenu("&View")
+        self._shortcuts: list[tuple[QAction, QKeySequence | QKeySequence.StandardKey]] = [
+            (self.palette_action, QKeySequence("Ctrl+K")),
+            (quit_action, QKeySequence.StandardKey.Quit),
+        ]
+        for (key, _title, words), shortcut in zip(VIEWS, VIEW_KEYS, strict=True):
+            action = QAction(words, self)
+            action.triggered.connect(lambda _=False, k=key: self.show_view(self._pages[k]))
+            view_menu.addAction(action)
+            self._shortcuts.append((action, QKeySequence(shortcut)))
+        self.first_painted.connect(self._bind_shortcuts)
+        self.restore_layout()
+        if host is not None:
+            self.attach_host(host, info or WindowInfo("", "", ""), export_traces=export_traces)
+
+    def _bind_shortcuts(self) -> None:
+        # After the first paint (or with the host): binding the first shortcut loads Qt's
+        # whole namespace of enums, which costs as much as a bare window's paint. Keys
+        # pressed before are held until the event loop runs, by then they are bound.
+        for action, shortcut in self._shortcuts:
+            action.setShortcut(shortcut)
+        self._shortcuts.clear()
+
+    def _host_actions(self) -> tuple[QAction, ...]:
+        return (
+            self.palette_action,
+            self.add_server_action,
+            self.import_servers_action,
+            self.export_action,
+        )
+
+    @property
+    def attached(self) -> bool:
+        """Whether the host is attached (the panels exist); ``False`` for the shell."""
+        return self._attached
+
+    def attach_host(
+        self,
+        host: Host,
+        info: WindowInfo,
+        *,
+        export_traces: Callable[[Path], Awaitable[int]] | None = None,
+    ) -> None:
+        """Build the panels over ``host`` in place of the loading pages (once); the data is
+        read by :meth:`start`."""
+        from mooring.ui.notifiers import Toast
+        from mooring.ui.qt_async import Jobs
+        from mooring.ui.views.conversations_view import ConversationsView
+        from mooring.ui.views.issues_panel import IssuesPanel
+        from mooring.ui.views.servers_panel import ServersPanel
+        from mooring.ui.views.settings_view import SettingsView
+        from mooring.ui.views.tasks_panel import TasksPanel
+
+        if self._attached:
+            raise RuntimeError("the window already has its host")
+        self._attached = True
+        self._bind_shortcuts()
+        self.jobs: Jobs = Jobs(self.say)
+        self.host = host
+        self.info = info
+        self._export_traces = export_traces
+        central = self.centralWidget()
+        self.toast: Toast = Toast(central)
+        self.toast.opened.connect(self.open_target)
+        self.toast.badge_changed.connect(self._show_badge)
+        self._column.insertWidget(0, self.toast)
+        self.conversations: ConversationsView = ConversationsView(host, self.tabs)
+        self.tasks: TasksPanel = TasksPanel(host, self.tabs)
+        self.servers: ServersPanel = ServersPanel(host, self.tabs)
+        self.issues: IssuesPanel = IssuesPanel(host, self.tabs)
+        self.settings: SettingsView = SettingsView(info, self.tabs, host=host)
+        current = self.tabs.currentIndex()
+        panels: dict[str, QWidget] = {
+            "conversations": self.conversations,
+            "tasks": self.tasks,
+            "servers": self.servers,
+            "issues": self.issues,
+            "settings": self.settings,
+        }
+        for key, panel in panels.items():
+            page = self._pages[key]
+            index = self.tabs.indexOf(page)
+            title = self.tabs.tabText(index)
+            self.tabs.removeTab(index)
+            self.tabs.insertTab(index, panel, title)
+            page.deleteLater()
+            self._pages[key] = panel
+        self.tabs.setCurrentIndex(current)
         for panel in (self.conversations, self.tasks, self.servers, self.issues, self.settings):
             panel.report.connect(self.say)
         self.issues.count_changed.connect(self._on_issue_count)
@@ -108,52 +248,17 @@ class MainWindow(QMainWindow):
         self.tasks.sign_in_requested.connect(lambda s: self.jobs.start(self.sign_in_for(s)))
         self.settings.export_button.clicked.connect(self._on_export_clicked)
         self.settings.export_button.setEnabled(export_traces is not None)
-        self.statusBar().showMessage("Loading…")
-
-        file_menu = self.menuBar().addMenu("&File")
-        self.palette_action = QAction("&Run a tool…", self)
-        self.palette_action.setShortcut(QKeySequence("Ctrl+K"))
-        self.palette_action.triggered.connect(self.open_palette)
-        file_menu.addAction(self.palette_action)
-        self.add_server_action = QAction("&Add server…", self)
-        self.add_server_action.triggered.connect(
-            lambda: self.jobs.start(self.servers.add_interactively())
-        )
-        file_menu.addAction(self.add_server_action)
-        self.import_servers_action = QAction("&Import servers…", self)
-        self.import_servers_action.triggered.connect(
-            lambda: self.jobs.start(self._import_servers())
-        )
-        file_menu.addAction(self.import_servers_action)
-        self.export_action = QAction("&Export traces…", self)
+        for needs_host in self._host_actions():
+            needs_host.setEnabled(True)
         self.export_action.setEnabled(export_traces is not None)
-        self.export_action.triggered.connect(self._on_export_clicked)
-        file_menu.addAction(self.export_action)
-        file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
-        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
-        quit_action.triggered.connect(self.quit)
-        file_menu.addAction(quit_action)
-        view_menu = self.menuBar().addMenu("&View")
-        conversations_action = QAction("Conversations", self)
-        conversations_action.setShortcut(QKeySequence("Ctrl+0"))
-        conversations_action.triggered.connect(lambda: self.show_view(self.conversations))
-        view_menu.addAction(conversations_action)
-        panels: tuple[tuple[QWidget, str], ...] = (
-            (self.tasks, "Tasks"),
-            (self.servers, "Servers"),
-            (self.issues, "Issues"),
-        )
-        for number, (target, words) in enumerate(panels, start=1):
-            action = QAction(words, self)
-            action.setShortcut(QKeySequence(f"Ctrl+{number}"))
-            action.triggered.connect(lambda _=False, p=target: self.show_view(p))
-            view_menu.addAction(action)
-        settings_action = QAction("Settings", self)
-        settings_action.setShortcut(QKeySequence("Ctrl+,"))
-        settings_action.triggered.connect(lambda: self.show_view(self.settings))
-        view_menu.addAction(settings_action)
-        self.restore_layout()
+        self._restore_panels()
+
+    def event(self, event: QEvent) -> bool:  # Qt API
+        """The first paint is announced (:attr:`first_painted`) on the loop turn after it."""
+        if not self._painted and event.type() == QEvent.Type.Paint:
+            self._painted = True
+            QTimer.singleShot(0, self.first_painted.emit)
+        return super().event(event)
 
     # -- views ---------------------------------------------------------------------------------
 
@@ -229,7 +334,7 @@ class MainWindow(QMainWindow):
 
     async def start(self) -> None:
         """Show the last known state: tasks, servers and issues from the database (no server
-        is asked; reconciliation catches up afterwards)."""
+        is asked; reconciliation catches up afterwards). The host must be attached."""
         await self.conversations.load()
         self.conversations.open_latest()
         await self.tasks.feed.load()
@@ -243,6 +348,10 @@ class MainWindow(QMainWindow):
 
     def open_palette(self) -> ToolPalette:
         """Open the tool palette (Ctrl+K)."""
+        from PySide6.QtCore import Qt
+
+        from mooring.ui.dialogs.palette import ToolPalette
+
         palette = ToolPalette(self.host, self)
         palette.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         palette.run_requested.connect(self._on_run_requested)
@@ -252,6 +361,8 @@ class MainWindow(QMainWindow):
         return palette
 
     def _on_run_requested(self, server: Any, tool: str, arguments: Any) -> None:
+        from mooring.core.servers import ServerDefinition
+
         assert isinstance(server, ServerDefinition)
         self.jobs.start(self.run_tool(server, tool, dict(arguments)))
 
@@ -259,6 +370,8 @@ class MainWindow(QMainWindow):
         self, server: ServerDefinition, tool: str, arguments: dict[str, Any]
     ) -> None:
         """Run one tool call through the host (approval first); its card shows the rest."""
+        from mooring.ui.text import neutralise
+
         self.show_view(self.tasks)
         self.say(f"Running {neutralise(tool, limit=80)} on {neutralise(server.alias, limit=80)}…")
 
@@ -274,6 +387,8 @@ class MainWindow(QMainWindow):
 
     def show_welcome(self) -> WelcomeDialog:
         """Show the welcome beside the window (not modal; Esc closes it)."""
+        from mooring.ui.dialogs.welcome import WelcomeDialog
+
         dialog = WelcomeDialog(self)
         self.welcome = dialog
         dialog.finished.connect(lambda _result: setattr(self, "welcome", None))
@@ -345,13 +460,26 @@ class MainWindow(QMainWindow):
         return QSettings(str(self._layout_file), QSettings.Format.IniFormat)
 
     def restore_layout(self) -> None:
-        """Put the window back as it was at the last close."""
+        """Put the window back as it was at the last close (the panels' own parts once they
+        exist)."""
+        store = self._layout_store()
+        if store is None:
+            return
+        for key, restore in (("geometry", self.restoreGeometry), ("state", self.restoreState)):
+            value = store.value(key)
+            if isinstance(value, QByteArray):
+                restore(value)
+        tab = store.value("tab")
+        if tab is not None and str(tab).isdigit():
+            self.tabs.setCurrentIndex(int(str(tab)))
+        if self._attached:
+            self._restore_panels()
+
+    def _restore_panels(self) -> None:
         store = self._layout_store()
         if store is None:
             return
         for key, restore in (
-            ("geometry", self.restoreGeometry),
-            ("state", self.restoreState),
             ("tasks_splitter", self.tasks.splitter.restoreState),
             ("conversations_splitter", self.conversations.splitter.restoreState),
             ("servers_splitter", self.servers.splitter.restoreState),
@@ -359,21 +487,21 @@ class MainWindow(QMainWindow):
             value = store.value(key)
             if isinstance(value, QByteArray):
                 restore(value)
-        tab = store.value("tab")
-        if tab is not None and str(tab).isdigit():
-            self.tabs.setCurrentIndex(int(str(tab)))
 
     def save_layout(self) -> None:
-        """Remember the window's geometry, panels and current view."""
+        """Remember the window's geometry, panels and current view (a window closed while
+        it was still loading keeps the panels' last saved parts)."""
         store = self._layout_store()
         if store is None:
             return
         store.setValue("geometry", self.saveGeometry())
         store.setValue("state", self.saveState())
-        store.setValue("tasks_splitter", self.tasks.splitter.saveState())
-        store.setValue("conversations_splitter", self.conversations.splitter.saveState())
-        store.setValue("servers_splitter", self.servers.splitter.saveState())
+        if self._attached:
+            store.setValue("tasks_splitter", self.tasks.splitter.saveState())
+            store.setValue("conversations_splitter", self.conversations.splitter.saveState())
+            store.setValue("servers_splitter", self.servers.splitter.saveState())
         store.setValue("tab", self.tabs.currentIndex())
+        store.setValue("dark", is_dark(self.palette()))  # the next launch's first paint uses it
         store.sync()
 
     # -- notifications -----------------------------------------------------------------------
@@ -407,7 +535,11 @@ class MainWindow(QMainWindow):
 
     def changeEvent(self, event: QEvent) -> None:  # Qt API
         """Looking at the window clears the badge."""
-        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+        if (
+            event.type() == QEvent.Type.ActivationChange
+            and self.isActiveWindow()
+            and self._attached
+        ):
             self.toast.clear_badge()
         super().changeEvent(event)
 
@@ -422,14 +554,17 @@ class MainWindow(QMainWindow):
         if self.welcome is not None:
             self.welcome.close()
         self.save_layout()
-        self.tasks.feed.close()
-        self.conversations.close_view()
-        self.servers.close_panel()
-        self.issues.close_panel()
+        if self._attached:
+            self.tasks.feed.close()
+            self.conversations.close_view()
+            self.servers.close_panel()
+            self.issues.close_panel()
         super().closeEvent(event)
 
     async def stop_jobs(self) -> None:
         """End the work the window's panels started (the window is closing)."""
+        if not self._attached:
+            return
         await self.jobs.cancel_all()
         await self.tasks.jobs.cancel_all()
         await self.tasks.feed.stop()

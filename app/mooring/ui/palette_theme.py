@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -44,15 +43,40 @@ def dark_palette() -> QPalette:
 
 def wants_dark(app: QGuiApplication) -> bool:
     """Whether the system (or ``MOORING_COLOR_SCHEME``) asks for a dark scheme."""
-    forced = os.environ.get(SCHEME_ENV, "").lower()
-    if forced in ("dark", "light"):
-        return forced == "dark"
+    # Qt's namespace (its hundred enums) loads here, after the window's first paint.
+    from PySide6.QtCore import Qt
+
+    forced = forced_dark()
+    if forced is not None:
+        return forced
     return app.styleHints().colorScheme() is Qt.ColorScheme.Dark
+
+
+def forced_dark() -> bool | None:
+    """``MOORING_COLOR_SCHEME``'s choice (``None``: the system decides)."""
+    forced = os.environ.get(SCHEME_ENV, "").lower()
+    return forced == "dark" if forced in ("dark", "light") else None
+
+
+def is_dark(palette: QPalette) -> bool:
+    """Whether ``palette`` is a dark one (its window colour is dark)."""
+    return palette.color(QPalette.ColorRole.Window).lightness() < 128
+
+
+def start_theme(app: QApplication, *, dark_last_time: bool) -> None:
+    """Before the window's first paint: the Fusion style and the palette of the last run (or
+    the one ``MOORING_COLOR_SCHEME`` forces), without asking the system yet;
+    :func:`follow_system` asks once the window is on screen."""
+    app.setStyle("Fusion")
+    forced = forced_dark()
+    if forced if forced is not None else dark_last_time:
+        app.setPalette(dark_palette())
 
 
 def follow_system(app: QApplication) -> None:
     """Use the Fusion style with a palette that matches the system, now and when it changes."""
-    app.setStyle("Fusion")
+    if app.style().name().lower() != "fusion":  # set already by start_theme, usually
+        app.setStyle("Fusion")
     light = app.style().standardPalette()
 
     def apply(*_args: object) -> None:

@@ -6,8 +6,10 @@ import importlib
 import os
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mooring.core.ports import ProbeResult
+if TYPE_CHECKING:  # the window's start-up runs this probe before the core's ports load
+    from mooring.core.ports import ProbeResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +24,8 @@ class QtStatus:
 
     def as_probe(self) -> ProbeResult:
         """The one probe result type ``doctor`` reads (``unavailable`` when Qt cannot load)."""
+        from mooring.core.ports import ProbeResult
+
         backend = f"Qt {self.qt_version} on {self.platform}" if self.importable else "unavailable"
         return ProbeResult(backend, self.importable and self.display, self.detail)
 

@@ -4,8 +4,7 @@ data lives — each change made through the host's desks (the same use cases as 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
@@ -41,30 +40,8 @@ from mooring.settings.schema import SETTINGS
 from mooring.ui.dialogs.preferences import AddProviderDialog, AddRuleDialog
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.text import neutralise
-
-
-@dataclass(frozen=True, slots=True)
-class SettingRow:
-    """One setting as shown: key, current value, what it does."""
-
-    key: str
-    value: str
-    description: str
-
-
-@dataclass(frozen=True, slots=True)
-class WindowInfo:
-    """What the composition root tells the window about this installation."""
-
-    data_dir: str
-    database: str
-    schema: str
-    settings_file: str = ""
-    log_file: str = ""
-    settings: Sequence[SettingRow] = field(default_factory=tuple)
-    editor: SettingsEditor | None = None
-    """Changes settings from the window (``None``: the settings are shown read-only)."""
-
+from mooring.ui.window_info import SettingRow as SettingRow
+from mooring.ui.window_info import WindowInfo as WindowInfo
 
 NOTIFY_CHOICES = (
     ("always", "Always"),
