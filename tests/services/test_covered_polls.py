@@ -6,6 +6,7 @@ Read from what the demo server received (its request log) and from the monitor's
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from mooring.core.tasks.states import LocalState
 from mooring.mcp.gateway import McpGateway
 from mooring.mcp.lazy import LazyGateway
 from tests.services.conftest import SAMPLES, HostFactory, demo_definition, run_until
-from tests.services.test_poll_discipline import task_gets
+from tests.services.test_poll_discipline import T0, ManualClock, monitor_for, task_gets, working
 
 pytestmark = pytest.mark.anyio
 
@@ -133,3 +134,27 @@ async def test_a_server_that_accepts_no_task_subscription_is_polled_as_usual(
     assert covered == []
     assert done.task_id is not None
     assert len(task_gets(log, done.task_id)) > 3  # 12 rows at 150 ms, polled every 100 ms
+
+
+# -- the schedule, read with an injected clock ---------------------------------------------------
+
+
+async def test_coverage_moves_polls_out_but_keeps_the_ttl_backstop(hosts: HostFactory) -> None:
+    monitor = monitor_for(await hosts(), ManualClock(T0), itertools.repeat(0.0))
+    plain = working("plain", checked=T0)
+    # Created 50 s ago with a 60 s TTL: its last look is due in 10 s, covered or not.
+    ending = working(
+        "ending", checked=T0, server_created_at=T0 - timedelta(seconds=50), ttl_ms=60_000
+    )
+    for record in (plain, ending):
+        monitor.track(record)
+    assert monitor.due_at("plain") == T0 + timedelta(seconds=5)
+
+    monitor.coverage_changed("server", frozenset({"task-plain", "task-ending"}), True)
+    assert monitor.due_at("plain") == T0 + timedelta(minutes=5)
+    assert monitor.due_at("ending") == T0 + timedelta(seconds=10)
+
+    monitor.coverage_changed("server", frozenset({"task-plain"}), False)
+    due = monitor.due_at("plain")
+    assert due is not None
+    assert due <= T0 + timedelta(seconds=5)  # back within its interval (here: at once)

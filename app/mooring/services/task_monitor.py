@@ -113,8 +113,8 @@ class TaskMonitor:
         """Per (server, task id) with notifications being acted on: the newest one waiting."""
         self._record_of: dict[tuple[str, str], str] = {}
         """Per (server, task id) scheduled here: its record (to act on a coverage change)."""
-        self._interval_of: dict[str, tuple[tuple[str, str], timedelta]] = {}
-        """Per record scheduled here: its (server, task id) and normal poll interval."""
+        self._interval_of: dict[str, _Known] = {}
+        """Per record scheduled here: its (server, task id), poll interval and TTL deadline."""
         self._stopping = False
         gateway.add_task_listener(self.notified)
         gateway.add_coverage_listener(self.coverage_changed)
@@ -436,8 +436,8 @@ class TaskMonitor:
         self._server_of.pop(record_id, None)
         self._earliest.pop(record_id, None)
         known = self._interval_of.pop(record_id, None)
-        if known is not None and self._record_of.get(known[0]) == record_id:
-            del self._record_of[known[0]]
+        if known is not None and self._record_of.get(known.key) == record_id:
+            del self._record_of[known.key]
         self._cancel_sent.discard(record_id)
         self._notifications.pop(record_id, None)
         lock = self._locks.get(record_id)
@@ -595,19 +595,27 @@ class TaskMonitor:
             due = self._due_at.get(record_id) if record_id is not None else None
             if record_id is None or due is None:
                 continue  # not scheduled here (in flight: its poll plans the next one)
+            known = self._interval_of[record_id]
             if covered:
-                at = now + timedelta(milliseconds=self._policy.covered_interval_ms)
-                self._schedule(record_id, max(due, at), replace=True)
+                at = covered_poll_at(
+                    now=now, policy=self._policy, planned=due, jitter=self._jitter()
+                )
+                if known.deadline is not None and now < known.deadline < at:
+                    at = max(due, known.deadline)  # the TTL backstop stays
+                self._schedule(record_id, at, replace=True)
             else:
-                interval = self._interval_of[record_id][1]
-                self._schedule(record_id, min(due, now + interval * self._jitter()), replace=True)
+                at = now + known.interval * self._jitter()
+                self._schedule(record_id, min(due, at), replace=True)
 
     def _remember(self, record: TaskRecord) -> None:
         """Note the record's task id and interval, for coverage changes."""
         if record.task_id is not None:
             key = (record.server_id, record.task_id)
             self._record_of[key] = record.id
-            self._interval_of[record.id] = (key, self._first_interval(record))
+            deadline = None
+            if record.server_created_at is not None and record.ttl_ms is not None:
+                deadline = record.server_created_at + timedelta(milliseconds=record.ttl_ms)
+            self._interval_of[record.id] = _Known(key, self._first_interval(record), deadline)
 
     def _with_next_poll(self, rec: Reconciliation) -> Reconciliation:
         record = rec.record
@@ -785,6 +793,17 @@ def progress_only(last: Observation | None, seen: Observation | None) -> bool:
 
 
 _TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """What the monitor keeps of a scheduled task for coverage changes."""
+
+    key: tuple[str, str]
+    """(server id, task id)."""
+    interval: timedelta
+    deadline: datetime | None
+    """``createdAt + ttlMs``, when the server gave both."""
 
 
 @dataclass(eq=False, slots=True)
