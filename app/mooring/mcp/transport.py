@@ -15,7 +15,9 @@ goes (:class:`StderrLog`).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import ssl
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AsyncExitStack
@@ -106,12 +108,21 @@ class SdkTransports:
             lambda: httpx2.AsyncClient(
                 headers=headers,
                 auth=auth,
+                verify=tls_context(),
                 timeout=httpx2.Timeout(self.connect_timeout, read=300.0),
                 event_hooks={"response": [_record_http_status]},
             )
         )
         await stack.enter_async_context(http)
         return streamable_http_client(server.url, http_client=http, terminate_on_close=False)
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The one TLS context of every HTTP server connection: httpx2's default (the system's
+    trusted certificates, hostnames checked), built once per process. A client built without
+    it loads the certificates again, at every connection and every reconnect."""
+    return httpx2.create_ssl_context()
 
 
 # HTTP statuses seen while one request is in flight. The SDK's HTTP transport runs each POST
