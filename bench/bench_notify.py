@@ -28,7 +28,7 @@ from mooring.core.ids import new_id
 from mooring.core.notifications import Notice, NotifyPrefs, WhenToNotify
 from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
 from mooring.core.servers import ServerDefinition, Transport
-from mooring.core.tasks.reconcile import Observation
+from mooring.core.tasks.reconcile import Observation, ServerTask
 from mooring.core.tasks.states import LocalState
 from mooring.mcp.gateway import McpGateway
 from mooring.services.approvals import ApprovalBroker
@@ -68,6 +68,9 @@ class _PollingOnly:
 
     def add_coverage_listener(self, listener: Callable[[str, frozenset[str], bool], None]) -> None:
         return None
+
+    def expect_task(self, server_id: str, profile_id: str | None, seen: ServerTask) -> None:
+        return None  # no stream: polled
 
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         self._inner.add_status_listener(listener)

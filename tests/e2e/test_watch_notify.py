@@ -184,6 +184,14 @@ def test_the_poller_also_polls_tasks_started_after_it_so_no_follower_waits_on_no
     assert answered.returncode == 0, answered.stderr
     first_out.rest(120)
     assert first.wait(timeout=30) == 0
-    gets = [r for r in demo.requests() if r["method"] == "tasks/get"]
-    assert {r["taskId"] for r in gets} == {waiting["task_id"], later["task_id"]}
-    assert len({r["pid"] for r in gets}) == 1  # both polled by the first watcher only
+    # Each task was read (a tasks/get, or a listen request that names it: the server answers
+    # it with the task's state, then reports its changes), by the first watcher only.
+    checks = [(r["pid"], r["taskId"]) for r in demo.requests() if r["method"] == "tasks/get"]
+    checks += [
+        (r["pid"], task_id)
+        for r in demo.requests()
+        if r["method"] == "subscriptions/listen"
+        for task_id in r.get("taskIds", [])
+    ]
+    assert {task_id for _pid, task_id in checks} == {waiting["task_id"], later["task_id"]}
+    assert len({pid for pid, _task_id in checks}) == 1

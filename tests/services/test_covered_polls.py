@@ -16,7 +16,7 @@ import pytest
 from mooring.core.tasks.states import LocalState
 from mooring.mcp.gateway import McpGateway
 from mooring.mcp.lazy import LazyGateway
-from tests.services.conftest import SAMPLES, HostFactory, demo_definition, run_until
+from tests.services.conftest import SAMPLES, HostFactory, close_host, demo_definition, run_until
 from tests.services.test_poll_discipline import T0, ManualClock, monitor_for, task_gets, working
 
 pytestmark = pytest.mark.anyio
@@ -158,3 +158,62 @@ async def test_coverage_moves_polls_out_but_keeps_the_ttl_backstop(hosts: HostFa
     due = monitor.due_at("plain")
     assert due is not None
     assert due <= T0 + timedelta(seconds=5)  # back within its interval (here: at once)
+
+
+async def test_after_a_restart_running_tasks_are_re_read_by_the_stream_not_polled(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    log = tmp_path / "requests.log"
+    server = demo_definition(
+        tmp_path / "store.sqlite3",
+        log,
+        poll_interval_ms=2_000,
+        checkpoint_delay_ms=60_000,
+        rows_per_checkpoint=1,
+    )
+    first = await hosts()
+    await first.store.add_server(server)
+    records = [
+        await first.host.call(
+            server, "import_suppliers", {"path": str(SAMPLES / "suppliers_clean.csv")}
+        )
+        for _ in range(3)
+    ]
+    await close_host(first)  # the app quits while the tasks run
+
+    again = await hosts()  # ... and starts again on the same database
+    covered: set[str] = set()
+    all_covered = anyio.Event()
+
+    def coverage(server_id: str, task_ids: frozenset[str], now_covered: bool) -> None:
+        if now_covered and server_id == server.id:
+            covered.update(task_ids)
+            if len(covered) == len(records):
+                all_covered.set()
+
+    again.gateway.add_coverage_listener(coverage)
+    gets_before = len([line for line in log.read_text().splitlines() if '"tasks/get"' in line])
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            group.start_soon(again.monitor.run)
+            task_ids = []
+            for record in records:
+                stored = await again.store.get(record.id)
+                assert stored is not None
+                assert stored.task_id is not None
+                task_ids.append(stored.task_id)
+                again.monitor.track(stored)
+            await all_covered.wait()
+            for record in records:
+                due = again.monitor.due_at(record.id)
+                assert due is not None
+                assert due >= datetime.now(UTC) + timedelta(minutes=4)
+            await again.monitor.stop()
+            group.cancel_scope.cancel()
+
+    lines = log.read_text().splitlines()
+    [listen] = [line for line in lines if '"subscriptions/listen"' in line and "taskIds" in line]
+    assert all(task_id in listen for task_id in task_ids)
+    # The first look, at most: the stream's opening re-read the tasks.
+    gets_after = len([line for line in lines if '"tasks/get"' in line]) - gets_before
+    assert gets_after <= 1

@@ -30,7 +30,7 @@ from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress, TaskWire
 from mooring.core.tasks.checks import PollMark
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.parts import TaskParts
-from mooring.core.tasks.reconcile import Observation, Reconciliation
+from mooring.core.tasks.reconcile import Observation, Reconciliation, ServerTask
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.core.tools import ToolInfo
@@ -318,6 +318,13 @@ class Gateway(Protocol):
     def task_covered(self, server_id: str, profile_id: str | None, task_id: str) -> bool:
         """Whether the server reports ``task_id``'s changes on an open listen stream of this
         server and account (it acknowledged the task): polling it is then only a safety net."""
+        ...
+
+    def expect_task(self, server_id: str, profile_id: str | None, seen: ServerTask) -> None:
+        """Watch a running task known from the ledger (``seen``: its last known state) on this
+        server and account's listen stream, from the stream's next opening, before it is polled:
+        the server's replay as the stream opens re-reads it (a repeat of ``seen`` costs
+        nothing), and its acknowledgement covers it."""
         ...
 
     def add_coverage_listener(self, listener: Callable[[str, frozenset[str], bool], None]) -> None:

@@ -39,11 +39,11 @@ class RequestLog:
     """Append-only JSON-lines log of received JSON-RPC requests (one line per request).
 
     Each line: ``{"ts", "pid", "transport", "method", "id"}`` plus ``"tool"`` for ``tools/call``,
-    ``"taskId"`` for ``tasks/*``, ``"filters"`` (the filter names) for ``subscriptions/listen``
-    and, with ``--oauth-issuer``, ``"client"`` (the verified token's OAuth client id). Several
-    processes may append to the same file. ``"inflight"`` counts the requests of the same method
-    this process was handling as this one arrived, itself included (its maximum is how many a
-    client had in flight at once).
+    ``"taskId"`` for ``tasks/*``, ``"filters"`` (the filter names) and ``"taskIds"`` (those asked
+    for) for ``subscriptions/listen`` and, with ``--oauth-issuer``, ``"client"`` (the verified
+    token's OAuth client id). Several processes may append to the same file. ``"inflight"``
+    counts the requests of the same method this process was handling as this one arrived,
+    itself included (its maximum is how many a client had in flight at once).
     """
 
     def __init__(self, path: Path) -> None:
@@ -83,6 +83,9 @@ class RequestLog:
                 params.get("notifications"), Mapping
             ):
                 entry["filters"] = sorted(str(key) for key in params["notifications"])
+                task_ids = params["notifications"].get("taskIds")
+                if isinstance(task_ids, list):
+                    entry["taskIds"] = [str(task_id) for task_id in task_ids]
             verified = get_access_token()
             if verified is not None:  # --oauth-issuer: who asked (never the token itself)
                 entry["client"] = verified.client_id

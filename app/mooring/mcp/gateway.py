@@ -15,7 +15,7 @@ import anyio
 
 from mooring.core.ports import ConnectionStatus
 from mooring.core.servers import ServerDefinition
-from mooring.core.tasks.reconcile import Observation
+from mooring.core.tasks.reconcile import Observation, ServerTask
 from mooring.mcp.connection import ConnectionSettings, InputHandler, McpConnection
 from mooring.mcp.transport import AuthFor, HeadersFor, TransportOpener
 
@@ -67,6 +67,8 @@ class McpGateway:
         self._listeners: list[TaskListener] = []
         self._tools_listeners: list[ToolsListener] = []
         self._coverage_listeners: list[CoverageListener] = []
+        self._expected: dict[tuple[str, str | None], dict[str, ServerTask]] = {}
+        """Running tasks from the ledger to watch on a connection not made yet."""
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self._notifications_wanted = False
         self._closed = False
@@ -105,6 +107,8 @@ class McpGateway:
             on_coverage=self._coverage_notifier(server.id),
         )
         connection.want_task_notifications(self._notifications_wanted)
+        for seen in self._expected.pop(key, {}).values():
+            connection.subscription.observed(seen.task_id, seen)
         if self._closed:
             await connection.aclose()
             return connection
@@ -139,6 +143,15 @@ class McpGateway:
         reports its changes: polling it is only a safety net)."""
         connection = self._connections.get((server_id, profile_id))
         return connection is not None and connection.subscription.covers(task_id)
+
+    def expect_task(self, server_id: str, profile_id: str | None, seen: ServerTask) -> None:
+        """Watch a running task from the ledger on this server and account's listen stream
+        (now, or once the connection is made), its last known state ``seen``."""
+        connection = self._connections.get((server_id, profile_id))
+        if connection is not None:
+            connection.subscription.observed(seen.task_id, seen)
+        else:
+            self._expected.setdefault((server_id, profile_id), {})[seen.task_id] = seen
 
     def add_coverage_listener(self, listener: CoverageListener) -> None:
         """Be told ``(server_id, task_ids, covered)`` when a listen stream starts or stops

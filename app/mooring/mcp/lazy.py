@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
 from mooring.core.servers import ServerDefinition
-from mooring.core.tasks.reconcile import Observation
+from mooring.core.tasks.reconcile import Observation, ServerTask
 
 TaskListener = Callable[[str, str, Observation | None], None]
 CoverageListener = Callable[[str, frozenset[str], bool], None]
@@ -36,6 +36,7 @@ class LazyGateway:
         self._notifications_wanted = False
         self._tools_listeners: list[Callable[[str, str | None], None]] = []
         self._coverage_listeners: list[CoverageListener] = []
+        self._expected: list[tuple[str, str | None, ServerTask]] = []
 
     @property
     def loaded(self) -> bool:
@@ -55,6 +56,9 @@ class LazyGateway:
                 self._real.add_tools_listener(tools_listener)
             for coverage_listener in self._coverage_listeners:
                 self._real.add_coverage_listener(coverage_listener)
+            for server_id, profile_id, seen in self._expected:
+                self._real.expect_task(server_id, profile_id, seen)
+            self._expected.clear()
         return self._real
 
     def warm(self) -> None:
@@ -107,6 +111,12 @@ class LazyGateway:
 
     def task_covered(self, server_id: str, profile_id: str | None, task_id: str) -> bool:
         return self._real is not None and self._real.task_covered(server_id, profile_id, task_id)
+
+    def expect_task(self, server_id: str, profile_id: str | None, seen: ServerTask) -> None:
+        if self._real is not None:
+            self._real.expect_task(server_id, profile_id, seen)
+        else:
+            self._expected.append((server_id, profile_id, seen))
 
     def add_coverage_listener(self, listener: CoverageListener) -> None:
         if self._real is not None:

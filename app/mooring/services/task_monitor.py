@@ -116,6 +116,9 @@ class TaskMonitor:
         self._interval_of: dict[str, _Known] = {}
         """Per record scheduled here: its (server, task id), poll interval and TTL deadline."""
         self._stopping = False
+        self._running = False
+        self._streams: dict[tuple[str, str | None], bool] = {}
+        """Per (server, account) with tasks put on its stream: whether it was connected."""
         gateway.add_task_listener(self.notified)
         gateway.add_coverage_listener(self.coverage_changed)
 
@@ -134,6 +137,7 @@ class TaskMonitor:
             return
         self._server_of[record.id] = record.server_id  # saves a read per poll
         self._remember(record)
+        self._expect(record)
         self._note_contact(record)
         current = self._clock.now()
         planned = record.next_poll_at
@@ -322,11 +326,32 @@ class TaskMonitor:
         never runs the loop opens none).
         """
         self._stopping = False
+        self._running = True
         self._gateway.want_task_notifications(True)
+        for key in self._streams:
+            self._connect_soon(key)
         try:
             await self._loop()
         finally:
+            self._running = False
             self._gateway.want_task_notifications(False)
+
+    def _connect_soon(self, key: tuple[str, str | None]) -> None:
+        """Connect to a server with tasks put on its stream, in the background: its stream
+        opens (and re-reads them) before their first polls are due."""
+        if self._streams.get(key, True) or not self._running:
+            return
+        self._streams[key] = True
+
+        async def connect() -> None:
+            server = await self._catalog.get_server(key[0])
+            if server is not None:
+                await self._gateway.connect(server, key[1])
+
+        task = asyncio.ensure_future(connect())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        task.add_done_callback(_log_failure)
 
     async def _loop(self) -> None:
         while not self._stopping:
@@ -606,6 +631,36 @@ class TaskMonitor:
             else:
                 at = now + known.interval * self._jitter()
                 self._schedule(record_id, min(due, at), replace=True)
+
+    def _expect(self, record: TaskRecord) -> None:
+        """Put a running task on its server's listen stream before its first poll: the
+        stream's replay re-reads it as the stream opens, and once the server accepts it the
+        first poll moves out to the safety net (a thousand tasks: one stream each server, not
+        a thousand requests). A task asking for input, or one whose last read failed, is
+        polled as usual."""
+        if (
+            record.task_id is None
+            or record.server_status != "working"
+            or record.flags
+            or record.cancel_requested
+        ):
+            return
+        key = (record.server_id, record.credential_profile_id)
+        self._streams.setdefault(key, False)
+        self._connect_soon(key)
+        self._gateway.expect_task(
+            record.server_id,
+            record.credential_profile_id,
+            ServerTask(
+                task_id=record.task_id,
+                status=record.server_status,
+                status_message=record.status_message,
+                created_at=record.server_created_at,
+                last_updated_at=record.server_updated_at,
+                ttl_ms=record.ttl_ms,
+                poll_interval_ms=record.poll_interval_ms,
+            ),
+        )
 
     def _remember(self, record: TaskRecord) -> None:
         """Note the record's task id and interval, for coverage changes."""
