@@ -322,18 +322,9 @@ class _GuiParts:
 def _opens_as_is(database: Path) -> bool:
     """Whether ``database`` exists, is ours to write and at the newest schema: then the window
     opens it after its first paint (a read-only ``sqlite3`` look, no SQLAlchemy)."""
-    from mooring.storage.schema_file import inspect_file
+    from mooring.storage.schema_file import opens_as_is
 
-    if not (
-        database.is_file()
-        and os.access(database, os.R_OK | os.W_OK)
-        and os.access(database.parent, os.W_OK | os.X_OK)
-    ):
-        return False
-    try:
-        return inspect_file(database).up_to_date
-    except KnownError:  # Database.open reports it the usual way, before the window
-        return False
+    return opens_as_is(database)
 
 
 def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:

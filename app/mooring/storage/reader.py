@@ -11,7 +11,6 @@ creates, migrates or refuses the file as usual.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import TERMINAL_STATES, LocalState
 from mooring.storage.errors import StorageError
 from mooring.storage.records import record_from
-from mooring.storage.schema_file import inspect_file
+from mooring.storage.schema_file import opens_as_is
 
 
 class LedgerReader:
@@ -80,15 +79,9 @@ class LedgerReader:
 def open_reader(path: Path) -> LedgerReader | None:
     """A reader over the database at ``path``, or ``None`` when the full path must handle the
     file (missing, not at the newest schema, not writable for us, or unreadable)."""
-    if not (
-        path.is_file()
-        and os.access(path, os.R_OK | os.W_OK)
-        and os.access(path.parent, os.W_OK | os.X_OK)
-    ):
+    if not opens_as_is(path):
         return None
     try:
-        if not inspect_file(path).up_to_date:
-            return None
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
     except (sqlite3.Error, OSError, StorageError):  # the full path reports it the usual way
         return None

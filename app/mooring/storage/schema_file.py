@@ -3,6 +3,7 @@ SQLAlchemy, no Alembic: a read-only command checks this before choosing its path
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,3 +75,21 @@ def storage_error(exc: BaseException, path: Path) -> StorageError:
         hint="Check the file and its folder, or use --data-dir.",
         code="database_unavailable",
     )
+
+
+def opens_as_is(path: Path) -> bool:
+    """Whether the database at ``path`` needs nothing done before use: it exists, we may write
+    it and its folder, and its schema is the newest. A read-only ``sqlite3`` look (no
+    SQLAlchemy): the quick listing reads such a file directly, and the window opens it after its
+    first paint. Anything else (missing, to migrate, not ours, unreadable) is for the full path,
+    which reports it the usual way."""
+    if not (
+        path.is_file()
+        and os.access(path, os.R_OK | os.W_OK)
+        and os.access(path.parent, os.W_OK | os.X_OK)
+    ):
+        return False
+    try:
+        return inspect_file(path).up_to_date
+    except (sqlite3.Error, OSError, StorageError):
+        return False
