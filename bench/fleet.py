@@ -141,15 +141,16 @@ def _start_server(folder: Path, poll_interval_ms: int) -> DemoServer:
     return DemoServer(process, line.rsplit(" ", 1)[1].strip(), log)
 
 
-def data_folder(root: Path, *, tracing: bool) -> Paths:
+def data_folder(root: Path, *, tracing: bool, covered_interval_ms: int | None = None) -> Paths:
     """A fresh data folder whose settings the CLI and window will read: no bundled demo
-    server, trace files written or not."""
+    server, trace files written or not; ``covered_interval_ms``: the safety-net poll interval
+    of tasks a listen stream covers (the default when ``None``)."""
     paths = Paths(data_dir=root, config_dir=root / "config", log_dir=root / "logs", overridden=True)
     root.mkdir(parents=True, exist_ok=True)
-    save_settings(
-        paths.settings_file,
-        Settings({"demo_server.enabled": False, "telemetry.file_export": tracing}),
-    )
+    values: dict[str, object] = {"demo_server.enabled": False, "telemetry.file_export": tracing}
+    if covered_interval_ms is not None:
+        values["polling.covered_interval_ms"] = covered_interval_ms
+    save_settings(paths.settings_file, Settings(values))
     return paths
 
 
