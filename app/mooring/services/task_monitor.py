@@ -621,12 +621,15 @@ class TaskMonitor:
             if record_id is None or due is None:
                 continue  # not scheduled here (in flight: its poll plans the next one)
             known = self._interval_of[record_id]
-            if covered:
+            if covered:  # the TTL backstop stays
                 at = covered_poll_at(
-                    now=now, policy=self._policy, planned=due, jitter=self._jitter()
+                    now=now,
+                    policy=self._policy,
+                    planned=due,
+                    server_created_at=known.server_created_at,
+                    ttl_ms=known.ttl_ms,
+                    jitter=self._jitter(),
                 )
-                if known.deadline is not None and now < known.deadline < at:
-                    at = max(due, known.deadline)  # the TTL backstop stays
                 self._schedule(record_id, at, replace=True)
             else:
                 at = now + known.interval * self._jitter()
@@ -667,10 +670,9 @@ class TaskMonitor:
         if record.task_id is not None:
             key = (record.server_id, record.task_id)
             self._record_of[key] = record.id
-            deadline = None
-            if record.server_created_at is not None and record.ttl_ms is not None:
-                deadline = record.server_created_at + timedelta(milliseconds=record.ttl_ms)
-            self._interval_of[record.id] = _Known(key, self._first_interval(record), deadline)
+            self._interval_of[record.id] = _Known(
+                key, self._first_interval(record), record.server_created_at, record.ttl_ms
+            )
 
     def _with_next_poll(self, rec: Reconciliation) -> Reconciliation:
         record = rec.record
@@ -857,8 +859,8 @@ class _Known:
     key: tuple[str, str]
     """(server id, task id)."""
     interval: timedelta
-    deadline: datetime | None
-    """``createdAt + ttlMs``, when the server gave both."""
+    server_created_at: datetime | None
+    ttl_ms: int | None
 
 
 @dataclass(eq=False, slots=True)
