@@ -148,8 +148,12 @@ def run_gui(
         show_fatal(exc.message, exc.hint)
         return ExitCode.PROBLEM
 
+    from mooring.storage.schema_file import opens_as_is
+
     opened: list[Database] = []
-    if not _opens_as_is(paths.database):
+    # A database that needs nothing done is opened after the first paint (a read-only
+    # `sqlite3` look now, no SQLAlchemy); any other is dealt with first, as before.
+    if not opens_as_is(paths.database):
         from mooring.storage.db import Database
 
         try:
@@ -317,14 +321,6 @@ class _GuiParts:
     host: Host
     bg: Background
     provider: LazyTracerProvider
-
-
-def _opens_as_is(database: Path) -> bool:
-    """Whether ``database`` exists, is ours to write and at the newest schema: then the window
-    opens it after its first paint (a read-only ``sqlite3`` look, no SQLAlchemy)."""
-    from mooring.storage.schema_file import opens_as_is
-
-    return opens_as_is(database)
 
 
 def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
