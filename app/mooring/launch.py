@@ -11,21 +11,19 @@ up), goes to :func:`mooring.bootstrap.main`, which does everything as before. ``
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from mooring import __version__
 from mooring.adapters import launcher
 from mooring.cli.parser import build_parser
 
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
 if TYPE_CHECKING:
+    import logging
+
     from mooring.settings.paths import Paths
     from mooring.storage.reader import LedgerReader
-
-log = logging.getLogger("mooring.bootstrap")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -34,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] != [launcher.DEMO_SERVER_ENTRY]:
         from mooring.cli.quick import is_quick
 
-        args = build_parser().parse_args(argv)
+        args = build_parser(deferred=True).parse_args(argv)
         if is_quick(args):
             code = _quick(args)
             if code is not None:
@@ -46,23 +44,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _quick(args: argparse.Namespace) -> int | None:
     """Run a quick command; ``None`` when the full path must run it instead. Ends as every
-    command ends (:func:`mooring.cli.errors.end_command`)."""
+    command ends (:func:`mooring.cli.errors.end_command`).
+
+    A read-only listing that goes well has nothing to log: logging (and the log file) is set up
+    only to record an internal error. Whatever would warn (a settings file with problems) goes
+    the full way, which says it.
+    """
     from mooring.cli.errors import end_command
+    from mooring.settings.paths import resolve_paths
 
     def log_file() -> Path:
-        from mooring.settings.paths import resolve_paths
-
         return resolve_paths(args.data_dir).log_file
 
-    return end_command(lambda: _quick_listing(args), log_file, log)
+    def file_log() -> logging.Logger:
+        from mooring.adapters.logging import setup_logging
+
+        return setup_logging(log_file(), json_lines=args.log_json).getChild("bootstrap")
+
+    return end_command(lambda: _quick_listing(args), log_file, file_log)
 
 
 def _quick_listing(args: argparse.Namespace) -> int | None:
-    from mooring.adapters.logging import setup_logging
     from mooring.cli.output import Terminal
     from mooring.cli.quick import list_tasks
     from mooring.settings.paths import resolve_paths
-    from mooring.settings.store import load_settings
+    from mooring.settings.store import read_settings
     from mooring.storage.reader import open_reader
 
     paths = resolve_paths(args.data_dir)
@@ -71,9 +77,9 @@ def _quick_listing(args: argparse.Namespace) -> int | None:
     if reader is None:
         return None
     try:
-        setup_logging(paths.log_file, json_lines=args.log_json)
-        log.info("mooring %s starting; data folder %s", __version__, paths.data_dir)
-        settings = load_settings(paths.settings_file)
+        settings = read_settings(paths.settings_file)
+        if settings.problems or settings.damaged is not None:
+            return None  # the host reports them (and keeps a damaged file aside)
         if settings.get("demo_server.enabled") and not _demo_server_settled(reader, paths):
             return None  # the host sets it up (or follows this installation) first
         return int(list_tasks(reader, args, Terminal()))
@@ -83,8 +89,8 @@ def _quick_listing(args: argparse.Namespace) -> int | None:
 
 def _demo_server_settled(reader: LedgerReader, paths: Paths) -> bool:
     """Whether the host's first-use step would leave the bundled demo server as it is."""
+    from mooring.core.builtin_launch import launch_for_this_installation
     from mooring.core.servers import Transport
-    from mooring.services.first_run import launch_for_this_installation
 
     builtin = reader.builtin_servers()
     if not builtin:

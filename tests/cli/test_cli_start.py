@@ -27,17 +27,19 @@ HEAVY = (
 
 PROBE = """
 import json, sys
-from mooring.bootstrap import main
+from mooring.{entry} import main
 code = main(sys.argv[1:])
-print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}))
 """
 
 
-def loaded_by(data_dir: Path, *args: str) -> tuple[int, set[str], str]:
+def loaded_by(
+    data_dir: Path, *args: str, entry: str = "bootstrap"
+) -> tuple[int, set[str], str, str]:
     env = {**os.environ, "MOORING_DATA_DIR": str(data_dir)}
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
+        [sys.executable, "-c", PROBE.format(entry=entry), *args],
         capture_output=True,
         text=True,
         env=env,
@@ -46,16 +48,48 @@ def loaded_by(data_dir: Path, *args: str) -> tuple[int, set[str], str]:
     )
     *said, last = done.stdout.splitlines()
     report = json.loads(last)
-    return report["code"], set(report["modules"]), "\n".join(said)
+    return report["code"], set(report["modules"]), "\n".join(said), done.stderr
 
 
 @pytest.mark.parametrize("command", [("tasks", "list"), ("tasks", "list", "--json")])
 def test_listing_tasks_loads_no_heavy_package(tmp_path: Path, command: tuple[str, ...]) -> None:
     data_dir = tmp_path / "mooring"
-    first_code, _first, _ = loaded_by(data_dir, *command)  # creates and migrates the database
-    code, modules, said = loaded_by(data_dir, *command)
+    first_code, *_ = loaded_by(data_dir, *command)  # creates and migrates the database
+    code, modules, said, _ = loaded_by(data_dir, *command)
     assert (first_code, code) == (0, 0)
     assert "No tasks" in said or said.strip() == "[]"
     loaded = sorted(m for m in HEAVY if m in modules)
     assert loaded == []
     assert "alembic" not in modules  # an up-to-date database needs no migration machinery
+
+
+def test_a_listing_that_goes_well_loads_no_logging_or_typing(tmp_path: Path) -> None:
+    # `mooring tasks list` as the command runs it (mooring.launch). A listing that goes well
+    # has nothing to log, and the annotations need no typing at run time: the two were a fifth
+    # of its start-up (bench: cli_start).
+    data_dir = tmp_path / "mooring"
+    loaded_by(data_dir, "tasks", "list", entry="launch")  # creates and migrates the database
+    code, modules, said, _ = loaded_by(data_dir, "tasks", "list", entry="launch")
+    assert (code, said) == (0, "No tasks.")
+    assert sorted(m for m in ("logging", "typing", "asyncio", "sqlalchemy") if m in modules) == []
+
+
+def test_a_settings_problem_still_warns_and_the_listing_still_answers(tmp_path: Path) -> None:
+    # The quick listing only reads: a settings file with something to report goes the full
+    # way, which says it (and keeps a damaged file aside), then lists.
+    data_dir = tmp_path / "mooring"
+    loaded_by(data_dir, "tasks", "list", entry="launch")
+    settings = data_dir / "config" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text('{"version": 2, "values": {"no.such.setting": 1}}', encoding="utf-8")
+    code, _, said, err = loaded_by(data_dir, "tasks", "list", entry="launch")
+    assert (code, said) == (0, "No tasks.")
+    assert "mooring: WARNING: unknown setting 'no.such.setting' ignored" in err
+
+    settings.write_text("{not json", encoding="utf-8")
+    code, _, said, err = loaded_by(data_dir, "tasks", "list", entry="launch")
+    assert (code, said) == (0, "No tasks.")
+    assert "settings file unreadable" in err
+    assert [p.name.split("-")[0] for p in settings.parent.glob("settings.json.damaged-*")] == [
+        "settings.json.damaged"
+    ]

@@ -21,7 +21,7 @@ def ended(body: object, tmp_path: Path) -> int | None:
         assert body is None or isinstance(body, int)
         return body
 
-    return end_command(run, lambda: tmp_path / "mooring.log", LOG)
+    return end_command(run, lambda: tmp_path / "mooring.log", lambda: LOG)
 
 
 def test_a_command_keeps_its_own_code(tmp_path: Path) -> None:

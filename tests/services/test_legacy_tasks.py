@@ -12,9 +12,9 @@ import pytest
 
 from mooring.core.ids import new_id
 from mooring.core.servers import ServerDefinition, Transport
-from mooring.core.tasks.calls import TaskWire
 from mooring.core.tasks.reconcile import Observation, ServerTask
 from mooring.core.tasks.states import LocalState
+from mooring.core.tasks.wire import TaskWire
 from tests.helpers.node_peers import everything_server, node
 from tests.mcp.servers import eventually
 from tests.services.conftest import HostFactory, run_until

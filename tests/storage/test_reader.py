@@ -11,9 +11,9 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from mooring.core.conversation import RoundOutcome
-from mooring.core.tasks.calls import TaskWire
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
+from mooring.core.tasks.wire import TaskWire
 from mooring.storage import repositories as repo
 from mooring.storage.db import Database
 from mooring.storage.reader import open_reader

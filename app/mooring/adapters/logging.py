@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import logging.handlers
 from pathlib import Path
 
 from mooring.core.text import neutralize
@@ -56,7 +55,8 @@ class JsonFormatter(logging.Formatter):
 def setup_logging(
     log_file: Path | None, *, level: int = logging.INFO, json_lines: bool = False
 ) -> logging.Logger:
-    """Configure the ``mooring`` logger: a rotating file (5 x 2 MiB), warnings to stderr.
+    """Configure the ``mooring`` logger: a rotating file (5 x 2 MiB; none when ``log_file`` is
+    None), warnings to stderr.
 
     Libraries' own warnings and errors (the MCP SDK's tracebacks, httpx) go to the log file
     only, never to the terminal: what the user must know, Mooring says itself, in one line.
@@ -74,9 +74,11 @@ def setup_logging(
     )
     file_handler: logging.Handler | None = None
     if log_file is not None:
+        from logging.handlers import RotatingFileHandler  # (sockets, pickle): only for a file
+
         try:
             log_file.parent.mkdir(parents=True, exist_ok=True)
-            file_handler = logging.handlers.RotatingFileHandler(
+            file_handler = RotatingFileHandler(
                 log_file, maxBytes=2 * 1024 * 1024, backupCount=5, encoding="utf-8"
             )
         except OSError:

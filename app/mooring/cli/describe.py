@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from mooring.cli.render import summary
 from mooring.core.ids import short_id
 from mooring.core.results import tool_error
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
 if TYPE_CHECKING:  # type-only: quick commands format records without loading the host
     from mooring.cli.context import CliContext
 

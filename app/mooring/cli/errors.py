@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import TextIO, TypeVar
 
 from mooring.cli.exit_codes import ExitCode
 from mooring.core.errors import KnownError
 from mooring.core.text import neutralize
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+if TYPE_CHECKING:
+    import logging
+    from pathlib import Path
+    from typing import TextIO, TypeVar
+
+    T = TypeVar("T")
 
 USAGE_CODES = frozenset({"usage", "invalid_answer"})
 """``KnownError.code`` values that mean "the command line was wrong" (exit 2)."""
@@ -31,12 +34,13 @@ def report_known_error(exc: KnownError, stream: TextIO) -> ExitCode:
 
 
 def end_command(
-    body: Callable[[], T], log_file: Callable[[], Path], log: logging.Logger
+    body: Callable[[], T], log_file: Callable[[], Path], log: Callable[[], logging.Logger]
 ) -> T | int:
     """Run a command's ``body`` and end it as every command ends: with its own code; a known
     error in words (:func:`report_known_error`); Ctrl-C as 130; quietly when the reader of the
-    output left (``mooring ... | head``); anything else logged in full as an internal error,
-    the user told where the log file is (``log_file``, asked only then)."""
+    output left (``mooring ... | head``); anything else logged in full as an internal error
+    (to the logger ``log`` gives, asked only then: a quick command sets its log file up only
+    for this), the user told where the log file is (``log_file``, also asked only then)."""
     try:
         return body()
     except KnownError as exc:
@@ -46,7 +50,8 @@ def end_command(
     except BrokenPipeError:  # the reader left, nothing to report
         return int(ExitCode.OK)
     except Exception:
-        log.exception("internal error")
+        logger = log()
+        logger.exception("internal error")
         sys.stderr.write(
             f"mooring: internal error; this is a bug. Details are in the log file ({log_file()}).\n"
         )

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import TextIO
 
 from mooring.core.text import neutralize
+
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 @dataclass(slots=True)

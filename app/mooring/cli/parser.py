@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from collections.abc import Callable
+from functools import partial
 
 from mooring import __version__
+
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
@@ -29,14 +34,58 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every ``mooring`` command."""
-    # The same options before and after the command: `mooring --json tasks show ID` and
-    # `mooring tasks show ID --json` mean the same. The copies on every command default to
-    # SUPPRESS, so a command's parser sets them only when given there and never overwrites a
-    # value given before the command with its own default.
-    common = argparse.ArgumentParser(add_help=False)
-    _add_global_options(common, default=argparse.SUPPRESS)
+class _Command(argparse.ArgumentParser):
+    """A command's parser that adds its own options and actions when first used (parsed, or its
+    usage or help shown), or at once unless ``deferred``: a command line then builds only the
+    parser of the command it names (``tasks list`` builds 25 parsers of 56, in a fifth of the
+    time)."""
+
+    def __init__(
+        self,
+        *args: Any,
+        fill: Callable[[argparse.ArgumentParser], None] | None = None,
+        deferred: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        self._fill = fill
+        self._help_due = deferred and kwargs.get("add_help", True)
+        if self._help_due:  # its -h too: of the little a parser costs, the most
+            kwargs["add_help"] = False
+        super().__init__(*args, **kwargs)
+        if not deferred:
+            self._filled()
+
+    def _filled(self) -> None:
+        if self._help_due:
+            self._help_due = False
+            self.add_argument(
+                "-h",
+                "--help",
+                action="help",
+                default=argparse.SUPPRESS,
+                help="show this help message and exit",
+            )
+        fill, self._fill = self._fill, None
+        if fill is not None:
+            fill(self)
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        self._filled()
+        return super().parse_known_args(*args, **kwargs)
+
+    def format_usage(self, *args: Any, **kwargs: Any) -> str:
+        self._filled()
+        return super().format_usage(*args, **kwargs)
+
+    def format_help(self, *args: Any, **kwargs: Any) -> str:
+        self._filled()
+        return super().format_help(*args, **kwargs)
+
+
+def build_parser(*, deferred: bool = False) -> argparse.ArgumentParser:
+    """The argument parser for every ``mooring`` command; ``deferred``: each command's own
+    parser is completed only when the command line names it (the entry point's choice; what
+    walks the whole tree, such as the reference's generator, wants it complete)."""
     top = argparse.ArgumentParser(add_help=False)
     _add_global_options(top, default=None)
 
@@ -46,19 +95,35 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[top],
     )
     parser.add_argument("--version", action="version", version=f"mooring {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser(
-        "gui", parents=[common], help="open the desktop app (the default with no command)"
-    )
-    commands.add_parser(
-        "doctor",
-        parents=[common],
-        help="check the database, keyring, notifications and Qt; say what to fix",
-    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Command)
+    for name, text, fill in COMMANDS:
+        commands.add_parser(name, help=text, fill=partial(_complete, fill), deferred=deferred)
+    return parser
 
-    servers = commands.add_parser("servers", parents=[common], help="manage MCP servers")
+
+def _complete(
+    fill: Callable[[argparse.ArgumentParser], None] | None, command: argparse.ArgumentParser
+) -> None:
+    # The same options before and after the command: `mooring --json tasks show ID` and
+    # `mooring tasks show ID --json` mean the same. The copies on every command default to
+    # SUPPRESS, so a command's parser sets them only when given there and never overwrites a
+    # value given before the command with its own default.
+    _add_global_options(command, default=argparse.SUPPRESS)
+    if fill is not None:
+        fill(command)
+
+
+def _action(actions: Any, name: str, *, help: str) -> argparse.ArgumentParser:
+    """One action of a command (``tasks list``), with the global options (see _complete)."""
+    action: argparse.ArgumentParser = actions.add_parser(name, help=help)
+    _add_global_options(action, default=argparse.SUPPRESS)
+    return action
+
+
+def _servers(servers: argparse.ArgumentParser) -> None:
+    """``mooring servers``."""
     servers_cmd = servers.add_subparsers(dest="servers_command", metavar="ACTION", required=True)
-    add = servers_cmd.add_parser("add", parents=[common], help="add a stdio or HTTP server")
+    add = _action(servers_cmd, "add", help="add a stdio or HTTP server")
     add.add_argument("name", help="the name Mooring calls the server by (its alias)")
     where = add.add_mutually_exclusive_group(required=True)
     where.add_argument("--command", dest="program", help="program that runs a stdio server")
@@ -83,9 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="never show this tool to the model, never run it",
     )
-    imp = servers_cmd.add_parser(
+    imp = _action(
+        servers_cmd,
         "import",
-        parents=[common],
         help="import Claude Desktop / Cursor (mcpServers) or VS Code (servers) JSON",
     )
     imp.add_argument(
@@ -93,20 +158,22 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         help="the file to import (without one: show what the configurations found here hold)",
     )
-    servers_cmd.add_parser("list", parents=[common], help="list servers")
-    rm = servers_cmd.add_parser("remove", parents=[common], help="remove a server")
+    _action(servers_cmd, "list", help="list servers")
+    rm = _action(servers_cmd, "remove", help="remove a server")
     rm.add_argument("name", help="the server's name")
 
-    tools = commands.add_parser("tools", parents=[common], help="inspect tools")
+
+def _tools(tools: argparse.ArgumentParser) -> None:
+    """``mooring tools``."""
     tools_cmd = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
-    tools_list = tools_cmd.add_parser("list", parents=[common], help="list tools")
+    tools_list = _action(tools_cmd, "list", help="list tools")
     tools_list.add_argument(
         "server", nargs="?", help="only this server's tools (default: every server)"
     )
 
-    call = commands.add_parser(
-        "call", parents=[common], help="call a tool; follow its task to the end"
-    )
+
+def _call(call: argparse.ArgumentParser) -> None:
+    """``mooring call``."""
     call.add_argument("server", help="the server's name")
     call.add_argument("tool", help="the tool's name")
     call.add_argument("--args", help="tool arguments as a JSON object")
@@ -114,27 +181,31 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--account", metavar="LABEL", help="the server account to use")
     call.add_argument("--timeout", type=float, metavar="S", help="stop following after S seconds")
 
-    accounts = commands.add_parser("accounts", parents=[common], help="server accounts")
+
+def _accounts(accounts: argparse.ArgumentParser) -> None:
+    """``mooring accounts``."""
     accounts_cmd = accounts.add_subparsers(dest="accounts_command", metavar="ACTION", required=True)
-    al = accounts_cmd.add_parser("list", parents=[common], help="a server's accounts")
+    al = _action(accounts_cmd, "list", help="a server's accounts")
     al.add_argument("server", help="the server's name")
-    aa = accounts_cmd.add_parser("add", parents=[common], help="add an account to a server")
+    aa = _action(accounts_cmd, "add", help="add an account to a server")
     aa.add_argument("server", help="the server's name")
     aa.add_argument("label", help="a name for the account, e.g. work")
-    ar = accounts_cmd.add_parser("remove", parents=[common], help="remove an account")
+    ar = _action(accounts_cmd, "remove", help="remove an account")
     ar.add_argument("server", help="the server's name")
     ar.add_argument("label", help="the account's label")
-    ali = accounts_cmd.add_parser("login", parents=[common], help="sign in (OAuth)")
+    ali = _action(accounts_cmd, "login", help="sign in (OAuth)")
     ali.add_argument("server", help="the server's name")
     ali.add_argument("--account", metavar="LABEL", help="which account (default: the default one)")
-    alo = accounts_cmd.add_parser("logout", parents=[common], help="forget an account's tokens")
+    alo = _action(accounts_cmd, "logout", help="forget an account's tokens")
     alo.add_argument("server", help="the server's name")
     alo.add_argument("--account", metavar="LABEL", help="which account (default: the default one)")
 
-    rules = commands.add_parser("rules", parents=[common], help="approval rules")
+
+def _rules(rules: argparse.ArgumentParser) -> None:
+    """``mooring rules``."""
     rules_cmd = rules.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
-    rules_cmd.add_parser("list", parents=[common], help="list approval rules")
-    radd = rules_cmd.add_parser("add", parents=[common], help="add an approval rule")
+    _action(rules_cmd, "list", help="list approval rules")
+    radd = _action(rules_cmd, "add", help="add an approval rule")
     radd.add_argument("server", help="the server's name")
     radd.add_argument("tool", help="tool name or pattern such as '*' or 'list_*'")
     radd.add_argument("decision", choices=["allow", "ask", "deny"], help="what the rule decides")
@@ -144,15 +215,17 @@ def build_parser() -> argparse.ArgumentParser:
         default="always",
         help="how long the rule holds (conversation rules are made in the app)",
     )
-    rrm = rules_cmd.add_parser("remove", parents=[common], help="remove an approval rule")
+    rrm = _action(rules_cmd, "remove", help="remove an approval rule")
     rrm.add_argument("id", help="the rule's id (from rules list)")
 
-    tasks = commands.add_parser("tasks", parents=[common], help="durable tasks")
+
+def _tasks(tasks: argparse.ArgumentParser) -> None:
+    """``mooring tasks``."""
     tasks_cmd = tasks.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
-    tl = tasks_cmd.add_parser("list", parents=[common], help="list tasks, newest first")
+    tl = _action(tasks_cmd, "list", help="list tasks, newest first")
     tl.add_argument("--active", action="store_true", help="only unfinished tasks")
     tl.add_argument("--limit", type=int, default=50, help="at most this many")
-    ts = tasks_cmd.add_parser("show", parents=[common], help="show one task")
+    ts = _action(tasks_cmd, "show", help="show one task")
     ts.add_argument("id", help="local operation id, task id, or a unique prefix")
     ts.add_argument(
         "--resource",
@@ -161,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="URI",
         help="also read what the result links to (every link, or only URI) from the server",
     )
-    tw = tasks_cmd.add_parser("watch", parents=[common], help="follow tasks to their end")
+    tw = _action(tasks_cmd, "watch", help="follow tasks to their end")
     tw.add_argument("ids", nargs="*", metavar="ID", help="default: every active task")
     tw.add_argument("--timeout", type=float, metavar="S", help="stop following after S seconds")
     tw.add_argument(
@@ -170,24 +243,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="notify (privately) when a task ends or needs you; keep following tasks that "
         "wait for an answer",
     )
-    tc = tasks_cmd.add_parser("cancel", parents=[common], help="ask the server to cancel")
+    tc = _action(tasks_cmd, "cancel", help="ask the server to cancel")
     tc.add_argument("id", help="local operation id, task id, or a unique prefix")
     tc.add_argument("--no-wait", action="store_true", help="do not wait for the outcome")
     tc.add_argument("--timeout", type=float, metavar="S", help="stop waiting after S seconds")
-    ta = tasks_cmd.add_parser("answer", parents=[common], help="answer an input request")
+    ta = _action(tasks_cmd, "answer", help="answer an input request")
     ta.add_argument("id", help="local operation id, task id, or a unique prefix")
     ta.add_argument("key", nargs="?", help="which question (default: the only open one)")
     how = ta.add_mutually_exclusive_group()
     how.add_argument("--value", help="the answer: the form's fields as a JSON object")
     how.add_argument("--decline", action="store_true", help="decline to answer")
     how.add_argument("--cancel", action="store_true", help="cancel the question")
-    tab = tasks_cmd.add_parser(
-        "abandon", parents=[common], help="give up on a call that may or may not have run"
-    )
+    tab = _action(tasks_cmd, "abandon", help="give up on a call that may or may not have run")
     tab.add_argument("id", help="local operation id, task id, or a unique prefix")
-    tre = tasks_cmd.add_parser(
-        "retry", parents=[common], help="send a call with an unknown outcome again"
-    )
+    tre = _action(tasks_cmd, "retry", help="send a call with an unknown outcome again")
     tre.add_argument("id", help="local operation id, task id, or a unique prefix")
     tre.add_argument(
         "--may-run-twice",
@@ -195,48 +264,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="retry even though the first call may have run",
     )
     tre.add_argument("--timeout", type=float, metavar="S", help="stop following after S seconds")
-    commands.add_parser(
-        "reconcile", parents=[common], help="re-read every unfinished task from its server"
-    )
-    issues = commands.add_parser("issues", parents=[common], help="problems that need you")
+
+
+def _issues(issues: argparse.ArgumentParser) -> None:
+    """``mooring issues``."""
     issues_cmd = issues.add_subparsers(dest="issues_command", metavar="ACTION")
-    issues_cmd.add_parser("list", parents=[common], help="open issues (the default)")
-    dismiss = issues_cmd.add_parser("dismiss", parents=[common], help="mark an issue resolved")
+    _action(issues_cmd, "list", help="open issues (the default)")
+    dismiss = _action(issues_cmd, "dismiss", help="mark an issue resolved")
     dismiss.add_argument("id", help="the issue's id (from mooring issues)")
-    traces = commands.add_parser("traces", parents=[common], help="task-lifecycle traces")
+
+
+def _traces(traces: argparse.ArgumentParser) -> None:
+    """``mooring traces``."""
     traces_cmd = traces.add_subparsers(dest="traces_command", metavar="ACTION", required=True)
-    tex = traces_cmd.add_parser(
-        "export", parents=[common], help="write traces as OTLP/JSON lines (for bug reports)"
-    )
+    tex = _action(traces_cmd, "export", help="write traces as OTLP/JSON lines (for bug reports)")
     tex.add_argument("--task", metavar="ID", help="only this task's trace")
     tex.add_argument("--since", metavar="DATE", help="only spans that started since DATE")
     tex.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
-    _add_provider_commands(commands, common)
-    _add_chat_commands(commands, common)
-    autostart = commands.add_parser(
-        "autostart",
-        parents=[common],
-        help="start `mooring tasks watch --notify` at login (XDG autostart)",
-    )
-    autostart.add_argument(
-        "switch", nargs="?", choices=["on", "off"], help="switch it on or off (default: show)"
-    )
-    settings = commands.add_parser("settings", parents=[common], help="see or change settings")
-    settings_cmd = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
-    settings_cmd.add_parser("list", parents=[common], help="every setting and its value")
-    sset = settings_cmd.add_parser("set", parents=[common], help="change a setting")
-    sset.add_argument("key", help="the setting (see settings list)")
-    sset.add_argument("value", help="its new value")
-    return parser
 
 
-def _add_provider_commands(commands: Any, common: argparse.ArgumentParser) -> None:
-    """``mooring providers …`` (issue 12)."""
-    providers = commands.add_parser("providers", parents=[common], help="model providers")
+def _providers(providers: argparse.ArgumentParser) -> None:
+    """``mooring providers``."""
     cmd = providers.add_subparsers(dest="providers_command", metavar="ACTION", required=True)
-    add = cmd.add_parser(
-        "add", parents=[common], help="add an OpenAI-compatible or Anthropic endpoint"
-    )
+    add = _action(cmd, "add", help="add an OpenAI-compatible or Anthropic endpoint")
     add.add_argument("name", help="the name Mooring calls the provider by")
     add.add_argument("--kind", choices=["openai", "anthropic"], required=True)
     add.add_argument(
@@ -256,26 +306,23 @@ def _add_provider_commands(commands: Any, common: argparse.ArgumentParser) -> No
     add.add_argument(
         "--header", action="append", metavar="K=V", help="HTTP header; kept in the keyring"
     )
-    cmd.add_parser("list", parents=[common], help="list providers")
+    _action(cmd, "list", help="list providers")
     for action, text in (
         ("remove", "remove a provider and its secrets"),
         ("default", "use this provider for new conversations"),
     ):
-        sub = cmd.add_parser(action, parents=[common], help=text)
+        sub = _action(cmd, action, help=text)
         sub.add_argument("name", help="the provider's name")
     for action, text in (
         ("test", "make one tiny request and say what works"),
         ("models", "list the models the endpoint offers"),
     ):
-        sub = cmd.add_parser(action, parents=[common], help=text)
+        sub = _action(cmd, action, help=text)
         sub.add_argument("name", nargs="?", help="default: the default provider")
 
 
-def _add_chat_commands(commands: Any, common: argparse.ArgumentParser) -> None:
-    """``mooring chat`` and ``mooring conversations …``."""
-    chat = commands.add_parser(
-        "chat", parents=[common], help="send a message to a model; stream its reply"
-    )
+def _chat(chat: argparse.ArgumentParser) -> None:
+    """``mooring chat``."""
     chat.add_argument("message", nargs="+", help="what to say (words are joined by spaces)")
     chat.add_argument("--conversation", metavar="ID", help="continue this conversation")
     chat.add_argument("--provider", metavar="NAME", help="the model provider to use")
@@ -286,27 +333,27 @@ def _add_chat_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     )
     chat.add_argument("--timeout", type=float, metavar="S", help="with --wait: stop after S s")
 
-    conv = commands.add_parser("conversations", parents=[common], help="conversations")
+
+def _conversations(conv: argparse.ArgumentParser) -> None:
+    """``mooring conversations``."""
     conv_cmd = conv.add_subparsers(dest="conversations_command", metavar="ACTION", required=True)
-    cl = conv_cmd.add_parser("list", parents=[common], help="most recently active first")
+    cl = _action(conv_cmd, "list", help="most recently active first")
     cl.add_argument("--limit", type=int, default=50, help="at most this many")
-    cs = conv_cmd.add_parser("show", parents=[common], help="messages and tool rounds")
+    cs = _action(conv_cmd, "show", help="messages and tool rounds")
     cs.add_argument("id", help="conversation id or a unique prefix")
-    cf = conv_cmd.add_parser("search", parents=[common], help="full-text search")
+    cf = _action(conv_cmd, "search", help="full-text search")
     cf.add_argument("text", nargs="+", help="words to find")
     cf.add_argument("--limit", type=int, default=20, help="at most this many")
-    cr = conv_cmd.add_parser("rename", parents=[common], help="give a new title")
+    cr = _action(conv_cmd, "rename", help="give a new title")
     cr.add_argument("id", help="conversation id or a unique prefix")
     cr.add_argument("title", nargs="+", help="the new title")
-    cd = conv_cmd.add_parser("delete", parents=[common], help="delete (the task ledger stays)")
+    cd = _action(conv_cmd, "delete", help="delete (the task ledger stays)")
     cd.add_argument("id", help="conversation id or a unique prefix")
-    ce = conv_cmd.add_parser(
-        "export", parents=[common], help="what was said, what ran and why, as Markdown or JSON"
-    )
+    ce = _action(conv_cmd, "export", help="what was said, what ran and why, as Markdown or JSON")
     ce.add_argument("id", help="conversation id or a unique prefix")
     ce.add_argument("--format", choices=["md", "json"], default="md", help="Markdown or JSON")
     ce.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
-    cset = conv_cmd.add_parser("set", parents=[common], help="change a conversation's options")
+    cset = _action(conv_cmd, "set", help="change a conversation's options")
     cset.add_argument("id", help="conversation id or a unique prefix")
     cset.add_argument(
         "--auto-continue",
@@ -316,3 +363,40 @@ def _add_chat_commands(commands: Any, common: argparse.ArgumentParser) -> None:
     cset.add_argument("--mute", choices=["on", "off"], help="no notifications about it")
     cset.add_argument("--model", help="the model to ask")
     cset.add_argument("--provider", metavar="NAME", help="the model provider to use")
+
+
+def _autostart(autostart: argparse.ArgumentParser) -> None:
+    """``mooring autostart``."""
+    autostart.add_argument(
+        "switch", nargs="?", choices=["on", "off"], help="switch it on or off (default: show)"
+    )
+
+
+def _settings(settings: argparse.ArgumentParser) -> None:
+    """``mooring settings``."""
+    settings_cmd = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
+    _action(settings_cmd, "list", help="every setting and its value")
+    sset = _action(settings_cmd, "set", help="change a setting")
+    sset.add_argument("key", help="the setting (see settings list)")
+    sset.add_argument("value", help="its new value")
+
+
+COMMANDS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None] | None], ...] = (
+    ("gui", "open the desktop app (the default with no command)", None),
+    ("doctor", "check the database, keyring, notifications and Qt; say what to fix", None),
+    ("servers", "manage MCP servers", _servers),
+    ("tools", "inspect tools", _tools),
+    ("call", "call a tool; follow its task to the end", _call),
+    ("accounts", "server accounts", _accounts),
+    ("rules", "approval rules", _rules),
+    ("tasks", "durable tasks", _tasks),
+    ("reconcile", "re-read every unfinished task from its server", None),
+    ("issues", "problems that need you", _issues),
+    ("traces", "task-lifecycle traces", _traces),
+    ("providers", "model providers", _providers),
+    ("chat", "send a message to a model; stream its reply", _chat),
+    ("conversations", "conversations", _conversations),
+    ("autostart", "start `mooring tasks watch --notify` at login (XDG autostart)", _autostart),
+    ("settings", "see or change settings", _settings),
+)
+"""Every command: its name, its line in ``mooring --help``, what adds its options and actions."""

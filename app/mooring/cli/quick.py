@@ -9,7 +9,6 @@ builds the full task views.
 from __future__ import annotations
 
 import argparse
-from typing import Any, Protocol
 
 from mooring.cli.describe import list_line, no_tasks, with_tool_error
 from mooring.cli.exit_codes import ExitCode
@@ -18,17 +17,20 @@ from mooring.core.results import tool_error
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
-class TaskListing(Protocol):
-    """What a quick listing reads (``mooring.storage.reader.LedgerReader``)."""
+    class TaskListing(Protocol):
+        """What a quick listing reads (``mooring.storage.reader.LedgerReader``)."""
 
-    def list_records(self, *, limit: int | None = None) -> list[TaskRecord]: ...
+        def list_records(self, *, limit: int | None = None) -> list[TaskRecord]: ...
 
-    def unfinished(self) -> list[TaskRecord]: ...
+        def unfinished(self) -> list[TaskRecord]: ...
 
-    def server_alias(self, server_id: str) -> str | None: ...
+        def server_alias(self, server_id: str) -> str | None: ...
 
-    def tool_result(self, round_id: str) -> dict[str, Any] | None: ...
+        def tool_result(self, round_id: str) -> dict[str, Any] | None: ...
 
 
 def is_quick(args: argparse.Namespace) -> bool:

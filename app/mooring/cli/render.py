@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mooring.cli.exit_codes import ExitCode
 from mooring.core.errors import KnownError
@@ -11,18 +10,19 @@ from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.core.tasks.words import state_words
 
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
 if TYPE_CHECKING:  # type-only: quick commands format records without loading the host
+    from typing import Any, Protocol, TypeVar
+
     from mooring.cli.context import CliContext
     from mooring.core.tasks.inputs import TaskInput
     from mooring.services.host import TaskView
 
+    class _HasId(Protocol):
+        @property
+        def id(self) -> str: ...
 
-class _HasId(Protocol):
-    @property
-    def id(self) -> str: ...
-
-
-T = TypeVar("T", bound=_HasId)
+    T = TypeVar("T", bound=_HasId)
 
 
 def _iso(value: object) -> str | None:

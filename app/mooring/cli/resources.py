@@ -7,7 +7,7 @@ from typing import Any
 from mooring.cli.context import CliContext
 from mooring.core.errors import KnownError
 from mooring.core.ports import ServerConnection
-from mooring.core.results import ResourceLink, ResourceRead, resource_links
+from mooring.core.resources import ResourceLink, ResourceRead, resource_links
 from mooring.core.tasks.record import TaskRecord
 
 ALL = "*"

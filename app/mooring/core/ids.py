@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+if TYPE_CHECKING:
+    from typing import Any
 
 # ``uuid`` and ``hashlib`` load on first use: a quick read-only command never makes an id.
 

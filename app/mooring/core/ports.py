@@ -23,16 +23,17 @@ from mooring.core.conversation import (
 )
 from mooring.core.issues import Issue
 from mooring.core.notifications import Notice
-from mooring.core.results import ResourceOutcome
+from mooring.core.resources import ResourceOutcome
 from mooring.core.server_import import ConfigSource
 from mooring.core.servers import CredentialProfile, ServerDefinition
-from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress, TaskWire
+from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress
 from mooring.core.tasks.checks import PollMark
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.parts import TaskParts
 from mooring.core.tasks.reconcile import Observation, Reconciliation, ServerTask
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+from mooring.core.tasks.wire import TaskWire
 from mooring.core.tools import ToolInfo
 
 

@@ -47,7 +47,7 @@ from pydantic import BaseModel, ValidationError
 
 from mooring import __version__
 from mooring.core.ports import ConnectionState, ConnectionStatus
-from mooring.core.results import ResourceOutcome, ResourceRead, ResourceText, ResourceUnavailable
+from mooring.core.resources import ResourceOutcome, ResourceRead, ResourceText, ResourceUnavailable
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.calls import (
     Acknowledged,
@@ -59,13 +59,13 @@ from mooring.core.tasks.calls import (
     RequestFailed,
     StoppedByUser,
     TaskCreated,
-    TaskWire,
 )
 from mooring.core.tasks.reconcile import (
     MalformedReply,
     Observation,
     StatusUnavailable,
 )
+from mooring.core.tasks.wire import TaskWire
 from mooring.core.tools import ToolInfo
 from mooring.mcp import tasks_ext, tasks_legacy, translate
 from mooring.mcp.task_listen import CoverageChanged, TaskNotified, TaskSubscription

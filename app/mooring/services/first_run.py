@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from mooring.core.builtin_launch import launch_for_this_installation
 from mooring.core.ids import new_id
 from mooring.core.servers import ServerDefinition, Transport
 
@@ -55,32 +56,6 @@ async def ensure_demo_server(
     await catalog.add_server(server)
     log.info("configured the bundled demo server as %r", DEMO_ALIAS)
     return server
-
-
-# How Mooring starts its demo server: from Python, or as an entry of a frozen bundle.
-_DEMO_LAUNCHES = (("-m", "mooring.demo_server"), ("demo-server",))
-
-
-def _launch_split(args: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """``args`` as (how Mooring starts the demo server, the server's own flags), or ``None``
-    when they do not start it the way Mooring does."""
-    for launch in _DEMO_LAUNCHES:
-        if args[: len(launch)] == launch:
-            return launch, args[len(launch) :]
-    return None
-
-
-def launch_for_this_installation(
-    command: str | None, args: tuple[str, ...], ours: str, our_args: tuple[str, ...]
-) -> tuple[str, ...] | None:
-    """The arguments a built-in stdio server started by ``command args`` should have to start
-    the way this installation does (``ours our_args``), or ``None`` when it is right already
-    (or its command line is the user's own, which stays)."""
-    launch, theirs = _launch_split(our_args), _launch_split(args)
-    if launch is None or theirs is None:
-        return None
-    wanted = (*launch[0], *theirs[1])
-    return None if (command, args) == (ours, wanted) else wanted
 
 
 async def _follow_this_installation(

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from mooring.settings.schema import BY_KEY, SETTINGS, SETTINGS_VERSION, UPGRADES, Setting
 
-log = logging.getLogger("mooring.settings")
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Settings:
@@ -21,6 +21,8 @@ class Settings:
     def __init__(self, values: Mapping[str, Any] | None = None) -> None:
         self._values: dict[str, Any] = {}
         self.problems: list[str] = []
+        self.damaged: Exception | None = None
+        """Why the file could not be read at all (the defaults are used)."""
         for key, value in (values or {}).items():
             self._set_checked(key, value)
 
@@ -68,22 +70,17 @@ def _expected(setting: Setting) -> str:
     return "a list of text" if setting.type is list else setting.type.__name__
 
 
-def load_settings(path: Path) -> Settings:
-    """Read settings; a missing file gives defaults, a damaged one is moved aside and reported."""
+def read_settings(path: Path) -> Settings:
+    """The settings the file holds, changing nothing and saying nothing: a missing file gives
+    the defaults; what is wrong is in ``problems``, a damaged file in ``damaged``
+    (:func:`load_settings` reports them and moves a damaged file aside)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return Settings()
     except (OSError, ValueError) as exc:
-        aside = path.with_name(f"{path.name}.damaged-{datetime.now(UTC):%Y%m%dT%H%M%S}")
-        try:
-            path.replace(aside)
-            kept = f"kept as {aside.name}"
-        except OSError:
-            kept = "left in place"
         settings = Settings()
-        settings.problems.append(f"settings file unreadable ({exc}); defaults used, file {kept}")
-        log.warning("%s", settings.problems[-1])
+        settings.damaged = exc
         return settings
     if not isinstance(raw, dict):
         raw = {}
@@ -94,9 +91,27 @@ def load_settings(path: Path) -> Settings:
     while version < SETTINGS_VERSION:
         values = UPGRADES[version](values)
         version += 1
-    settings = Settings(values)
-    for problem in settings.problems:
-        log.warning("%s", problem)
+    return Settings(values)
+
+
+def load_settings(path: Path) -> Settings:
+    """Read settings; a missing file gives defaults, a damaged one is moved aside and reported."""
+    settings = read_settings(path)
+    if settings.damaged is not None:
+        aside = path.with_name(f"{path.name}.damaged-{datetime.now(UTC):%Y%m%dT%H%M%S}")
+        try:
+            path.replace(aside)
+            kept = f"kept as {aside.name}"
+        except OSError:
+            kept = "left in place"
+        settings.problems.append(
+            f"settings file unreadable ({settings.damaged}); defaults used, file {kept}"
+        )
+    if settings.problems:
+        import logging  # only with something to say: a quick command starts without logging
+
+        for problem in settings.problems:
+            logging.getLogger("mooring.settings").warning("%s", problem)
     return settings
 
 

@@ -13,13 +13,16 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import TERMINAL_STATES, LocalState
 from mooring.storage.errors import StorageError
 from mooring.storage.records import record_from
 from mooring.storage.schema_file import opens_as_is
+
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class LedgerReader:

@@ -10,11 +10,20 @@ import dataclasses
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol
 
-from mooring.core.tasks.calls import TaskWire
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
+from mooring.core.tasks.wire import TaskWire
+
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class Columns(Protocol):
+        """A result row by column name (SQLAlchemy's ``RowMapping``, ``sqlite3.Row``)."""
+
+        def __getitem__(self, name: str, /) -> Any: ...
+
 
 # A task record's fields map to the columns of the same names, in one place: a new field needs
 # the dataclass field, the column and a migration, and nothing here unless it needs converting.
@@ -63,12 +72,6 @@ RAW_COLUMN: dict[str, Callable[[Any], Any]] = {
     f.name: convert for f in dataclasses.fields(TaskRecord) if (convert := _stored_as(f))
 }
 """Decoding a raw ``sqlite3`` value into what the SQLAlchemy column type would have given."""
-
-
-class Columns(Protocol):
-    """A result row by column name (SQLAlchemy's ``RowMapping``, ``sqlite3.Row``)."""
-
-    def __getitem__(self, name: str, /) -> Any: ...
 
 
 def record_values(record: TaskRecord) -> dict[str, Any]:

@@ -8,23 +8,12 @@ must never be retried blindly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # annotation only: a record (which needs TaskWire) loads no observations
+from mooring.core.tasks.wire import TaskWire
+
+if TYPE_CHECKING:  # annotation only
     from mooring.core.tasks.observations import ServerTask
-
-
-class TaskWire(StrEnum):
-    """Which Tasks protocol created a server task; its follow-up requests must use the same.
-
-    ``EXTENSION`` is the 2026 ``io.modelcontextprotocol/tasks`` extension (``tasks/get`` carries
-    the result, ``tasks/update`` the answers); ``LEGACY`` is the experimental 2025-11-25 core
-    Tasks (``tasks/result`` carries the result and delivers the server's questions).
-    """
-
-    EXTENSION = "extension"
-    LEGACY = "2025-11-25"
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from mooring.core.tasks.calls import TaskWire
 from mooring.core.tasks.states import (
     MONITORED_STATES,
     LocalState,
@@ -14,6 +13,7 @@ from mooring.core.tasks.states import (
     check_transition,
     is_terminal,
 )
+from mooring.core.tasks.wire import TaskWire
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
+
+TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Tone(StrEnum):
