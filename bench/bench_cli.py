@@ -7,6 +7,7 @@ and the medians of whole-process wall times are compared.
 
 from __future__ import annotations
 
+import compileall
 import statistics
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench.fleet import child_env, data_folder
+from bench.fleet import REPO, child_env, data_folder
 from bench.suite import Result, Size, measured
 
 IDS = ("cli_start",)
@@ -36,6 +37,7 @@ def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]
     empty = data_folder(folder / "empty", tracing=True).data_dir
     listing = [sys.executable, "-m", "mooring", "--data-dir", str(empty), "tasks", "list"]
     bare = [sys.executable, "-c", "import mooring"]
+    compileall.compile_dir(REPO / "app" / "mooring", quiet=1)
     _wall(listing)  # creates and migrates the database once
     ours, base = [], []
     for _ in range(size.cli_runs):
