@@ -169,6 +169,7 @@ def run_gui(
 
     def build() -> Loaded:
         # On a worker thread, while the shell is on screen: nothing here touches Qt widgets.
+        from mooring.mcp.lazy import LazyGateway
         from mooring.storage.db import Database
         from mooring.ui.app import Loaded
         from mooring.ui.dialogs.approval import DialogAsker
@@ -180,6 +181,11 @@ def run_gui(
         # The approval dialog is the broker's `ask`: calls that need approval can run.
         asker = DialogAsker()
         host = build_host(paths, settings, db, ask=asker)
+        # The MCP SDK loads now, while the shell says "Loading": it holds the interpreter in
+        # long stretches (pydantic builds its validators), which at the first connection,
+        # with the window up, stalled it by 100 ms at a time.
+        if isinstance(host.gateway, LazyGateway):
+            host.gateway.warm()
         bg = build_background(paths, settings, host, headless=False)
         parts.append(_GuiParts(host, bg, provider))
         return Loaded(host, _window_info(paths, settings, db), asker, export_traces)
@@ -447,7 +453,14 @@ def wire(
     oauth_holder: list[Any] = []
     gateway = LazyGateway(
         make_gateway,
-        modules=("mooring.mcp.connection", "mooring.mcp.gateway", "mooring.mcp.oauth"),
+        # anyio's asyncio backend last: anyio loads it on its first primitive (~70 ms), which
+        # would otherwise be on the event loop's thread, in the window the one that paints.
+        modules=(
+            "mooring.mcp.connection",
+            "mooring.mcp.gateway",
+            "mooring.mcp.oauth",
+            "anyio._backends._asyncio",
+        ),
     )
 
     def oauth() -> Any:
@@ -567,6 +580,7 @@ def build_background(paths: Paths, settings: Settings, host: Host, *, headless: 
     from mooring.adapters.notify.desktop import DesktopLink
     from mooring.adapters.poller_lock import FilePollerLock
     from mooring.adapters.process import current_owner
+    from mooring.adapters.secrets import KeyringSecrets
     from mooring.core.notifications import NotifyPrefs, prefs_from
     from mooring.services.follower import DatabaseFollower
     from mooring.services.notifier import Notifier
@@ -578,6 +592,8 @@ def build_background(paths: Paths, settings: Settings, host: Host, *, headless: 
             muted=settings.get("notifications.muted_conversations"),
         )
 
+    if isinstance(host.secrets, KeyringSecrets):
+        host.secrets.warm()  # long-lived: the first connection's secrets wait for no probe
     desktop = DesktopLink(app_name=APP_NAME)
     fallbacks = (
         [HookLink("terminal", _terminal_notice)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 
 from mooring.core.ports import ProbeResult
 
@@ -60,6 +61,14 @@ class KeyringSecrets:
         if not status.usable:
             log.info("keyring unusable (%s): secrets kept for this session only", status.detail)
         return status
+
+    def warm(self) -> None:
+        """Probe the keyring on a worker thread now (a long-lived process's start): the first
+        secret a connection reads then waits for no probe (the keyring's import and backend
+        detection, ~40 ms) on the event loop's thread, which in the window paints."""
+        threading.Thread(
+            target=lambda: self.status, name="mooring-keyring-probe", daemon=True
+        ).start()
 
     @property
     def durable(self) -> bool:
