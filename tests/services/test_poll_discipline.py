@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -73,7 +74,8 @@ def monitor_for(host: Host, clock: ManualClock, jitters: Iterator[float]) -> Tas
 async def test_a_task_checked_recently_is_due_a_full_interval_after_that_check(
     hosts: HostFactory,
 ) -> None:
-    monitor = monitor_for(await hosts(), ManualClock(T0), iter(()))
+    # (The jitter places a task on a listen stream in its interval's second half: T0 + 2.5 s.)
+    monitor = monitor_for(await hosts(), ManualClock(T0), iter([0.0]))
     recent = working("recent", checked=T0 - timedelta(seconds=2))
     stale_plan = working(
         "planned", checked=T0 - timedelta(seconds=1), next_poll_at=T0 - timedelta(seconds=9)
@@ -89,11 +91,17 @@ async def test_a_task_checked_recently_is_due_a_full_interval_after_that_check(
 async def test_tasks_not_checked_lately_are_spread_over_their_first_interval(
     hosts: HostFactory,
 ) -> None:
+    # Tasks that no listen stream re-reads (here: each asks for input) are polled as usual.
     monitor = monitor_for(await hosts(), ManualClock(T0), iter([0.0, 0.5, 0.999]))
     records = [
-        working("never", checked=None),
-        working("overdue", checked=T0 - timedelta(minutes=5)),
-        working("stale", checked=T0 - timedelta(seconds=6), next_poll_at=T0 - timedelta(seconds=1)),
+        replace(record, server_status="input_required")
+        for record in (
+            working("never", checked=None),
+            working("overdue", checked=T0 - timedelta(minutes=5)),
+            working(
+                "stale", checked=T0 - timedelta(seconds=6), next_poll_at=T0 - timedelta(seconds=1)
+            ),
+        )
     ]
     for record in records:
         monitor.track(record)
@@ -107,9 +115,30 @@ async def test_tasks_not_checked_lately_are_spread_over_their_first_interval(
     assert all(at is not None and at <= T0 + timedelta(milliseconds=5_000) for at in due)
 
 
+async def test_tasks_a_listen_stream_re_reads_are_first_polled_in_the_second_half(
+    hosts: HostFactory,
+) -> None:
+    # Running tasks go on their server's listen stream, whose replay re-reads them as it opens
+    # (a second or two after start); a first poll in the first half would come before that.
+    monitor = monitor_for(await hosts(), ManualClock(T0), iter([0.0, 0.5, 0.999]))
+    records = [
+        working("never", checked=None),
+        working("overdue", checked=T0 - timedelta(minutes=5)),
+        working("stale", checked=T0 - timedelta(seconds=6), next_poll_at=T0 - timedelta(seconds=1)),
+    ]
+    for record in records:
+        monitor.track(record)
+
+    assert [monitor.due_at(r.id) for r in records] == [
+        T0 + timedelta(milliseconds=2_500),
+        T0 + timedelta(milliseconds=3_750),
+        T0 + timedelta(milliseconds=4_997.5),
+    ]
+
+
 async def test_asking_to_poll_soon_waits_for_the_interval(hosts: HostFactory) -> None:
     clock = ManualClock(T0)
-    monitor = monitor_for(await hosts(), clock, iter(()))
+    monitor = monitor_for(await hosts(), clock, iter([0.0]))
     monitor.track(
         working("r", checked=T0 - timedelta(seconds=1), next_poll_at=T0 + timedelta(days=9))
     )

@@ -208,14 +208,15 @@ async def _follow(
     try:
         for record in records:
             # One task is looked at as soon as its interval allows; many are spread over
-            # their first interval (a burst would keep them bunched up ever after).
+            # their first interval (a burst would keep them bunched up ever after). All are
+            # handed over before any read: each server's listen stream then opens with every
+            # task it will watch (a later one would cost a reopen, and a replay of them all).
             driver.track(record, now=len(records) == 1)
+        for record in records:
+            if record.state is not LocalState.INPUT_REQUIRED:
+                continue
             for item in await ctx.ledger.inputs(record.id):
-                if (
-                    item.awaiting_answer
-                    and record.state is LocalState.INPUT_REQUIRED
-                    and not await _ask(ctx, record, item, told)
-                ):
+                if item.awaiting_answer and not await _ask(ctx, record, item, told):
                     waiting_on_user.add(record.id)
 
         def done() -> bool:

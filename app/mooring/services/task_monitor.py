@@ -132,23 +132,31 @@ class TaskMonitor:
     def track(self, record: TaskRecord, *, now: bool = False) -> None:
         """Watch ``record``: at its planned time, or at once with ``now`` — never sooner than
         its poll interval after the last word from its server. Without ``now``, a record that
-        is overdue or was never checked is placed at random within its first interval."""
+        is overdue or was never checked is placed at random within its first interval, and
+        one put on its server's listen stream not before the second half of it: the stream's
+        replay, as it opens a second or two after start, re-reads it first, and the server's
+        acknowledgement then moves its poll out to the safety net."""
         if not record.is_monitored:
             return
         self._server_of[record.id] = record.server_id  # saves a read per poll
         self._remember(record)
-        self._expect(record)
+        on_stream = self._expect(record)
         self._note_contact(record)
         current = self._clock.now()
         planned = record.next_poll_at
+        first = self._first_interval(record)
         if now or self._earliest.get(record.id, current) > current:
             at = current  # raised to the earliest allowed time by _schedule
             if not now and planned is not None:
                 at = planned
         elif planned is not None and planned > current:
             at = planned
+        elif on_stream:
+            at = current  # placed below
         else:
-            at = current + self._first_interval(record) * self._jitter()
+            at = current + first * self._jitter()
+        if on_stream and not now:
+            at = max(at, current + first * (0.5 + 0.5 * self._jitter()))
         self._schedule(record.id, at)
 
     def poll_soon(self, record_id: str) -> None:
@@ -219,7 +227,9 @@ class TaskMonitor:
         if notices is not None:
             notices.offer(seen)
             return
-        notices = self._notices[key] = _Notices(seen)
+        # A tracked task's record is known: its first frame needs no look-up by task id (a
+        # stream's replay as it opens brings one for each).
+        notices = self._notices[key] = _Notices(seen, record_id=self._record_of.get(key))
         task = asyncio.ensure_future(self._take_notices(key, notices))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -635,19 +645,19 @@ class TaskMonitor:
                 at = now + known.interval * self._jitter()
                 self._schedule(record_id, min(due, at), replace=True)
 
-    def _expect(self, record: TaskRecord) -> None:
+    def _expect(self, record: TaskRecord) -> bool:
         """Put a running task on its server's listen stream before its first poll: the
         stream's replay re-reads it as the stream opens, and once the server accepts it the
         first poll moves out to the safety net (a thousand tasks: one stream each server, not
         a thousand requests). A task asking for input, or one whose last read failed, is
-        polled as usual."""
+        polled as usual. Whether it was put on a stream."""
         if (
             record.task_id is None
             or record.server_status != "working"
             or record.flags
             or record.cancel_requested
         ):
-            return
+            return False
         key = (record.server_id, record.credential_profile_id)
         self._streams.setdefault(key, False)
         self._connect_soon(key)
@@ -664,6 +674,7 @@ class TaskMonitor:
                 poll_interval_ms=record.poll_interval_ms,
             ),
         )
+        return True
 
     def _remember(self, record: TaskRecord) -> None:
         """Note the record's task id and interval, for coverage changes."""
