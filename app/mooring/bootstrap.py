@@ -169,6 +169,7 @@ def run_gui(
 
     def build() -> Loaded:
         # On a worker thread, while the shell is on screen: nothing here touches Qt widgets.
+        from mooring.adapters.secrets import KeyringSecrets
         from mooring.mcp.lazy import LazyGateway
         from mooring.storage.db import Database
         from mooring.ui.app import Loaded
@@ -186,6 +187,8 @@ def run_gui(
         # with the window up, stalled it by 100 ms at a time.
         if isinstance(host.gateway, LazyGateway):
             host.gateway.warm()
+        if isinstance(host.secrets, KeyringSecrets):
+            host.secrets.warm()  # likewise the keyring's probe (~40 ms) of the first secret
         bg = build_background(paths, settings, host, headless=False)
         parts.append(_GuiParts(host, bg, provider))
         return Loaded(host, _window_info(paths, settings, db), asker, export_traces)
@@ -580,7 +583,6 @@ def build_background(paths: Paths, settings: Settings, host: Host, *, headless: 
     from mooring.adapters.notify.desktop import DesktopLink
     from mooring.adapters.poller_lock import FilePollerLock
     from mooring.adapters.process import current_owner
-    from mooring.adapters.secrets import KeyringSecrets
     from mooring.core.notifications import NotifyPrefs, prefs_from
     from mooring.services.follower import DatabaseFollower
     from mooring.services.notifier import Notifier
@@ -592,8 +594,6 @@ def build_background(paths: Paths, settings: Settings, host: Host, *, headless: 
             muted=settings.get("notifications.muted_conversations"),
         )
 
-    if isinstance(host.secrets, KeyringSecrets):
-        host.secrets.warm()  # long-lived: the first connection's secrets wait for no probe
     desktop = DesktopLink(app_name=APP_NAME)
     fallbacks = (
         [HookLink("terminal", _terminal_notice)]

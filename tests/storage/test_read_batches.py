@@ -1,9 +1,12 @@
-"""Point reads asked for together share a transaction, and each caller gets its own answer."""
+"""Point reads (and independent writes) asked for together share a transaction, and each caller
+gets its own answer."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
+from dataclasses import replace
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -11,10 +14,14 @@ from sqlalchemy import event
 from sqlalchemy.orm import Session
 
 from mooring.core.clock import SystemClock
+from mooring.core.errors import RecordChanged
+from mooring.core.tasks.reconcile import Outcome, Reconciliation
+from mooring.core.tasks.record import TaskRecord
 from mooring.storage import repositories as repo
 from mooring.storage.db import Database
 from mooring.storage.read_batches import ReadBatches
 from mooring.storage.store import SqlStore
+from tests.core.tasks.factories import T0
 from tests.storage.test_poll_marks import records
 
 
@@ -90,3 +97,45 @@ def test_every_read_is_answered_whatever_the_batch_size(db: Database, count: int
         )
 
     assert asyncio.run(read_all()) == made
+
+
+def test_writes_asked_together_share_transactions_and_a_stale_one_fails_alone(
+    db: Database,
+) -> None:
+    # A listen stream's replay brings news of many tasks at once: their writes share a few
+    # transactions, and one whose record moved on elsewhere is refused without undoing the rest.
+    made = records(db, 100)
+    store = SqlStore(db, SystemClock())
+    later = T0 + timedelta(seconds=5)
+    news = [
+        Reconciliation(
+            outcome=Outcome.UPDATED,
+            record=replace(r, status_message=f"validated {n} rows", updated_at=later),
+            previous_state=r.state,
+            base_updated_at=T0 - timedelta(days=1) if n == 50 else r.updated_at,
+        )
+        for n, r in enumerate(made)
+    ]
+    begun, listener = count_transactions(db)
+    try:
+
+        async def write_all() -> list[Any]:
+            return await asyncio.gather(*(store.apply(rec) for rec in news), return_exceptions=True)
+
+        outcomes = asyncio.run(write_all())
+    finally:
+        event.remove(db.engine, "begin", listener)
+
+    assert isinstance(outcomes[50], RecordChanged)
+    assert [o for n, o in enumerate(outcomes) if n != 50] == [[]] * 99
+    stored = asyncio.run(read_back(store, made))
+    assert [s.status_message for s in stored] == [
+        "working on it" if n == 50 else f"validated {n} rows" for n in range(100)
+    ]
+    assert 1 <= len(begun) <= 6  # 100 writes: a few transactions, not 100
+
+
+async def read_back(store: SqlStore, made: list[TaskRecord]) -> list[TaskRecord]:
+    found = await asyncio.gather(*(store.get(r.id) for r in made))
+    assert all(f is not None for f in found)
+    return [f for f in found if f is not None]

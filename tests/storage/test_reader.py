@@ -81,6 +81,7 @@ def test_records_read_alike_through_both_paths(db: Database, db_path: Path) -> N
         assert reader.list_records() == stored
         assert reader.list_records(limit=1) == stored[:1]
         assert reader.unfinished() == unfinished == [other]
+        assert db.call_sync(repo.unfinished_task_ids) == {other.id}  # the cheap look agrees
         assert reader.server_alias(server.id) == "demo"
         assert reader.server_alias("nobody") is None
         assert reader.tool_result(tool_round.id) == result

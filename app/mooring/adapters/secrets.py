@@ -63,7 +63,7 @@ class KeyringSecrets:
         return status
 
     def warm(self) -> None:
-        """Probe the keyring on a worker thread now (a long-lived process's start): the first
+        """Probe the keyring on a worker thread now (the window, as it loads): the first
         secret a connection reads then waits for no probe (the keyring's import and backend
         detection, ~40 ms) on the event loop's thread, which in the window paints."""
         threading.Thread(

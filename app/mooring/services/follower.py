@@ -119,6 +119,8 @@ class DatabaseFollower:
 
     async def discover_new(self) -> list[TaskRecord]:
         """Follow the monitored tasks of the ledger not followed yet; returns them."""
+        if await self._ledger.unfinished_ids() <= self._latest.keys():
+            return []  # nothing new (a look at the ids, not a read of every record)
         found = [
             r
             for r in await self._ledger.unfinished()
@@ -203,18 +205,26 @@ class Adopter:
     async def adopt(self) -> list[TaskRecord]:
         """Hand every monitored task not yet known to the monitor; returns them. A task whose
         server or account was removed is left alone (reconciliation explains it instead)."""
+        if await self._ledger.unfinished_ids() <= self._known:
+            return []  # nothing new (a look at the ids, not a read of every record)
         found = []
+        removed: dict[str, bool] = {}  # per server, then per account: one read each
         for record in await self._ledger.unfinished():
             if not record.is_monitored or record.id in self._known:
                 continue
             self._known.add(record.id)
-            if await self._catalog.is_removed(record.server_id) or (
-                record.credential_profile_id is not None
-                and await self._accounts.is_profile_removed(record.credential_profile_id)
-            ):
+            if record.server_id not in removed:
+                removed[record.server_id] = await self._catalog.is_removed(record.server_id)
+            profile = record.credential_profile_id
+            if profile is not None and profile not in removed:
+                removed[profile] = await self._accounts.is_profile_removed(profile)
+            if removed[record.server_id] or (profile is not None and removed[profile]):
                 continue
-            self._monitor.track(record)
             found.append(record)
+        # All at once: each server's listen stream then opens with every task it will watch,
+        # not with the first few and a reopen (and a replay of them all) for each later one.
+        for record in found:
+            self._monitor.track(record)
         if found:
             log.info("polling %d task(s) started by other processes", len(found))
         return found

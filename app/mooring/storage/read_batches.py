@@ -1,10 +1,16 @@
-"""Point reads many at a time: one transaction and one trip to the writer thread per batch.
+"""Point reads, and independent writes, many at a time: one transaction and one trip to the
+writer thread per batch.
 
 At scale the monitor and the reconciler each read a few rows per task (the record, its server,
 its inputs), a thousand tasks at once. Run one by one, every read costs a transaction, a session
 and two thread hand-offs on the single writer thread, and the event loop spends its time waking
 up for them. Here the reads asked for while a batch is on the writer thread go together in the
 next one, so a burst of a thousand reads costs a handful of transactions.
+
+Writes that stand alone (each task's own news, as a listen stream's replay brings a thousand)
+batch the same way (:class:`WriteBatches`), each in its own savepoint: one that fails (a record
+changed elsewhere) rolls back alone and raises to its own caller, and every caller returns only
+once the batch is committed (write, then tell).
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ class ReadBatches:
     """Runs read-only ``fn(session)`` calls in shared transactions, each caller getting its own
     result or its own exception. Only for reads: nothing in a batch may write."""
 
+    _isolated = False
+
     def __init__(self, db: Database, *, most: int = 256) -> None:
         self._db = db
         self._most = most
@@ -55,7 +63,9 @@ class ReadBatches:
                 if not live:
                     continue
                 try:
-                    outcomes = await self._db.run(functools.partial(_each, reads=live))
+                    outcomes = await self._db.run(
+                        functools.partial(_each, reads=live, isolated=self._isolated)
+                    )
                 except asyncio.CancelledError:
                     for _fn, done in live:
                         done.cancel()
@@ -78,12 +88,25 @@ class ReadBatches:
                 done.cancel()
 
 
-def _each(session: Session, reads: list[_Read]) -> list[tuple[bool, Any]]:
-    """Every read's outcome: ``(True, result)`` or ``(False, exception)``."""
+class WriteBatches(ReadBatches):
+    """Runs independent writing ``fn(session)`` calls in shared transactions, each in its own
+    savepoint: a call that raises leaves nothing behind and tells only its own caller; every
+    caller returns once the whole batch is committed."""
+
+    _isolated = True
+
+
+def _each(session: Session, reads: list[_Read], *, isolated: bool) -> list[tuple[bool, Any]]:
+    """Every call's outcome: ``(True, result)`` or ``(False, exception)``; ``isolated``: each
+    in its own savepoint."""
     outcomes: list[tuple[bool, Any]] = []
     for fn, _done in reads:
         try:
-            outcomes.append((True, fn(session)))
+            if isolated:
+                with session.begin_nested():
+                    outcomes.append((True, fn(session)))
+            else:
+                outcomes.append((True, fn(session)))
         except SQLAlchemyError:
             raise  # the database's own trouble: the batch fails, classified, for every caller
         except Exception as exc:  # noqa: BLE001  # handed to that read's caller

@@ -24,7 +24,7 @@ from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.storage import repositories as repo
 from mooring.storage.db import Database
-from mooring.storage.read_batches import ReadBatches
+from mooring.storage.read_batches import ReadBatches, WriteBatches
 
 log = logging.getLogger("mooring.storage")
 
@@ -37,6 +37,7 @@ class SqlStore:
         self.clock = clock
         self._checks = _CheckBatches(db)
         self._reads = ReadBatches(db)
+        self._writes = WriteBatches(db)
         """The point reads a poll or a reconciliation makes per task, batched."""
 
     # ServerCatalog
@@ -112,13 +113,18 @@ class SqlStore:
         )
 
     async def apply(self, reconciliation: Reconciliation) -> list[TaskInput]:
-        return await self.db.run(lambda s: repo.apply_reconciliation(s, reconciliation))
+        # Batched with the others asked for meanwhile (a listen stream's replay brings news of
+        # a thousand tasks at once), each in its own savepoint.
+        return await self._writes.run(lambda s: repo.apply_reconciliation(s, reconciliation))
 
     async def mark_checked(self, mark: PollMark) -> None:
         await self._checks.add(mark)
 
     async def unfinished(self) -> list[TaskRecord]:
         return await self.db.run(repo.list_unfinished_task_records)
+
+    async def unfinished_ids(self) -> set[str]:
+        return await self.db.run(repo.unfinished_task_ids)
 
     async def list_records(
         self, *, states: Sequence[LocalState] | None = None, limit: int | None = None

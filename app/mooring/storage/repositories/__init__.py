@@ -59,6 +59,7 @@ from mooring.storage.repositories.tasks import (
     save_task_record,
     task_record_by_task_id,
     task_records_matching,
+    unfinished_task_ids,
 )
 
 __all__ = [
@@ -102,5 +103,6 @@ __all__ = [
     "set_server_trusted",
     "task_record_by_task_id",
     "task_records_matching",
+    "unfinished_task_ids",
     "update_server",
 ]

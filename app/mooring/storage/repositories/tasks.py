@@ -186,17 +186,25 @@ def list_task_records(
     return [_record(r) for r in session.execute(query)]
 
 
+# Named positively (IN, not NOT IN) so the state index finds the few active rows among the many
+# finished ones instead of scanning the ledger.
+_ACTIVE = sorted(s.value for s in LocalState if s not in TERMINAL_STATES)
+
+
 def list_unfinished_task_records(session: Session) -> list[TaskRecord]:
     """Every record that is not terminal (what launch reconciliation looks at)."""
-    # Named positively (IN, not NOT IN) so the state index finds the few active rows among
-    # the many finished ones instead of scanning the ledger.
-    active = sorted(s.value for s in LocalState if s not in TERMINAL_STATES)
     rows = session.execute(
         select(t.task_records)
-        .where(t.task_records.c.state.in_(active))
+        .where(t.task_records.c.state.in_(_ACTIVE))
         .order_by(t.task_records.c.created_at)
     )
     return [_record(r) for r in rows]
+
+
+def unfinished_task_ids(session: Session) -> set[str]:
+    """The ids of the records that are not terminal (from the state index alone)."""
+    rows = session.execute(select(t.task_records.c.id).where(t.task_records.c.state.in_(_ACTIVE)))
+    return set(rows.scalars())
 
 
 def count_task_records(session: Session) -> dict[LocalState, int]:
