@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from mooring.core.ports import ConnectionState
-from mooring.core.tasks.calls import Acknowledged, ImmediateResult, TaskCreated, TaskWire
+from mooring.core.tasks.calls import Acknowledged, ImmediateResult, TaskCreated
 from mooring.core.tasks.reconcile import Observation, ServerTask
+from mooring.core.tasks.wire import TaskWire
 from mooring.mcp.connection import McpConnection
 from tests.helpers.node_peers import everything_server, node
 from tests.mcp.conftest import Connect
