@@ -13,7 +13,6 @@ from typing import Any
 
 import anyio
 import pytest
-import qasync
 from PySide6.QtCore import QEvent, SignalInstance
 from PySide6.QtWidgets import QApplication
 
@@ -24,6 +23,7 @@ from mooring.settings.paths import Paths
 from mooring.settings.store import Settings
 from mooring.storage.db import Database
 from mooring.ui.dialogs.approval import ApprovalDialog, DialogAsker
+from mooring.ui.loop import qt_event_loop
 from tests.e2e.conftest import cli  # noqa: F401  # a fixture, used by name
 from tests.services.conftest import demo_definition
 
@@ -33,8 +33,7 @@ def _qasync_loop() -> asyncio.AbstractEventLoop:
     assert isinstance(app, QApplication)
     # As in the app: closing a dialog or window must not end the loop.
     app.setQuitOnLastWindowClosed(False)
-    loop: asyncio.AbstractEventLoop = qasync.QEventLoop(app)
-    return loop
+    return qt_event_loop(app)
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QDeadlineTimer, QEventLoop, QSettings, QTimer
 from PySide6.QtGui import QGuiApplication
@@ -159,11 +159,11 @@ def run_window(
     import asyncio
     import contextlib
 
-    import qasync
+    from mooring.ui.loop import qt_event_loop
 
     app = ensure_app()
     follow_system(app)
-    loop = qasync.QEventLoop(app)
+    loop: Any = qt_event_loop(app)  # qasync's, a context manager too (closed on exit)
     asyncio.set_event_loop(loop)
     closed = asyncio.Event()
     app.setQuitOnLastWindowClosed(False)
