@@ -45,6 +45,9 @@ def watch(window: MainWindow) -> None:
             return
         seen.append(states)
         if states and all(s.split(" (")[0] in TERMINAL for s in states):
+            # The report is the last line: the watcher may end, and this window take the
+            # poller lock over, while it closes.
+            announce.stop()
             sys.stdout.write(json.dumps({"seen": seen}) + "\n")
             sys.stdout.flush()
             window.close()
