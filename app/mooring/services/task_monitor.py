@@ -151,10 +151,8 @@ class TaskMonitor:
                 at = planned
         elif planned is not None and planned > current:
             at = planned
-        elif on_stream:
-            at = current  # placed below
         else:
-            at = current + first * self._jitter()
+            at = current if on_stream else current + first * self._jitter()
         if on_stream and not now:
             at = max(at, current + first * (0.5 + 0.5 * self._jitter()))
         self._schedule(record.id, at)
