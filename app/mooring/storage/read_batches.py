@@ -33,11 +33,11 @@ T = TypeVar("T")
 _Read = tuple[Callable[[Session], Any], "asyncio.Future[Any]"]
 
 
-class ReadBatches:
-    """Runs read-only ``fn(session)`` calls in shared transactions, each caller getting its own
-    result or its own exception. Only for reads: nothing in a batch may write."""
+class _Batches:
+    """Runs ``fn(session)`` calls in shared transactions, each caller getting its own result or
+    its own exception; ``_isolated``: each call in its own savepoint."""
 
-    _isolated = False
+    _isolated: bool
 
     def __init__(self, db: Database, *, most: int = 256) -> None:
         self._db = db
@@ -46,7 +46,7 @@ class ReadBatches:
         self._runners: dict[asyncio.AbstractEventLoop, asyncio.Task[None]] = {}
 
     async def run(self, fn: Callable[[Session], T]) -> T:
-        """``fn``'s result, read in a transaction shared with the reads asked for meanwhile."""
+        """``fn``'s result, from a transaction shared with the calls asked for meanwhile."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[T] = loop.create_future()
         self._pending.setdefault(loop, []).append((fn, done))
@@ -88,7 +88,13 @@ class ReadBatches:
                 done.cancel()
 
 
-class WriteBatches(ReadBatches):
+class ReadBatches(_Batches):
+    """Read-only calls: nothing in a batch may write."""
+
+    _isolated = False
+
+
+class WriteBatches(_Batches):
     """Runs independent writing ``fn(session)`` calls in shared transactions, each in its own
     savepoint: a call that raises leaves nothing behind and tells only its own caller; every
     caller returns once the whole batch is committed."""
