@@ -182,9 +182,9 @@ def run_gui(
         # The approval dialog is the broker's `ask`: calls that need approval can run.
         asker = DialogAsker()
         host = build_host(paths, settings, db, ask=asker)
-        # The MCP SDK loads now, while the shell says "Loading": it holds the interpreter in
-        # long stretches (pydantic builds its validators), which at the first connection,
-        # with the window up, stalled it by 100 ms at a time.
+        # The MCP SDK (anyio's backend with it) starts loading on its worker thread now, while
+        # the shell says "Loading": left to the first connection, with the window up, part of
+        # it (anyio's backend, ~70 ms) loaded on the GUI thread and froze the window.
         if isinstance(host.gateway, LazyGateway):
             host.gateway.warm()
         if isinstance(host.secrets, KeyringSecrets):
