@@ -18,7 +18,7 @@ from pathlib import Path
 from mooring.adapters import launcher
 from mooring.cli.parser import build_parser
 
-TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:
     import logging
 

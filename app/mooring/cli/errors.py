@@ -9,7 +9,7 @@ from mooring.cli.exit_codes import ExitCode
 from mooring.core.errors import KnownError
 from mooring.core.text import neutralize
 
-TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:
     import logging
     from pathlib import Path

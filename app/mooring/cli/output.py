@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from mooring.core.text import neutralize
 
-TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import TextIO
 

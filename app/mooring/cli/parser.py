@@ -8,7 +8,7 @@ from functools import partial
 
 from mooring import __version__
 
-TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

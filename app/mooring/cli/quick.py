@@ -17,7 +17,7 @@ from mooring.core.results import tool_error
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 
-TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any, Protocol
 

@@ -10,7 +10,7 @@ from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.core.tasks.words import state_words
 
-TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:  # type-only: quick commands format records without loading the host
     from typing import Any, Protocol, TypeVar
 

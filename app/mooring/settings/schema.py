@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mooring.settings.schema import BY_KEY, SETTINGS, SETTINGS_VERSION, UPGRADES, Setting
 
-TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -20,7 +20,7 @@ from mooring.storage.errors import StorageError
 from mooring.storage.records import record_from
 from mooring.storage.schema_file import opens_as_is
 
-TYPE_CHECKING = False  # not typing's: a quick command loads no typing (see mooring.launch)
+TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:
     from typing import Any
 
