@@ -15,10 +15,10 @@ goes (:class:`StderrLog`).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import ssl
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AsyncExitStack
 from contextvars import ContextVar
@@ -117,12 +117,23 @@ class SdkTransports:
         return streamable_http_client(server.url, http_client=http, terminate_on_close=False)
 
 
-@functools.cache
+_tls_lock = threading.Lock()
+_tls: ssl.SSLContext | None = None
+
+
 def tls_context() -> ssl.SSLContext:
     """The one TLS context of every HTTP server connection: httpx2's default (the system's
     trusted certificates, hostnames checked), built once per process. A client built without
-    it loads the certificates again, at every connection and every reconnect."""
-    return httpx2.create_ssl_context()
+    it loads the certificates again, at every connection and every reconnect.
+
+    Connections open side by side, each building its client on a worker thread: the lock
+    makes the first build the only one (``functools.cache`` lets every thread that asks
+    before the first answer build its own, ~60 ms of CPU each)."""
+    global _tls
+    with _tls_lock:
+        if _tls is None:
+            _tls = httpx2.create_ssl_context()
+        return _tls
 
 
 # HTTP statuses seen while one request is in flight. The SDK's HTTP transport runs each POST
