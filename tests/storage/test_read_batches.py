@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sqlite3
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, update
 from sqlalchemy.orm import Session
 
 from mooring.core.clock import SystemClock
@@ -19,8 +20,9 @@ from mooring.core.tasks.reconcile import Outcome, Reconciliation
 from mooring.core.tasks.record import TaskRecord
 from mooring.storage import repositories as repo
 from mooring.storage.db import Database
-from mooring.storage.read_batches import ReadBatches
+from mooring.storage.read_batches import ReadBatches, WriteBatches
 from mooring.storage.store import SqlStore
+from mooring.storage.tables import task_records
 from tests.core.tasks.factories import T0
 from tests.storage.test_poll_marks import records
 
@@ -139,3 +141,41 @@ async def read_back(store: SqlStore, made: list[TaskRecord]) -> list[TaskRecord]
     found = await asyncio.gather(*(store.get(r.id) for r in made))
     assert all(f is not None for f in found)
     return [f for f in found if f is not None]
+
+
+def test_a_write_batch_commits_once_so_no_reader_sees_half_of_it(db: Database) -> None:
+    # Every write of a batch has its own savepoint; the batch is one SQLite transaction (one
+    # commit, not one per write), so another process reads all of it or none of it.
+    made = records(db, 3)
+    writes = WriteBatches(db)
+    seen_meanwhile: list[int] = []
+
+    def write(record: TaskRecord, session: Session) -> None:
+        session.execute(
+            update(task_records)
+            .where(task_records.c.id == record.id)
+            .values(status_message="written")
+        )
+
+    def write_and_look(record: TaskRecord, session: Session) -> None:
+        write(record, session)
+        other = sqlite3.connect(db.path)  # another process's view of the file
+        try:
+            [(count,)] = other.execute(
+                "SELECT count(*) FROM task_records WHERE status_message = 'written'"
+            ).fetchall()
+        finally:
+            other.close()
+        seen_meanwhile.append(count)
+
+    async def write_all() -> None:
+        await asyncio.gather(
+            writes.run(functools.partial(write, made[0])),
+            writes.run(functools.partial(write, made[1])),
+            writes.run(functools.partial(write_and_look, made[2])),
+        )
+
+    asyncio.run(write_all())
+    assert seen_meanwhile == [0]  # the first two were not committed on their own
+    stored = asyncio.run(read_back(SqlStore(db, SystemClock()), made))
+    assert [s.status_message for s in stored] == ["written"] * 3

@@ -161,6 +161,18 @@ class Database:
         return self.call_sync(check)
 
 
+def begin_write(session: Session) -> None:
+    """Open ``session``'s SQLite transaction now, as a writer (``BEGIN IMMEDIATE``: it waits
+    for the write lock up to the busy timeout, as a first ``UPDATE`` would).
+
+    The ``sqlite3`` module opens a transaction by itself only before an ``INSERT``, ``UPDATE``
+    or ``DELETE``: work that starts with a savepoint has none, and releasing that savepoint
+    commits. Savepoints one after another would then each be a transaction of their own."""
+    driver = session.connection().connection.driver_connection
+    if isinstance(driver, sqlite3.Connection) and not driver.in_transaction:
+        session.connection().exec_driver_sql("BEGIN IMMEDIATE")
+
+
 def _pragmas(dbapi_conn: Any, _record: Any, *, busy_ms: int) -> None:
     cursor = dbapi_conn.cursor()
     cursor.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")

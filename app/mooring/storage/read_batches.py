@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from mooring.storage.db import Database
+from mooring.storage.db import Database, begin_write
 
 log = logging.getLogger("mooring.storage")
 
@@ -106,6 +106,8 @@ def _each(session: Session, reads: list[_Read], *, isolated: bool) -> list[tuple
     """Every call's outcome: ``(True, result)`` or ``(False, exception)``; ``isolated``: each
     in its own savepoint."""
     outcomes: list[tuple[bool, Any]] = []
+    if isolated:
+        begin_write(session)  # one transaction for the batch, not one per savepoint
     for fn, _done in reads:
         try:
             if isolated:
