@@ -414,15 +414,17 @@ class TaskMonitor:
                 server_id = self._server_of[record_id] = found.server_id
             async with self._semaphore(server_id), self._lock(record_id):
                 # Read again inside the gate: another process may have moved it on meanwhile.
-                record = await self._ledger.get(record_id)
-                if record is None:
+                # Its inputs come in the same read (answer delivery needs them).
+                stored = await self._ledger.with_inputs(record_id)
+                if stored is None:
                     return
+                record, inputs = stored
                 if not record.is_monitored:
                     # Finished elsewhere (another window or command): tell our listeners.
                     self._writer.tell_unchanged(record, note="changed elsewhere")
                     self._forget(record_id)
                     return
-                await self.refresh(record)
+                await self.refresh(record, inputs=inputs)
         except RecordChanged as exc:
             log.info("task %s changed elsewhere; reading it again", record_id)
             self._schedule(record_id, self._clock.now())
@@ -496,12 +498,17 @@ class TaskMonitor:
         return await self._gateway.connect(server, record.credential_profile_id)
 
     async def refresh(
-        self, record: TaskRecord, *, connection: ServerConnection | None = None
+        self,
+        record: TaskRecord,
+        *,
+        connection: ServerConnection | None = None,
+        inputs: list[TaskInput] | None = None,
     ) -> TaskRecord:
         """Ask the server about ``record`` once, persist what it says, tell, and reschedule.
 
         ``connection``: the record's own server and account connection, when the caller holds
-        it already (the reconciler, per group); otherwise it is looked up.
+        it already (the reconciler, per group); otherwise it is looked up. ``inputs``: the
+        record's input requests, read with it (else read when needed).
         """
         if record.task_id is None:
             return record
@@ -511,7 +518,7 @@ class TaskMonitor:
             log.warning("task %s: its server %s no longer exists", record.id, record.server_id)
             return record
         observation = await connection.get_task(record.task_id, wire=record.wire)
-        return await self._observe(record, observation, connection)
+        return await self._observe(record, observation, connection, stored=inputs)
 
     async def _observe(
         self,
@@ -520,12 +527,14 @@ class TaskMonitor:
         connection: ServerConnection | None,
         *,
         polled: bool = True,
+        stored: list[TaskInput] | None = None,
     ) -> TaskRecord:
         """Persist what the server said (a poll's answer, or a notification: not ``polled``),
         tell, plan the next poll a full interval from now, then deliver saved answers and a
         pending cancel (through ``connection``, looked up when ``None`` and needed). A
         notification that leaves the state as it was delivers no answers: only a change of
-        state, a question, or the next poll can settle them."""
+        state, a question, or the next poll can settle them. ``stored``: the record's input
+        requests as read with it, if they were."""
         now = self._clock.now()
         rec = reconcile(record, observation, now=now)
         if not polled and rec.changed:  # heard from the server, but not a tasks/get
@@ -543,7 +552,7 @@ class TaskMonitor:
             await self.emit_run_span(rec.record)
             stored_inputs = None
         else:
-            rec, new_inputs, stored_inputs = await self._store(record, rec)
+            rec, new_inputs, stored_inputs = await self._store(record, rec, stored)
         current = rec.record
         if current.is_monitored and current.next_poll_at is not None:
             self._schedule(current.id, self._poll_at(current), replace=True)
@@ -567,16 +576,16 @@ class TaskMonitor:
         return current
 
     async def _store(
-        self, before: TaskRecord, rec: Reconciliation
+        self, before: TaskRecord, rec: Reconciliation, stored: list[TaskInput] | None = None
     ) -> tuple[Reconciliation, list[TaskInput], list[TaskInput] | None]:
         """Persist a poll: in full when it learned something, else only the check (a few
         columns, batched with other tasks' checks; the stored version stays ``before``'s).
 
-        Also returns the task's stored inputs when they were read and are still what is stored
-        (a quiet poll changes none), so answer delivery need not read them again."""
-        stored: list[TaskInput] | None = None
-        if rec.input_requests and not rec.state_changed:  # still asking: the same questions?
-            stored = await self._ledger.inputs(before.id)
+        ``stored``: ``before``'s inputs, if read with it. Also returns the task's stored inputs
+        when they were read and are still what is stored (a quiet poll changes none), so answer
+        delivery need not read them again."""
+        if stored is None and rec.input_requests and not rec.state_changed:
+            stored = await self._ledger.inputs(before.id)  # still asking: the same questions?
         known = {item.key for item in stored or ()}
         mark = quiet_poll(before, rec, known_inputs=known)
         if mark is None:

@@ -140,6 +140,9 @@ class SqlStore:
     async def inputs(self, record_id: str) -> list[TaskInput]:
         return await self._reads.run(lambda s: repo.list_task_inputs(s, record_id))
 
+    async def with_inputs(self, record_id: str) -> tuple[TaskRecord, list[TaskInput]] | None:
+        return await self._reads.run(lambda s: repo.task_record_with_inputs(s, record_id))
+
     async def save_answer(self, record_id: str, key: str, answer: dict[str, Any]) -> None:
         at = self.clock.now()
         await self.db.run(lambda s: repo.save_answer(s, record_id, key, answer, at=at))

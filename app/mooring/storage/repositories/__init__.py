@@ -58,6 +58,7 @@ from mooring.storage.repositories.tasks import (
     save_answer,
     save_task_record,
     task_record_by_task_id,
+    task_record_with_inputs,
     task_records_matching,
     unfinished_task_ids,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "set_round_approval",
     "set_server_trusted",
     "task_record_by_task_id",
+    "task_record_with_inputs",
     "task_records_matching",
     "unfinished_task_ids",
     "update_server",

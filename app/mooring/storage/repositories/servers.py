@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, and_, insert, select, update
+from sqlalchemy import Row, and_, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
@@ -51,9 +51,14 @@ def list_servers(session: Session) -> list[ServerDefinition]:
     return [_server(r) for r in rows]
 
 
+# Built once: every poll reads its task's server (a statement and its cache key, built at each
+# call, cost more than running it).
+_GET_SERVER = select(t.servers).where(t.servers.c.id == bindparam("server_id"))
+
+
 def get_server(session: Session, server_id: str) -> ServerDefinition | None:
     """A server by id, even a removed one (its tasks still name it)."""
-    row = session.execute(select(t.servers).where(t.servers.c.id == server_id)).first()
+    row = session.execute(_GET_SERVER, {"server_id": server_id}).first()
     return _server(row) if row else None
 
 
