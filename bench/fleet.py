@@ -259,18 +259,24 @@ class Watched:
         reader = threading.Thread(target=lambda: out.append(stream.read()), daemon=True)
         reader.start()
         samples: list[Sample] = []
-        while True:
-            # Reap it ourselves: wait4 gives the child's own CPU (rusage) as it ends.
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
+        reaped: list[tuple[int, Any, float]] = []
+        over = threading.Event()
+
+        def reap() -> None:
+            # Reap it ourselves: wait4 gives the child's own CPU (rusage) as it ends, and the
+            # end is seen at once (not at the next sample).
+            _pid, status, usage = os.wait4(process.pid, 0)
+            reaped.append((status, usage, time.monotonic()))
+            over.set()
+
+        threading.Thread(target=reap, daemon=True).start()
+        while not over.wait(every_s):  # the sampling period; wakes as the child ends
             now = sample(process.pid)
             if now is not None:
                 samples.append(now)
             if time.monotonic() - started > timeout_s:
                 process.kill()
-            time.sleep(every_s)  # the sampling period, not synchronisation
-        ended = time.monotonic()
+        status, usage, ended = reaped[0]
         process.returncode = os.waitstatus_to_exitcode(status)
         reader.join()
         stream.close()

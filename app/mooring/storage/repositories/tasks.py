@@ -14,7 +14,6 @@ from sqlalchemy import (
     bindparam,
     func,
     insert,
-    literal,
     literal_column,
     or_,
     select,
@@ -30,7 +29,7 @@ from mooring.core.tasks.reconcile import Reconciliation
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import TERMINAL_STATES, LocalState
 from mooring.storage import tables as t
-from mooring.storage.records import record_from, record_values
+from mooring.storage.records import RECORD_FIELDS, record_from, record_values
 from mooring.storage.repositories.rounds import finish_tool_round
 
 # -- the task ledger -------------------------------------------------------------------------
@@ -49,6 +48,26 @@ def add_task_record(session: Session, record: TaskRecord) -> None:
     session.execute(insert(t.task_records).values(**_record_values(record)))
 
 
+def _save_statement(*, guarded: bool) -> Any:
+    c = t.task_records.c
+    conditions = [
+        c.id == bindparam("record_id"),
+        c.state.not_in([literal_column(f"'{s.value}'") for s in TERMINAL_STATES]),
+    ]
+    if guarded:
+        conditions.append(c.updated_at == bindparam("base", type_=c.updated_at.type))
+    values: dict[str, Any] = {
+        name: bindparam(f"v_{name}", type_=c[name].type) for name in RECORD_FIELDS if name != "id"
+    }
+    values["cancel_requested"] = or_(c.cancel_requested, values["cancel_requested"])
+    return update(t.task_records).where(and_(*conditions)).values(**values)
+
+
+# Built once, as a poll's statements are below: a record's save built at each call cost ~540 us.
+_SAVE = _save_statement(guarded=False)
+_SAVE_OVER = _save_statement(guarded=True)
+
+
 def save_task_record(
     session: Session, record: TaskRecord, *, expected_updated_at: datetime | None = None
 ) -> None:
@@ -58,16 +77,12 @@ def save_task_record(
     applies to that stored version (compare-and-swap): another process may have moved the
     record on meanwhile, and its write must not be lost. A cancel request, once stored, stays.
     """
-    values = _record_values(record)
-    del values["id"]
-    values["cancel_requested"] = or_(
-        t.task_records.c.cancel_requested, literal(bool(record.cancel_requested))
-    )
-    terminal = [s.value for s in TERMINAL_STATES]
-    conditions = [t.task_records.c.id == record.id, t.task_records.c.state.not_in(terminal)]
-    if expected_updated_at is not None:
-        conditions.append(t.task_records.c.updated_at == expected_updated_at)
-    done = session.execute(update(t.task_records).where(and_(*conditions)).values(**values))
+    params = {f"v_{name}": value for name, value in _record_values(record).items()}
+    params["record_id"] = params.pop("v_id")
+    if expected_updated_at is None:
+        done = session.execute(_SAVE, params)
+    else:
+        done = session.execute(_SAVE_OVER, {**params, "base": expected_updated_at})
     if done.rowcount != 1:  # type: ignore[attr-defined]  # CursorResult has rowcount
         stored = get_task_record(session, record.id)
         if stored is None:
