@@ -8,6 +8,7 @@ share this file; nothing else wires concrete classes together.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -182,14 +183,24 @@ def run_gui(
         # The approval dialog is the broker's `ask`: calls that need approval can run.
         asker = DialogAsker()
         host = build_host(paths, settings, db, ask=asker)
-        # The MCP SDK (anyio's backend with it) starts loading on its worker thread now, while
-        # the shell says "Loading": left to the first connection, with the window up, part of
-        # it (anyio's backend, ~70 ms) loaded on the GUI thread and froze the window.
+        # The MCP SDK (anyio's backend with it) loads on its worker thread now, while the
+        # shell says "Loading": left to the first connection, with the window up, part of it
+        # (anyio's backend, ~70 ms) loaded on the GUI thread and froze the window.
         if isinstance(host.gateway, LazyGateway):
             host.gateway.warm()
         if isinstance(host.secrets, KeyringSecrets):
             host.secrets.warm()  # likewise the keyring's probe (~40 ms) of the first secret
         bg = build_background(paths, settings, host, headless=False)
+        if isinstance(host.gateway, LazyGateway):
+            # ...and the window waits for it: an import (~1 s of CPU) beside a live window
+            # holds the GIL between the GUI thread's every call into Qt, which stalled
+            # painting and timers by 80-200 ms at a time. Beside the shell it costs nothing.
+            host.gateway.wait_warm()
+        # What is loaded now (modules, classes, the SDK's models: ~200,000 objects) lives as long
+        # as the process: out of the collector's sight, a full collection walks only what the
+        # window makes later. Walking everything, one took 80-110 ms, a stall of the window.
+        gc.collect()
+        gc.freeze()
         parts.append(_GuiParts(host, bg, provider))
         return Loaded(host, _window_info(paths, settings, db), asker, export_traces)
 

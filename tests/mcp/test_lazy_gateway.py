@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -62,3 +62,34 @@ async def test_the_first_connect_imports_the_sdk_on_a_worker_thread(
     assert built == ["mooring-sdk-import"]
     assert built[0] != threading.current_thread().name
     assert stand_in.connected == ["demo", "demo"]
+
+
+def test_the_window_loader_can_wait_for_the_import_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The window's loader (a worker thread) waits for the SDK beside its "Loading" shell, so
+    # the import never competes with a live window for the interpreter.
+    gate = type(sys)("mooring_test_gate")
+    gate.entered = threading.Event()  # type: ignore[attr-defined]
+    gate.release = threading.Event()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "mooring_test_gate", gate)
+    (tmp_path / f"{HEAVY}.py").write_text(
+        "import mooring_test_gate as gate\ngate.entered.set()\ngate.release.wait(30)\nDONE = True\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, HEAVY, raising=False)
+    gateway = LazyGateway(lambda: cast(Any, StandIn()), modules=(HEAVY,))
+    gateway.wait_warm()  # nothing under way: returns at once
+    gateway.warm()
+    assert gate.entered.wait(30)  # the import is under way, held at the gate
+    seen_when_back: list[bool] = []
+
+    def loader() -> None:
+        gateway.wait_warm()
+        seen_when_back.append(getattr(sys.modules.get(HEAVY), "DONE", False))
+
+    waiter = threading.Thread(target=loader)
+    waiter.start()
+    gate.release.set()
+    waiter.join(30)
+    assert seen_when_back == [True]  # back only once the whole import was done

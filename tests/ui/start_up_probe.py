@@ -8,6 +8,7 @@ Run as a separate process by test_start_up.py: ``python start_up_probe.py [close
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import threading
@@ -98,6 +99,8 @@ def on_ready(window: MainWindow) -> None:
             "status": window.statusBar().currentMessage(),
             "pages": pages(window),
             "run_a_tool": window.palette_action.isEnabled(),
+            "sdk_loaded": "mooring.mcp.connection" in sys.modules,
+            "start_up_frozen": gc.get_freeze_count(),
         }
     )
     window.close()

@@ -80,6 +80,13 @@ class LazyGateway:
 
         threading.Thread(target=load_modules, name="mooring-sdk-import", daemon=True).start()
 
+    def wait_warm(self) -> None:
+        """Block until :meth:`warm`'s import is over (at once when none is under way). For a
+        worker thread: the window's loader waits here, while its shell is all there is to
+        paint, rather than let the import compete with the first seconds of a live window."""
+        if self._importing is not None:
+            self._importing.result()
+
     async def connect(
         self, server: ServerDefinition, profile_id: str | None = None
     ) -> ServerConnection:
