@@ -52,7 +52,9 @@ async def test_the_first_connect_imports_the_sdk_on_a_worker_thread(
         built.append(sys.modules[HEAVY].IMPORTED_ON)
         return stand_in
 
+    told: list[bool] = []
     gateway = LazyGateway(factory, modules=(HEAVY,))
+    gateway.when_loaded(lambda: told.append(gateway.loaded))
     assert not gateway.loaded
     server = ServerDefinition(
         id="s1", alias="demo", transport=Transport.HTTP, url="http://127.0.0.1:9/mcp", created_at=T0
@@ -62,6 +64,7 @@ async def test_the_first_connect_imports_the_sdk_on_a_worker_thread(
     assert built == ["mooring-sdk-import"]
     assert built[0] != threading.current_thread().name
     assert stand_in.connected == ["demo", "demo"]
+    assert told == [True]  # told once, with the real gateway built (the collector settles)
 
 
 def test_the_window_loader_can_wait_for_the_import_it_started(

@@ -29,6 +29,7 @@ class LazyGateway:
         """``modules``: what ``factory`` imports (imported by :meth:`warm` in a thread)."""
         self._factory = factory
         self._modules = tuple(modules)
+        self._loaded: Callable[[], None] | None = None
         self._importing: concurrent.futures.Future[None] | None = None
         self._real: Gateway | None = None
         self._task_listeners: list[TaskListener] = []
@@ -42,6 +43,13 @@ class LazyGateway:
     def loaded(self) -> bool:
         """Whether the real gateway exists (the SDK is loaded)."""
         return self._real is not None
+
+    def when_loaded(self, then: Callable[[], None]) -> None:
+        """Call ``then`` once the real gateway is built (the SDK in memory): at once if it is."""
+        if self._real is not None:
+            then()
+        else:
+            self._loaded = then
 
     def load(self) -> Gateway:
         """Build the real gateway now (idempotent) and return it."""
@@ -59,6 +67,8 @@ class LazyGateway:
             for server_id, profile_id, seen in self._expected:
                 self._real.expect_task(server_id, profile_id, seen)
             self._expected.clear()
+            if self._loaded is not None:
+                self._loaded()
         return self._real
 
     def warm(self) -> None:
