@@ -4,10 +4,12 @@ upgrade of a database written before chats existed."""
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy.orm import Session
 
 from mooring.core.chat import ToolCallRequest
 from mooring.core.clock import SystemClock
@@ -182,8 +184,84 @@ def test_a_database_from_before_chats_is_upgraded_with_order_and_search(db_path:
         # New messages go after the old ones.
         db.call_sync(lambda s: conv_repo.append_message(s, a_message(conv, "fourth")))
         assert db.call_sync(lambda s: conv_repo.list_messages(s, "c1"))[-1].content == "fourth"
+        # The rows indexed before the upgrade are found by key (0011): renamed, then deleted.
+        db.call_sync(lambda s: conv_repo.update_conversation(s, _replace(conv, title="Renamed")))
+        assert db.call_sync(lambda s: conv_repo.search(s, "old")) == []
+        assert [h.conversation.id for h in db.call_sync(lambda s: conv_repo.search(s, "renamed"))]
+        assert db.call_sync(lambda s: conv_repo.delete_conversation(s, "c1"))
+        assert db.call_sync(lambda s: conv_repo.search(s, "words")) == []
+        assert search_rows(db) == (0, 0)
     finally:
         db.close()
+
+
+def _replace(conversation: Conversation, **changes: object) -> Conversation:
+    return dataclasses.replace(conversation, **changes)  # type: ignore[arg-type]
+
+
+def search_rows(db: Database) -> tuple[int, int]:
+    """How many rows the search index and its key map hold."""
+
+    def count(session: Session) -> tuple[int, int]:
+        connection = session.connection()
+        indexed = connection.exec_driver_sql("SELECT count(*) FROM conversation_search").scalar()
+        mapped = connection.exec_driver_sql(
+            "SELECT count(*) FROM conversation_search_rows"
+        ).scalar()
+        return int(indexed or 0), int(mapped or 0)
+
+    return db.call_sync(count)
+
+
+def steps_to_delete_a_conversation(db: Database, others: int) -> int:
+    """SQLite's virtual-machine steps to delete a conversation of 20 messages, with ``others``
+    messages in other conversations (deterministic: no clock involved)."""
+    book = [a_conversation("to delete"), a_conversation("kept")]
+    written = [a_message(book[1], f"kept {n}") for n in range(others)]
+    written += [a_message(book[0], f"gone {n}") for n in range(20)]
+
+    def write(session: Session) -> None:
+        for conv in book:
+            conv_repo.add_conversation(session, conv)
+        for message in written:
+            conv_repo.append_message(session, message)
+
+    db.call_sync(write)
+
+    def delete(session: Session) -> int:
+        steps = [0]
+
+        def step() -> int:
+            steps[0] += 1
+            return 0
+
+        driver = session.connection().connection.driver_connection
+        assert isinstance(driver, sqlite3.Connection)
+        driver.set_progress_handler(step, 1)
+        try:
+            conv_repo.delete_conversation(session, book[0].id)
+        finally:
+            driver.set_progress_handler(None, 1)
+        return steps[0]
+
+    return db.call_sync(delete)
+
+
+def test_deleting_a_conversation_seeks_its_search_rows_instead_of_scanning_the_index(
+    tmp_path: Path,
+) -> None:
+    # Every search row a title or message owns is found through an indexed key map: with the
+    # 0007 triggers each of the 20 messages scanned the whole index (with 50,000 messages, a
+    # 500-message conversation took ~6 s to delete on the writer thread).
+    small, big = Database.open(tmp_path / "small.sqlite3"), Database.open(tmp_path / "big.sqlite3")
+    try:
+        few = steps_to_delete_a_conversation(small, others=20)
+        many = steps_to_delete_a_conversation(big, others=1_000)
+        assert many < few * 2  # a scan per message would make it ~50 times as many
+        assert search_rows(big) == (1_000 + 1, 1_000 + 1)  # the kept title and messages
+    finally:
+        small.close()
+        big.close()
 
 
 async def test_writing_into_a_deleted_conversation_is_a_clear_error(db: Database) -> None:

@@ -15,5 +15,6 @@ REVISIONS: tuple[str, ...] = (
     "0008",
     "0009",
     "0010",
+    "0011",
 )
 HEAD = REVISIONS[-1]
