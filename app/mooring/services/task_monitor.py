@@ -415,10 +415,10 @@ class TaskMonitor:
             async with self._semaphore(server_id), self._lock(record_id):
                 # Read again inside the gate: another process may have moved it on meanwhile.
                 # Its inputs come in the same read (answer delivery needs them).
-                stored = await self._ledger.with_inputs(record_id)
-                if stored is None:
+                read = await self._ledger.with_inputs(record_id)
+                if read is None:
                     return
-                record, inputs = stored
+                record, inputs = read
                 if not record.is_monitored:
                     # Finished elsewhere (another window or command): tell our listeners.
                     self._writer.tell_unchanged(record, note="changed elsewhere")
