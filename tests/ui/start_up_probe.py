@@ -101,6 +101,7 @@ def on_ready(window: MainWindow) -> None:
             "run_a_tool": window.palette_action.isEnabled(),
             "sdk_loaded": "mooring.mcp.connection" in sys.modules,
             "start_up_frozen": gc.get_freeze_count(),
+            "switch_interval": sys.getswitchinterval(),
         }
     )
     window.close()
