@@ -101,18 +101,21 @@ class SdkTransports:
             # prompt): ask it off the event loop, inside the connect deadline.
             extra = await anyio.to_thread.run_sync(self.headers_for, server, profile_id)
             headers.update(extra)
-        auth = self.auth_for(server, profile_id) if self.auth_for is not None else None
-        # A client loads the system's certificates (tens of milliseconds, far more on a busy
-        # machine): built off the event loop, which may be a window's GUI thread.
-        http = await anyio.to_thread.run_sync(
-            lambda: httpx2.AsyncClient(
+
+        def build() -> httpx2.AsyncClient:
+            # Off the event loop, which may be a window's GUI thread: the OAuth provider reads
+            # its stored client registration from the keyring (D-Bus, maybe an unlock prompt),
+            # and a client loads the system's certificates (tens of milliseconds).
+            auth = self.auth_for(server, profile_id) if self.auth_for is not None else None
+            return httpx2.AsyncClient(
                 headers=headers,
                 auth=auth,
                 verify=tls_context(),
                 timeout=httpx2.Timeout(self.connect_timeout, read=300.0),
                 event_hooks={"response": [_record_http_status]},
             )
-        )
+
+        http = await anyio.to_thread.run_sync(build)
         await stack.enter_async_context(http)
         return streamable_http_client(server.url, http_client=http, terminate_on_close=False)
 
