@@ -439,8 +439,10 @@ class MooringOAuthProvider(OAuthClientProvider):
             self.context.oauth_metadata = asm
             self.context.auth_server_url = auth_server_url
 
-    def _remember_discovery(self) -> None:
-        self._storage.set_discovery(
+    async def _remember_discovery(self) -> None:
+        # Keyring writes, like its reads, run off the event loop (D-Bus, maybe a prompt).
+        await anyio.to_thread.run_sync(
+            self._storage.set_discovery,
             self.context.protected_resource_metadata,
             self.context.oauth_metadata,
             self.context.auth_server_url,
@@ -448,16 +450,16 @@ class MooringOAuthProvider(OAuthClientProvider):
 
     async def _handle_token_response(self, response: httpx2.Response) -> None:
         await super()._handle_token_response(response)
-        self._remember_discovery()
+        await self._remember_discovery()
         logger.info("%s: signed in", self._label)
 
     async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
         refreshed = await super()._handle_refresh_response(response)
         if refreshed:
-            self._remember_discovery()
+            await self._remember_discovery()
             logger.info("%s: access token refreshed", self._label)
         else:
-            self._storage.clear_tokens()
+            await anyio.to_thread.run_sync(self._storage.clear_tokens)
             logger.info("%s: token refresh refused (HTTP %s)", self._label, response.status_code)
         return refreshed
 
@@ -489,7 +491,7 @@ class MooringOAuthProvider(OAuthClientProvider):
         except Exception as exc:  # noqa: BLE001  (any OAuth failure means "sign-in needed")
             if isinstance(exc, CallbackPortBusyError):
                 # Register anew (with a free port) on the next attempt.
-                self._storage.clear()
+                await anyio.to_thread.run_sync(self._storage.clear)
             logger.info("%s: sign-in needed: %s", self._label, _describe(exc))
             yield request  # the server's own 401 answers the transport
         finally:
