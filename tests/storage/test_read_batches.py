@@ -179,3 +179,25 @@ def test_a_write_batch_commits_once_so_no_reader_sees_half_of_it(db: Database) -
     assert seen_meanwhile == [0]  # the first two were not committed on their own
     stored = asyncio.run(read_back(SqlStore(db, SystemClock()), made))
     assert [s.status_message for s in stored] == ["written"] * 3
+
+
+def test_the_inputs_of_many_records_come_in_one_read_each_in_arrival_order(db: Database) -> None:
+    # A launch reconciliation reads the inputs of every unfinished task at once (600: more
+    # than one IN list's worth).
+    made = records(db, 600)
+    asked = {made[0].id: ["second", "first"], made[599].id: ["only"]}
+
+    def ask(session: Session) -> None:
+        for record_id, keys in asked.items():
+            for n, key in enumerate(keys):
+                repo.add_task_inputs(
+                    session,
+                    record_id,
+                    {key: {"method": "elicitation/create", "params": {"message": key}}},
+                    at=T0 + timedelta(seconds=n),
+                )
+
+    db.call_sync(ask)
+    store = SqlStore(db, SystemClock())
+    found = asyncio.run(store.inputs_of([r.id for r in made]))
+    assert {record_id: [i.key for i in items] for record_id, items in found.items()} == asked

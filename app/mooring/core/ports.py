@@ -6,7 +6,7 @@ packages provide the implementations, and ``bootstrap`` wires them together.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -121,6 +121,10 @@ class TaskLedger(Protocol):
         ...
 
     async def inputs(self, record_id: str) -> list[TaskInput]: ...
+    async def inputs_of(self, record_ids: Collection[str]) -> dict[str, list[TaskInput]]:
+        """The input requests of many records in one read, by record (none: left out)."""
+        ...
+
     async def with_inputs(self, record_id: str) -> tuple[TaskRecord, list[TaskInput]] | None:
         """A record and its input requests, read together (what a poll starts from)."""
         ...

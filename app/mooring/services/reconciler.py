@@ -39,6 +39,7 @@ from mooring.core.ports import (
     TaskLedger,
 )
 from mooring.core.tasks.codes import DENIED_CODE
+from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.observations import StatusUnavailable
 from mooring.core.tasks.reconcile import Outcome, Reconciliation, interrupted_create, reconcile
 from mooring.core.tasks.record import TaskRecord
@@ -134,9 +135,13 @@ class Reconciler:
                 case _ if record.task_id is not None:
                     groups[(record.server_id, record.credential_profile_id)].append(record)
         gates: dict[str, asyncio.Semaphore] = {}  # one bound per server, its accounts share it
+        # Answer delivery needs each task's inputs: read for all of them at once, not per task.
+        inputs = await self._ledger.inputs_of(
+            [record.id for records in groups.values() for record in records]
+        )
         results = await asyncio.gather(
             *(
-                self._group(key[0], key[1], records, report, gates)
+                self._group(key[0], key[1], records, report, gates, inputs)
                 for key, records in groups.items()
             ),
             return_exceptions=True,
@@ -163,6 +168,7 @@ class Reconciler:
         records: list[TaskRecord],
         report: ReconcileReport,
         gates: dict[str, asyncio.Semaphore],
+        inputs: dict[str, list[TaskInput]],
     ) -> None:
         server = await self._catalog.get_server(server_id)
         removed = server is None or await self._catalog.is_removed(server_id)
@@ -216,7 +222,7 @@ class Reconciler:
                 try:
                     with child_span(RECONCILE, record, attributes={"mooring.relaunch": True}):
                         refreshed[index] = await self._monitor.refresh(
-                            record, connection=connection
+                            record, connection=connection, inputs=inputs.get(record.id, [])
                         )
                 except KnownError as exc:  # e.g. changed by another window meanwhile
                     log.info("task %s: %s; the monitor will look again", record.id, exc.message)

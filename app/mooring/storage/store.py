@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -139,6 +139,10 @@ class SqlStore:
 
     async def inputs(self, record_id: str) -> list[TaskInput]:
         return await self._reads.run(lambda s: repo.list_task_inputs(s, record_id))
+
+    async def inputs_of(self, record_ids: Collection[str]) -> dict[str, list[TaskInput]]:
+        ids = list(record_ids)
+        return await self.db.run(lambda s: repo.inputs_of(s, ids))
 
     async def with_inputs(self, record_id: str) -> tuple[TaskRecord, list[TaskInput]] | None:
         return await self._reads.run(lambda s: repo.task_record_with_inputs(s, record_id))

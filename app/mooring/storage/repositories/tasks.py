@@ -3,7 +3,7 @@ one transaction."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -296,6 +296,26 @@ def add_task_inputs(
 def list_task_inputs(session: Session, record_id: str) -> list[TaskInput]:
     """A task's input requests in the order they arrived."""
     return [_input(r) for r in session.execute(_INPUTS, {"record_id": record_id})]
+
+
+def inputs_of(session: Session, record_ids: Collection[str]) -> dict[str, list[TaskInput]]:
+    """The input requests of every record in ``record_ids``, by record, each in the order
+    they arrived (a record without any is left out)."""
+    found: dict[str, list[TaskInput]] = {}
+    ids = list(record_ids)
+    for start in range(0, len(ids), _IDS_PER_STATEMENT):
+        rows = session.execute(
+            select(t.task_inputs)
+            .where(t.task_inputs.c.record_id.in_(ids[start : start + _IDS_PER_STATEMENT]))
+            .order_by(t.task_inputs.c.created_at, t.task_inputs.c.key)
+        )
+        for row in rows:
+            found.setdefault(row.record_id, []).append(_input(row))
+    return found
+
+
+_IDS_PER_STATEMENT = 500
+"""Bound parameters per ``IN`` list: well under SQLite's limit on any build."""
 
 
 def task_record_with_inputs(
