@@ -124,14 +124,6 @@ class ServerSetup:
         for name in env:
             self.secrets.delete(ENV_SCOPE, f"{server_id}:{name}")
 
-    def env_for(self, server: ServerDefinition) -> dict[str, str]:
-        """The server's environment with values kept in the keyring filled in (a name
-        with neither a value nor a secret is left empty)."""
-        return {
-            name: value or self.secrets.get(ENV_SCOPE, f"{server.id}:{name}") or ""
-            for name, value in server.env.items()
-        }
-
     # -- import ------------------------------------------------------------------------------
 
     async def find_configs(self) -> list[ConfigPreview]:
