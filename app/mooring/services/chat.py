@@ -81,6 +81,7 @@ from mooring.services.chat_context import (
     tool_result_text,
 )
 from mooring.services.chat_export import export_json, export_markdown
+from mooring.services.keyed_locks import Hold, KeyedLocks
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
 from mooring.services.tracing import tracer
@@ -226,7 +227,7 @@ class ChatService:
         self._system = system_prompt
         self._auto_continue_default = auto_continue_default
         self._provider_list = provider_list
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = KeyedLocks()
         self._active: dict[str, _ActiveTurn] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._background_turns: list[TurnResult] = []
@@ -436,10 +437,8 @@ class ChatService:
 
     # -- turns ---------------------------------------------------------------------------------
 
-    def _lock(self, conversation_id: str) -> asyncio.Lock:
-        if conversation_id not in self._locks:
-            self._locks[conversation_id] = asyncio.Lock()
-        return self._locks[conversation_id]
+    def _lock(self, conversation_id: str) -> Hold:
+        return self._locks.hold(conversation_id)
 
     def is_busy(self, conversation_id: str) -> bool:
         """Whether a turn is running in this conversation."""

@@ -58,6 +58,7 @@ from mooring.core.tasks.reconcile import (
 )
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
+from mooring.services.keyed_locks import Hold, KeyedLocks
 from mooring.services.telling import IssueDesk, TaskWriter
 from mooring.services.tracing import PERSIST, child_span, emit_run_span
 
@@ -106,7 +107,7 @@ class TaskMonitor:
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._cancel_sent: set[str] = set()
         self._notifications: dict[str, int] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = KeyedLocks()
         self._server_of: dict[str, str] = {}
         self._background: set[asyncio.Future[None]] = set()
         self._notices: dict[tuple[str, str], _Notices] = {}
@@ -393,11 +394,10 @@ class TaskMonitor:
 
     # -- one poll ------------------------------------------------------------------------------
 
-    def _lock(self, record_id: str) -> asyncio.Lock:
-        """One conversation with the server per task at a time (poll, answer, cancel)."""
-        if record_id not in self._locks:
-            self._locks[record_id] = asyncio.Lock()
-        return self._locks[record_id]
+    def _lock(self, record_id: str) -> Hold:
+        """One conversation with the server per task at a time (poll, reconcile, notification,
+        answer, cancel)."""
+        return self._locks.hold(record_id)
 
     def _semaphore(self, server_id: str) -> asyncio.Semaphore:
         if server_id not in self._semaphores:
@@ -424,7 +424,7 @@ class TaskMonitor:
                     self._writer.tell_unchanged(record, note="changed elsewhere")
                     self._forget(record_id)
                     return
-                await self.refresh(record, inputs=inputs)
+                await self._refresh(record, inputs=inputs)
         except RecordChanged as exc:
             log.info("task %s changed elsewhere; reading it again", record_id)
             self._schedule(record_id, self._clock.now())
@@ -475,9 +475,6 @@ class TaskMonitor:
             del self._record_of[known.key]
         self._cancel_sent.discard(record_id)
         self._notifications.pop(record_id, None)
-        lock = self._locks.get(record_id)
-        if lock is not None and not lock.locked():
-            del self._locks[record_id]
 
     @property
     def remembered(self) -> int:
@@ -487,7 +484,7 @@ class TaskMonitor:
             | set(self._earliest)
             | self._cancel_sent
             | set(self._notifications)
-            | set(self._locks)
+            | self._locks.keys()
             | set(self._interval_of)
         )
 
@@ -506,10 +503,23 @@ class TaskMonitor:
     ) -> TaskRecord:
         """Ask the server about ``record`` once, persist what it says, tell, and reschedule.
 
-        ``connection``: the record's own server and account connection, when the caller holds
-        it already (the reconciler, per group); otherwise it is looked up. ``inputs``: the
-        record's input requests, read with it (else read when needed).
+        Holds the record's lock, as a poll does: a poll, a notification, an answer or a cancel
+        of the same task waits. ``record`` may be stale by then: its save then fails with
+        :class:`RecordChanged` (nothing is lost; read it again). ``connection``: the record's
+        own server and account connection, when the caller holds it already (the reconciler,
+        per group); otherwise it is looked up. ``inputs``: the record's input requests, read
+        with it (else read when needed).
         """
+        async with self._lock(record.id):
+            return await self._refresh(record, connection=connection, inputs=inputs)
+
+    async def _refresh(
+        self,
+        record: TaskRecord,
+        *,
+        connection: ServerConnection | None = None,
+        inputs: list[TaskInput] | None = None,
+    ) -> TaskRecord:
         if record.task_id is None:
             return record
         if connection is None:
@@ -707,10 +717,14 @@ class TaskMonitor:
         stored: list[TaskInput] | None = None,
     ) -> None:
         """Resend answers saved but never acknowledged; settle those that came too late.
-        ``stored``: the record's inputs when the caller has just read them."""
+        ``stored``: the record's inputs when the caller has just read them.
+
+        Runs under the record's lock. An answer listed as waiting in ``stored`` is read again
+        before it is sent: ``stored`` may predate the lock (a reconciliation reads every task's
+        inputs up front), and the answer may have been delivered since."""
         if not isinstance(observation, ServerTask | TaskGone):
             return  # no news from the server: try again on the next poll
-        if stored is None:
+        if stored is None or any(item.awaiting_delivery for item in stored):
             stored = await self._ledger.inputs(record.id)
         pending = [i for i in stored if i.awaiting_delivery]
         for item in pending:
