@@ -201,3 +201,28 @@ def test_the_inputs_of_many_records_come_in_one_read_each_in_arrival_order(db: D
     store = SqlStore(db, SystemClock())
     found = asyncio.run(store.inputs_of([r.id for r in made]))
     assert {record_id: [i.key for i in items] for record_id, items in found.items()} == asked
+
+
+def test_the_reads_of_a_batch_see_one_snapshot_of_the_file(db: Database) -> None:
+    # A poll reads its record and its inputs together; another process's commit between the
+    # two must not pair an old record with new inputs.
+    made = records(db, 2)
+    reads = ReadBatches(db)
+
+    def count(session: Session) -> int:
+        return len(session.execute(task_records.select()).all())
+
+    def count_then_other_writes(session: Session) -> int:
+        seen = count(session)
+        other = sqlite3.connect(db.path, isolation_level=None)  # another process commits
+        try:
+            other.execute("DELETE FROM task_records WHERE id = ?", (made[0].id,))
+        finally:
+            other.close()
+        return seen
+
+    async def read_all() -> list[int]:
+        return list(await asyncio.gather(reads.run(count_then_other_writes), reads.run(count)))
+
+    assert asyncio.run(read_all()) == [2, 2]  # the second read still sees the first's file
+    assert asyncio.run(reads.run(count)) == 1  # a later batch sees the commit

@@ -173,6 +173,17 @@ def begin_write(session: Session) -> None:
         session.connection().exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def begin_read(session: Session) -> None:
+    """Open ``session``'s SQLite transaction now, as a reader (``BEGIN``, deferred): every
+    ``SELECT`` after it sees the same snapshot of the file. Without it the ``sqlite3`` module
+    runs each ``SELECT`` in a transaction of its own, and another process's commit can land
+    between two reads of the same batch. Only for work that does not write: a deferred
+    transaction that later writes fails at once if another process wrote meanwhile."""
+    driver = session.connection().connection.driver_connection
+    if isinstance(driver, sqlite3.Connection) and not driver.in_transaction:
+        session.connection().exec_driver_sql("BEGIN")
+
+
 def _pragmas(dbapi_conn: Any, _record: Any, *, busy_ms: int) -> None:
     cursor = dbapi_conn.cursor()
     cursor.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")

@@ -1,5 +1,5 @@
 """Point reads, and independent writes, many at a time: one transaction and one trip to the
-writer thread per batch.
+writer thread per batch (a read batch's reads share one snapshot of the file).
 
 At scale the monitor and the reconciler each read a few rows per task (the record, its server,
 its inputs), a thousand tasks at once. Run one by one, every read costs a transaction, a session
@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from mooring.storage.db import Database, begin_write
+from mooring.storage.db import Database, begin_read, begin_write
 
 log = logging.getLogger("mooring.storage")
 
@@ -108,6 +108,8 @@ def _each(session: Session, reads: list[_Read], *, isolated: bool) -> list[tuple
     outcomes: list[tuple[bool, Any]] = []
     if isolated:
         begin_write(session)  # one transaction for the batch, not one per savepoint
+    else:
+        begin_read(session)  # one snapshot for the batch, not one per SELECT
     for fn, _done in reads:
         try:
             if isolated:
