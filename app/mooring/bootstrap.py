@@ -673,7 +673,10 @@ def settle_collector() -> None:
     objects, there for the life of the process) out of the collector's sight, and collect
     young objects less often. A full collection then walks only what was made since: one
     that walked everything took 40-110 ms, a stall in the window. Called after start-up and
-    again once the SDK is loaded."""
+    again once the SDK is loaded.
+
+    No collection first: what is garbage by then stays frozen, ~800 objects for a CLI command
+    (measured), while a full collection there cost 11-21 ms, a third of the command's start."""
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_OBJECTS_PER_COLLECTION, middle, old)
