@@ -592,14 +592,15 @@ class TaskMonitor:
         columns, batched with other tasks' checks; the stored version stays ``before``'s).
 
         ``stored``: ``before``'s inputs, if read with it. Also returns the task's stored inputs
-        when they were read and are still what is stored (a quiet poll changes none), so answer
-        delivery need not read them again."""
+        when they were read (with those this save added), so answer delivery need not read
+        them again."""
         if stored is None and rec.input_requests and not rec.state_changed:
             stored = await self._ledger.inputs(before.id)  # still asking: the same questions?
         known = {item.key for item in stored or ()}
         mark = quiet_poll(before, rec, known_inputs=known)
         if mark is None:
-            return rec, await self._ledger.apply(rec), None
+            added = await self._ledger.apply(rec)
+            return rec, added, None if stored is None else [*stored, *added]
         await self._ledger.mark_checked(mark)
         return dataclasses.replace(rec, record=mark.applied_to(before)), [], stored
 
