@@ -226,3 +226,35 @@ def test_the_reads_of_a_batch_see_one_snapshot_of_the_file(db: Database) -> None
 
     assert asyncio.run(read_all()) == [2, 2]  # the second read still sees the first's file
     assert asyncio.run(reads.run(count)) == 1  # a later batch sees the commit
+
+
+def test_a_write_that_fails_halfway_leaves_nothing_and_the_others_of_its_batch_stay(
+    db: Database,
+) -> None:
+    made = records(db, 3)
+    writes = WriteBatches(db)
+
+    def write(record: TaskRecord, session: Session) -> None:
+        session.execute(
+            update(task_records)
+            .where(task_records.c.id == record.id)
+            .values(status_message="written")
+        )
+
+    def write_then_fail(record: TaskRecord, session: Session) -> None:
+        write(record, session)
+        raise ValueError("the second half failed")
+
+    async def write_all() -> list[Any]:
+        return await asyncio.gather(
+            writes.run(functools.partial(write, made[0])),
+            writes.run(functools.partial(write_then_fail, made[1])),
+            writes.run(functools.partial(write, made[2])),
+            return_exceptions=True,
+        )
+
+    outcomes = asyncio.run(write_all())
+    assert outcomes[0] is None and outcomes[2] is None
+    assert isinstance(outcomes[1], ValueError)
+    stored = asyncio.run(read_back(SqlStore(db, SystemClock()), made))
+    assert [s.status_message for s in stored] == ["written", made[1].status_message, "written"]
