@@ -245,16 +245,19 @@ def test_a_write_that_fails_halfway_leaves_nothing_and_the_others_of_its_batch_s
         write(record, session)
         raise ValueError("the second half failed")
 
-    async def write_all() -> list[Any]:
-        return await asyncio.gather(
-            writes.run(functools.partial(write, made[0])),
-            writes.run(functools.partial(write_then_fail, made[1])),
-            writes.run(functools.partial(write, made[2])),
-            return_exceptions=True,
+    async def write_all() -> list[BaseException | None]:
+        return list(
+            await asyncio.gather(
+                writes.run(functools.partial(write, made[0])),
+                writes.run(functools.partial(write_then_fail, made[1])),
+                writes.run(functools.partial(write, made[2])),
+                return_exceptions=True,
+            )
         )
 
     outcomes = asyncio.run(write_all())
-    assert outcomes[0] is None and outcomes[2] is None
+    assert outcomes[0] is None
+    assert outcomes[2] is None
     assert isinstance(outcomes[1], ValueError)
     stored = asyncio.run(read_back(SqlStore(db, SystemClock()), made))
     assert [s.status_message for s in stored] == ["written", made[1].status_message, "written"]
