@@ -39,11 +39,12 @@ from typing import Any
 
 from mooring.core.clock import Clock
 from mooring.core.errors import KnownError, NotFound, RecordChanged
-from mooring.core.events import AnswerDidSettle, EventBus
+from mooring.core.events import AnswerDidSettle, EventBus, ServersDidChange
 from mooring.core.failpoints import failpoint
 from mooring.core.ids import short_id
 from mooring.core.issues import IssueKind
 from mooring.core.ports import Gateway, ServerCatalog, ServerConnection, TaskLedger
+from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.calls import Acknowledged, RequestFailed
 from mooring.core.tasks.checks import quiet_poll
 from mooring.core.tasks.inputs import TaskInput
@@ -68,6 +69,9 @@ LATE_ANSWER = (
     "The task moved on before this answer was confirmed; the server no longer asks for it."
 )
 GONE_ANSWER = "The server no longer knows this task; the answer was not delivered."
+SERVER_REREAD = timedelta(seconds=30)
+"""How long a poll trusts the server definition it last read. A change made in this process
+(:class:`ServersDidChange`) is seen at once; one made by another process within this time."""
 
 
 class TaskMonitor:
@@ -120,6 +124,10 @@ class TaskMonitor:
         self._running = False
         self._streams: dict[tuple[str, str | None], bool] = {}
         """Per (server, account) with tasks put on its stream: whether it was connected."""
+        self._servers: dict[str, tuple[ServerDefinition, datetime]] = {}
+        """Per server: its definition as last read, and when (a read per poll cost ~0.3 ms)."""
+        self._servers_generation = 0
+        events.on(ServersDidChange, self._servers_changed)
         gateway.add_task_listener(self.notified)
         gateway.add_coverage_listener(self.coverage_changed)
 
@@ -353,7 +361,7 @@ class TaskMonitor:
         self._streams[key] = True
 
         async def connect() -> None:
-            server = await self._catalog.get_server(key[0])
+            server = await self._server(key[0])
             if server is not None:
                 await self._gateway.connect(server, key[1])
 
@@ -489,10 +497,29 @@ class TaskMonitor:
         )
 
     async def _connection(self, record: TaskRecord) -> ServerConnection | None:
-        server = await self._catalog.get_server(record.server_id)
+        server = await self._server(record.server_id)
         if server is None:
             return None
         return await self._gateway.connect(server, record.credential_profile_id)
+
+    async def _server(self, server_id: str) -> ServerDefinition | None:
+        """The server's definition, read again when older than :data:`SERVER_REREAD`."""
+        now = self._clock.now()
+        known = self._servers.get(server_id)
+        if known is not None and now - known[1] < SERVER_REREAD:
+            return known[0]
+        generation = self._servers_generation
+        server = await self._catalog.get_server(server_id)
+        if server is None:
+            self._servers.pop(server_id, None)
+        elif generation == self._servers_generation:  # else changed while read: read again
+            self._servers[server_id] = (server, now)
+        return server
+
+    def _servers_changed(self, event: ServersDidChange) -> None:
+        self._servers_generation += 1
+        for server_id in event.server_ids:
+            self._servers.pop(server_id, None)
 
     async def refresh(
         self,
