@@ -78,6 +78,9 @@ class _PollingOnly:
     def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
         self._inner.add_tools_listener(listener)
 
+    def secrets_changed(self, server_id: str) -> None:
+        self._inner.secrets_changed(server_id)
+
     async def aclose(self) -> None:
         await self._inner.aclose()
 

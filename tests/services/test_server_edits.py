@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import keyring
 import pytest
 
 from mooring.core.tasks.states import LocalState
@@ -59,3 +60,55 @@ async def test_a_check_after_an_edit_goes_to_the_edited_server(
     assert checked.state is LocalState.INPUT_REQUIRED  # the same task, on the same store
     assert requests(after) == 1
     assert requests(before) == polled_before
+
+
+async def test_an_edited_secret_value_takes_effect_and_a_check_does_not_read_the_keyring(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    # A stdio server's environment values live in the keyring: a connection reads them as it
+    # starts, not at every check (a keyring read is a D-Bus round trip, or an unlock prompt).
+    # Editing one value alone leaves the definition as it was, yet must take effect.
+    host = await hosts()
+    store = tmp_path / "store.sqlite3"
+    before, after = tmp_path / "before.log", tmp_path / "after.log"
+    demo = demo_definition(store, before)
+    env = {**demo.env, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    server = await host.host.add_server(
+        ServerSpec(alias="demo", command=demo.command, args=demo.args, env=env, trusted=True)
+    )
+    assert set(server.env.values()) == {""}  # the values went to the keyring
+    started = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_ambiguous_id.csv")}
+    )
+    waiting = await run_until(host, started.id, lambda r: r.state is LocalState.INPUT_REQUIRED)
+    ring = keyring.get_keyring()
+    reads: list[tuple[str, str]] = []
+    real_get = ring.get_password
+
+    def counted(service: str, username: str) -> str | None:
+        reads.append((service, username))
+        return real_get(service, username)
+
+    ring.get_password = counted  # type: ignore[method-assign]
+    try:
+        for _ in range(3):
+            waiting = await host.monitor.refresh(waiting)
+        assert reads == []
+        assert requests(before) >= 3
+
+        await host.host.update_server(
+            "demo",
+            ServerSpec(
+                alias="demo",
+                command=demo.command,
+                args=demo.args,
+                env={**env, "MOORING_DEMO_REQUEST_LOG": str(after)},
+                trusted=True,
+            ),
+        )
+        checked = await host.monitor.refresh(waiting)
+    finally:
+        del ring.get_password
+
+    assert checked.state is LocalState.INPUT_REQUIRED
+    assert requests(after) == 1  # the server was started again with the new value

@@ -354,6 +354,12 @@ class Gateway(Protocol):
         (``notifications/tools/list_changed``)."""
         ...
 
+    def secrets_changed(self, server_id: str) -> None:
+        """The server's header or environment values in the keyring were edited: its
+        connections are replaced at their next use. (A connection reads its secrets once,
+        as it starts: not at every use.)"""
+        ...
+
     async def aclose(self) -> None: ...
 
 

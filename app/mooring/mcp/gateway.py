@@ -64,6 +64,10 @@ class McpGateway:
         self._headers_for = headers_for
         self._auth_for = auth_for
         self._connections: dict[tuple[str, str | None], McpConnection] = {}
+        self._defined: dict[tuple[str, str | None], ServerDefinition] = {}
+        """Per connection: the definition it was asked for, before secrets were filled in."""
+        self._secrets_changed: set[tuple[str, str | None]] = set()
+        """Connections whose server's secrets were edited: replaced at their next use."""
         self._listeners: list[TaskListener] = []
         self._tools_listeners: list[ToolsListener] = []
         self._coverage_listeners: list[CoverageListener] = []
@@ -81,15 +85,24 @@ class McpGateway:
         A changed definition (command, URL, headers, ...) replaces the old connection. After
         :meth:`aclose` the returned connection is stopped and answers every request "not sent".
         """
+        key = (server.id, profile_id)
+        existing = self._connections.get(key)
+        current = existing is not None and not self._closed and key not in self._secrets_changed
+        if current and self._defined.get(key) == server:
+            assert existing is not None
+            return existing  # as it was: no need to read its secrets again
+        defined = server
         if self._env_for is not None and "" in server.env.values():
             # Environment values kept as secrets (imported API keys) come from the keyring,
             # which may block: ask it off the event loop.
             env = await anyio.to_thread.run_sync(self._env_for, server)
             server = dataclasses.replace(server, env=dict(env))
-        key = (server.id, profile_id)
-        existing = self._connections.get(key)
-        if existing is not None and existing.server == server and not self._closed:
+        existing = self._connections.get(key)  # another connect may have replaced it meanwhile
+        current = existing is not None and not self._closed and key not in self._secrets_changed
+        if current and existing is not None and existing.server == server:
+            self._defined[key] = defined
             return existing
+        self._secrets_changed.discard(key)
         if existing is not None:
             del self._connections[key]
             await existing.aclose()
@@ -113,6 +126,7 @@ class McpGateway:
             await connection.aclose()
             return connection
         self._connections[key] = connection
+        self._defined[key] = defined
         connection.start()
         return connection
 
@@ -173,8 +187,15 @@ class McpGateway:
             except Exception:  # one broken listener must not starve the others
                 logger.exception("status listener failed for %s", status.server_id)
 
+    def secrets_changed(self, server_id: str) -> None:
+        """The server's header or environment values in the keyring were edited: its
+        connections are replaced at their next use (a secret's value is not part of the
+        definition, so an edit of one alone leaves the definition as it was)."""
+        self._secrets_changed.update(key for key in self._connections if key[0] == server_id)
+
     async def disconnect(self, server_id: str, profile_id: str | None = None) -> None:
         """Stop and forget one connection (no-op when there is none)."""
+        self._defined.pop((server_id, profile_id), None)
         connection = self._connections.pop((server_id, profile_id), None)
         if connection is not None:
             await connection.aclose()

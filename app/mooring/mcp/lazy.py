@@ -147,6 +147,10 @@ class LazyGateway:
         else:
             self._tools_listeners.append(listener)
 
+    def secrets_changed(self, server_id: str) -> None:
+        if self._real is not None:  # else nothing is connected yet
+            self._real.secrets_changed(server_id)
+
     async def aclose(self) -> None:
         if self._real is not None:
             await self._real.aclose()

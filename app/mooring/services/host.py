@@ -717,6 +717,7 @@ class Host:
         )
         if edited.identity != current.identity:
             self.tools.forget(edited.id)
+        self.gateway.secrets_changed(edited.id)  # the values may have changed, not the names
         return edited
 
     async def set_tool_access(
