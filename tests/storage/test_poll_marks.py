@@ -116,3 +116,24 @@ def test_checks_arriving_together_share_one_statement(db: Database) -> None:
     assert 1 <= len(statements) <= 2
     assert all("status_message" not in sql for sql, _many in statements)  # a few columns only
     assert all(stored(db, r.id).poll_count == 4 for r in made)  # on disk once awaited
+
+
+def test_each_check_of_a_batch_learns_whether_it_was_stored(db: Database) -> None:
+    # The monitor keeps the record it polled instead of reading it again: a check refused
+    # because another process wrote the record meanwhile must tell its caller so.
+    fresh, moved = records(db, 2)
+    db.call_sync(
+        lambda s: repo.save_task_record(
+            s, moved.evolve(at=T0 + timedelta(seconds=2), status_message="half way")
+        )
+    )
+    store = SqlStore(db, SystemClock())
+
+    async def check_both() -> list[bool]:
+        return list(
+            await asyncio.gather(store.mark_checked(mark(fresh)), store.mark_checked(mark(moved)))
+        )
+
+    assert asyncio.run(check_both()) == [True, False]
+    assert stored(db, fresh.id).poll_count == fresh.poll_count + 1
+    assert stored(db, moved.id).status_message == "half way"

@@ -117,8 +117,8 @@ class SqlStore:
         # a thousand tasks at once), each in its own savepoint.
         return await self._writes.run(lambda s: repo.apply_reconciliation(s, reconciliation))
 
-    async def mark_checked(self, mark: PollMark) -> None:
-        await self._checks.add(mark)
+    async def mark_checked(self, mark: PollMark) -> bool:
+        return await self._checks.add(mark)
 
     async def unfinished(self) -> list[TaskRecord]:
         return await self.db.run(repo.list_unfinished_task_records)
@@ -207,36 +207,45 @@ class _CheckBatches:
 
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._pending: dict[str, tuple[PollMark, list[asyncio.Future[None]]]] = {}
+        self._pending: dict[str, tuple[PollMark, list[asyncio.Future[bool]]]] = {}
         self._writer: asyncio.Task[None] | None = None
 
-    async def add(self, mark: PollMark) -> None:
+    async def add(self, mark: PollMark) -> bool:
+        """Whether the mark was stored (not: its record had moved on)."""
         loop = asyncio.get_running_loop()
-        done: asyncio.Future[None] = loop.create_future()
+        done: asyncio.Future[bool] = loop.create_future()
         earlier = self._pending.get(mark.record_id)
         waiters = earlier[1] if earlier is not None else []
         waiters.append(done)
         self._pending[mark.record_id] = (mark, waiters)  # a later check of a record supersedes
         if self._writer is None or self._writer.done() or self._writer.get_loop() is not loop:
             self._writer = loop.create_task(self._write_all())
-        await done
+        return await done
 
     async def _write_all(self) -> None:
         while self._pending:
             batch, self._pending = self._pending, {}
             marks = [mark for mark, _ in batch.values()]
             try:
-                await self._db.run(functools.partial(repo.mark_checked, marks=marks))
+                left = await self._db.run(functools.partial(_mark_all, marks=marks))
             except Exception as exc:  # noqa: BLE001  # not swallowed: every waiter raises it
                 log.warning("could not store %d poll check(s): %s", len(marks), exc)
                 outcome: BaseException | None = exc
+                left = frozenset()
             else:
                 outcome = None
-            for _, waiters in batch.values():
+            for record_id, (_, waiters) in batch.items():
                 for done in waiters:
                     if done.done():
                         continue
                     if outcome is None:
-                        done.set_result(None)
+                        done.set_result(record_id not in left)
                     else:
                         done.set_exception(outcome)
+
+
+def _mark_all(session: Session, marks: list[PollMark]) -> frozenset[str]:
+    """Store ``marks``; returns the records left alone (moved on meanwhile)."""
+    if repo.mark_checked(session, marks) == len(marks):
+        return frozenset()
+    return repo.unmarked(session, marks)

@@ -62,6 +62,7 @@ from mooring.storage.repositories.tasks import (
     task_record_with_inputs,
     task_records_matching,
     unfinished_task_ids,
+    unmarked,
 )
 
 __all__ = [
@@ -108,5 +109,6 @@ __all__ = [
     "task_record_with_inputs",
     "task_records_matching",
     "unfinished_task_ids",
+    "unmarked",
     "update_server",
 ]

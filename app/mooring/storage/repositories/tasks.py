@@ -147,6 +147,23 @@ def mark_checked(session: Session, marks: Sequence[PollMark]) -> int:
     return int(done.rowcount)  # type: ignore[attr-defined]  # CursorResult has rowcount
 
 
+def unmarked(session: Session, marks: Sequence[PollMark]) -> frozenset[str]:
+    """Of ``marks`` just stored by :func:`mark_checked`, the records it left alone (they had
+    moved on meanwhile). Only asked when fewer rows changed than there were marks."""
+    c = t.task_records.c
+    wanted = {m.record_id: m for m in marks}
+    found = session.execute(
+        select(c.id, c.last_checked_at, c.poll_count).where(c.id.in_(list(wanted)))
+    )
+    stored = {
+        row.id
+        for row in found
+        if (row.last_checked_at, row.poll_count)
+        == (wanted[row.id].last_checked_at, wanted[row.id].poll_count)
+    }
+    return frozenset(wanted.keys() - stored)
+
+
 def get_task_record(session: Session, record_id: str) -> TaskRecord | None:
     """A record by local operation id."""
     row = session.execute(_GET_RECORD, {"record_id": record_id}).first()
