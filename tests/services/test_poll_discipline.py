@@ -7,6 +7,7 @@ read from what the server received (its request log).
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import replace
@@ -110,7 +111,7 @@ async def test_tasks_not_checked_lately_are_spread_over_their_first_interval(
     assert due == [
         T0,
         T0 + timedelta(milliseconds=2_500),
-        T0 + timedelta(milliseconds=4_995),
+        T0 + timedelta(milliseconds=5_000),  # 4,995 raised to the next 250 ms tick
     ]
     assert all(at is not None and at <= T0 + timedelta(milliseconds=5_000) for at in due)
 
@@ -132,7 +133,7 @@ async def test_tasks_a_listen_stream_re_reads_are_first_polled_in_the_second_hal
     assert [monitor.due_at(r.id) for r in records] == [
         T0 + timedelta(milliseconds=2_500),
         T0 + timedelta(milliseconds=3_750),
-        T0 + timedelta(milliseconds=4_997.5),
+        T0 + timedelta(milliseconds=5_000),  # 4,997.5 raised to the next 250 ms tick
     ]
 
 
@@ -325,3 +326,21 @@ async def test_a_burst_of_frames_applies_the_newest_and_progress_never_holds_bac
     assert stored is not None
     assert stored.state is LocalState.COMPLETED
     assert task_gets(log, task_id) == []  # applied as they came, never a tasks/get
+
+
+async def test_polls_due_close_together_go_out_together_and_never_early(
+    hosts: HostFactory,
+) -> None:
+    # Raised to the next 250 ms tick (a tenth of the interval when that is shorter), so the
+    # loop, the database thread and the server wake once for a tick's polls, not once each.
+    clock = ManualClock(T0)
+    monitor = monitor_for(await hosts(), clock, itertools.repeat(0.0))
+    spread = [T0 + timedelta(milliseconds=ms) for ms in (4_001, 4_120, 4_249, 4_250, 4_251)]
+    for n, at in enumerate(spread):
+        monitor.track(working(f"r{n}", checked=T0 - timedelta(seconds=1), next_poll_at=at))
+    due = [monitor.due_at(f"r{n}") for n in range(len(spread))]
+    assert due == [T0 + timedelta(milliseconds=ms) for ms in (4_250, 4_250, 4_250, 4_250, 4_500)]
+
+    short = working("short", checked=T0, interval_ms=100)
+    monitor.track(replace(short, next_poll_at=T0 + timedelta(milliseconds=103)))
+    assert monitor.due_at("short") == T0 + timedelta(milliseconds=110)  # a tenth of 100 ms
