@@ -3,6 +3,8 @@ server as a subprocess — everything but a window."""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -111,6 +113,12 @@ async def close_host(host: Host) -> None:
     host.db.close()
 
 
+def logged(request_log: Path, method: str) -> list[dict[str, Any]]:
+    """The requests of one method the demo server wrote to its request log, oldest first."""
+    lines = request_log.read_text().splitlines() if request_log.exists() else []
+    return [entry for entry in map(json.loads, lines) if entry.get("method") == method]
+
+
 def demo_definition(store: Path, request_log: Path, **settings: Any) -> ServerDefinition:
     """The demo server over stdio with fast test settings."""
     env = {
@@ -120,6 +128,8 @@ def demo_definition(store: Path, request_log: Path, **settings: Any) -> ServerDe
         "MOORING_DEMO_SAMPLES_DIR": str(SAMPLES),
     }
     env.update({f"MOORING_DEMO_{k.upper()}": str(v) for k, v in settings.items()})
+    if os.environ.get("PYTHONPATH"):  # the server runs the sources under test
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return ServerDefinition(
         id=new_id(),
         alias="demo",

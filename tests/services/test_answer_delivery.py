@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import json
-import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from mooring.core.events import AnswerDidSettle
 from mooring.core.tasks.states import LocalState
-from tests.services.conftest import SAMPLES, HostFactory, demo_definition, run_until
+from tests.services.conftest import SAMPLES, HostFactory, demo_definition, logged, run_until
 
 pytestmark = pytest.mark.anyio
-
-
-def requests(log: Path, method: str) -> list[dict[str, Any]]:
-    lines = log.read_text().splitlines() if log.exists() else []
-    return [r for r in map(json.loads, lines) if r.get("method") == method]
 
 
 async def test_a_saved_answer_is_sent_once_when_two_checks_hold_the_same_old_snapshot(
@@ -32,10 +23,6 @@ async def test_a_saved_answer_is_sent_once_when_two_checks_hold_the_same_old_sna
     host = await hosts()
     log = tmp_path / "requests.log"
     server = demo_definition(tmp_path / "store.sqlite3", log)
-    if os.environ.get("PYTHONPATH"):  # the server runs the sources under test
-        server = dataclasses.replace(
-            server, env={**server.env, "PYTHONPATH": os.environ["PYTHONPATH"]}
-        )
     await host.store.add_server(server)
     started = await host.host.call(
         server, "import_suppliers", {"path": str(SAMPLES / "suppliers_ambiguous_id.csv")}
@@ -56,7 +43,7 @@ async def test_a_saved_answer_is_sent_once_when_two_checks_hold_the_same_old_sna
         host.monitor.refresh(record, inputs=snapshot),
     )
 
-    assert len(requests(log, "tasks/update")) == 1
+    assert len(logged(log, "tasks/update")) == 1
     assert [(s.key, s.delivered) for s in settled] == [(question.key, True)]
     [stored] = await host.store.inputs(started.id)
     assert stored.acknowledged_at is not None

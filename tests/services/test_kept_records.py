@@ -3,9 +3,6 @@ written meanwhile by another process is still caught at the next poll, never ove
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +13,13 @@ from sqlalchemy import event
 from mooring.core.events import TaskDidChange
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
-from tests.services.conftest import SAMPLES, HostFactory, demo_definition, run_until
+from tests.services.conftest import SAMPLES, HostFactory, demo_definition, logged, run_until
 
 pytestmark = pytest.mark.anyio
 
 
 def gets(log: Path) -> int:
-    lines = log.read_text().splitlines() if log.exists() else []
-    return sum(1 for r in map(json.loads, lines) if r.get("method") == "tasks/get")
+    return len(logged(log, "tasks/get"))
 
 
 async def test_polls_keep_the_record_and_a_change_from_another_process_stops_them(
@@ -39,10 +35,6 @@ async def test_polls_keep_the_record_and_a_change_from_another_process_stops_the
         rows_per_checkpoint=1,
         fault_no_task_notifications=1,
     )
-    if os.environ.get("PYTHONPATH"):  # the server runs the sources under test
-        server = dataclasses.replace(
-            server, env={**server.env, "PYTHONPATH": os.environ["PYTHONPATH"]}
-        )
     await host.store.add_server(server)
     record = await host.host.call(
         server, "import_suppliers", {"path": str(SAMPLES / "suppliers_clean.csv")}

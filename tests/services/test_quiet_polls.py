@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import os
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -31,10 +29,6 @@ async def test_unchanged_polls_only_mark_the_check_and_listeners_still_see_it(
         rows_per_checkpoint=2,
         fault_no_task_notifications=1,
     )
-    if os.environ.get("PYTHONPATH"):  # the server runs the sources under test
-        server = dataclasses.replace(
-            server, env={**server.env, "PYTHONPATH": os.environ["PYTHONPATH"]}
-        )
     await host.store.add_server(server)
     record = await host.host.call(
         server, "import_suppliers", {"path": str(SAMPLES / "suppliers_clean.csv")}
@@ -82,10 +76,6 @@ async def test_a_task_waiting_for_an_answer_is_checked_without_rewriting_it(
     server = demo_definition(
         tmp_path / "store.sqlite3", tmp_path / "requests.log", fault_no_task_notifications=1
     )
-    if os.environ.get("PYTHONPATH"):
-        server = dataclasses.replace(
-            server, env={**server.env, "PYTHONPATH": os.environ["PYTHONPATH"]}
-        )
     await host.store.add_server(server)
     record = await host.host.call(
         server, "import_suppliers", {"path": str(SAMPLES / "suppliers_ambiguous_id.csv")}

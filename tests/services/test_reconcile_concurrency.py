@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from mooring.core.tasks.states import LocalState
-from tests.services.conftest import SAMPLES, HostFactory, demo_definition
+from tests.services.conftest import SAMPLES, HostFactory, demo_definition, logged
 
 pytestmark = pytest.mark.anyio
 
 TASKS = 20
 BOUND = 8  # the reconciler's default per server
-
-
-def requests(log: Path, method: str) -> list[dict[str, Any]]:
-    lines = log.read_text().splitlines() if log.exists() else []
-    return [r for r in map(json.loads, lines) if r.get("method") == method]
 
 
 async def test_reconcile_asks_one_server_about_many_tasks_at_once_but_never_above_the_bound(
@@ -31,9 +22,6 @@ async def test_reconcile_asks_one_server_about_many_tasks_at_once_but_never_abov
     log = tmp_path / "requests.log"
     # Each status answer takes a while, so requests sent together overlap on the server.
     server = demo_definition(tmp_path / "store.sqlite3", log, fault_slow_get_ms=150)
-    if os.environ.get("PYTHONPATH"):  # the server runs the sources under test
-        env = {**server.env, "PYTHONPATH": os.environ["PYTHONPATH"]}
-        server = dataclasses.replace(server, env=env)
     await host.store.add_server(server)
     started = [
         await host.host.call(
@@ -42,7 +30,7 @@ async def test_reconcile_asks_one_server_about_many_tasks_at_once_but_never_abov
         for _ in range(TASKS)
     ]
     await host.host.stop()
-    gets_before = len(requests(log, "tasks/get"))
+    gets_before = len(logged(log, "tasks/get"))
 
     later = await hosts()  # the app again, after a restart
     report = await later.host.reconcile()
@@ -53,8 +41,8 @@ async def test_reconcile_asks_one_server_about_many_tasks_at_once_but_never_abov
         assert stored is not None
         assert stored.state in (LocalState.WORKING, LocalState.INPUT_REQUIRED)
         assert stored.last_checked_at is not None
-    gets = requests(log, "tasks/get")[gets_before:]
+    gets = logged(log, "tasks/get")[gets_before:]
     assert sorted(g["taskId"] for g in gets) == sorted(r.task_id or "" for r in started)
     most = max(g["inflight"] for g in gets)
     assert 1 < most <= BOUND
-    assert len(requests(log, "tools/call")) == TASKS  # nothing was sent again
+    assert len(logged(log, "tools/call")) == TASKS  # nothing was sent again

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 from pathlib import Path
 
 import keyring
@@ -12,14 +10,13 @@ import pytest
 
 from mooring.core.tasks.states import LocalState
 from mooring.services.host import ServerSpec
-from tests.services.conftest import SAMPLES, HostFactory, demo_definition, run_until
+from tests.services.conftest import SAMPLES, HostFactory, demo_definition, logged, run_until
 
 pytestmark = pytest.mark.anyio
 
 
 def requests(log: Path, method: str = "tasks/get") -> int:
-    lines = log.read_text().splitlines() if log.exists() else []
-    return sum(1 for r in map(json.loads, lines) if r.get("method") == method)
+    return len(logged(log, method))
 
 
 async def test_a_check_after_an_edit_goes_to_the_edited_server(
@@ -33,8 +30,6 @@ async def test_a_check_after_an_edit_goes_to_the_edited_server(
     server = demo_definition(store, before)
     env = dict(server.env)
     del env["MOORING_DEMO_REQUEST_LOG"]
-    if os.environ.get("PYTHONPATH"):  # the server runs the sources under test
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     server = dataclasses.replace(server, env=env, args=(*server.args, "--request-log", str(before)))
     await host.store.add_server(server)
     started = await host.host.call(
@@ -72,7 +67,7 @@ async def test_an_edited_secret_value_takes_effect_and_a_check_does_not_read_the
     store = tmp_path / "store.sqlite3"
     before, after = tmp_path / "before.log", tmp_path / "after.log"
     demo = demo_definition(store, before)
-    env = {**demo.env, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    env = dict(demo.env)
     server = await host.host.add_server(
         ServerSpec(alias="demo", command=demo.command, args=demo.args, env=env, trusted=True)
     )
