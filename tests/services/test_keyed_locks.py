@@ -10,6 +10,9 @@ from mooring.services.keyed_locks import KeyedLocks
 
 pytestmark = pytest.mark.anyio
 
+BOUND_S = 10
+"""A test that waits longer than this has failed (nothing here waits on a clock)."""
+
 
 async def test_one_holder_per_key_and_the_lock_is_dropped_by_the_last_one_out() -> None:
     locks = KeyedLocks()
@@ -49,6 +52,7 @@ async def test_one_holder_per_key_and_the_lock_is_dropped_by_the_last_one_out() 
 async def test_a_waiter_cancelled_before_its_turn_leaves_nothing_behind() -> None:
     locks = KeyedLocks()
     holding = asyncio.Event()
+    asking = asyncio.Event()
     release = asyncio.Event()
 
     async def holder() -> None:
@@ -57,19 +61,21 @@ async def test_a_waiter_cancelled_before_its_turn_leaves_nothing_behind() -> Non
             await release.wait()
 
     async def waiter() -> None:
+        asking.set()  # no turn of the loop between this and waiting for the lock
         async with locks.hold("task-1"):
             raise AssertionError("never gets its turn")
 
-    held = asyncio.ensure_future(holder())
-    await holding.wait()
-    waiting = asyncio.ensure_future(waiter())
-    await asyncio.sleep(0)  # one turn of the loop: it now waits for the lock
-    assert locks.held("task-1")
-    waiting.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await waiting
-    release.set()
-    await held
+    async with asyncio.timeout(BOUND_S):
+        held = asyncio.ensure_future(holder())
+        await holding.wait()
+        waiting = asyncio.ensure_future(waiter())
+        await asyncio.wait_for(asking.wait(), BOUND_S)  # resumes once the waiter is blocked
+        assert locks.held("task-1")
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        release.set()
+        await held
 
     assert len(locks) == 0
     async with locks.hold("task-1"):  # usable again

@@ -137,3 +137,22 @@ def test_each_check_of_a_batch_learns_whether_it_was_stored(db: Database) -> Non
     assert asyncio.run(check_both()) == [True, False]
     assert stored(db, fresh.id).poll_count == fresh.poll_count + 1
     assert stored(db, moved.id).status_message == "half way"
+
+
+def test_a_refused_check_is_found_among_more_checks_than_one_in_list_holds(db: Database) -> None:
+    # A launch reconciliation stores a thousand checks at once: the refused one is named
+    # however many there are (the look-up goes in IN lists of 500).
+    made = records(db, 600)
+    moved = made[550]
+    db.call_sync(
+        lambda s: repo.save_task_record(
+            s, moved.evolve(at=T0 + timedelta(seconds=2), status_message="half way")
+        )
+    )
+    marks = [mark(r) for r in made]
+
+    def store_all(session: Session) -> frozenset[str]:
+        assert repo.mark_checked(session, marks) == 599
+        return repo.unmarked(session, marks)
+
+    assert db.call_sync(store_all) == frozenset({moved.id})

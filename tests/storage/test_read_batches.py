@@ -143,19 +143,19 @@ async def read_back(store: SqlStore, made: list[TaskRecord]) -> list[TaskRecord]
     return [f for f in found if f is not None]
 
 
+def write(record: TaskRecord, session: Session) -> None:
+    """A batch's write: the record's status message becomes "written"."""
+    session.execute(
+        update(task_records).where(task_records.c.id == record.id).values(status_message="written")
+    )
+
+
 def test_a_write_batch_commits_once_so_no_reader_sees_half_of_it(db: Database) -> None:
     # Every write of a batch has its own savepoint; the batch is one SQLite transaction (one
     # commit, not one per write), so another process reads all of it or none of it.
     made = records(db, 3)
     writes = WriteBatches(db)
     seen_meanwhile: list[int] = []
-
-    def write(record: TaskRecord, session: Session) -> None:
-        session.execute(
-            update(task_records)
-            .where(task_records.c.id == record.id)
-            .values(status_message="written")
-        )
 
     def write_and_look(record: TaskRecord, session: Session) -> None:
         write(record, session)
@@ -233,13 +233,6 @@ def test_a_write_that_fails_halfway_leaves_nothing_and_the_others_of_its_batch_s
 ) -> None:
     made = records(db, 3)
     writes = WriteBatches(db)
-
-    def write(record: TaskRecord, session: Session) -> None:
-        session.execute(
-            update(task_records)
-            .where(task_records.c.id == record.id)
-            .values(status_message="written")
-        )
 
     def write_then_fail(record: TaskRecord, session: Session) -> None:
         write(record, session)

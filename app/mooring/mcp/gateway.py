@@ -86,25 +86,22 @@ class McpGateway:
         :meth:`aclose` the returned connection is stopped and answers every request "not sent".
         """
         key = (server.id, profile_id)
-        existing = self._connections.get(key)
-        current = existing is not None and not self._closed and key not in self._secrets_changed
-        if current and self._defined.get(key) == server:
-            assert existing is not None
-            return existing  # as it was: no need to read its secrets again
+        live = self._live(key)
+        if live is not None and self._defined.get(key) == server:
+            return live  # as it was: no need to read its secrets again
         defined = server
         if self._env_for is not None and "" in server.env.values():
             # Environment values kept as secrets (imported API keys) come from the keyring,
             # which may block: ask it off the event loop.
             env = await anyio.to_thread.run_sync(self._env_for, server)
             server = dataclasses.replace(server, env=dict(env))
-        existing = self._connections.get(key)  # another connect may have replaced it meanwhile
-        current = existing is not None and not self._closed and key not in self._secrets_changed
-        if current and existing is not None and existing.server == server:
+        live = self._live(key)  # another connect may have replaced it meanwhile
+        if live is not None and live.server == server:
             self._defined[key] = defined
-            return existing
+            return live
         self._secrets_changed.discard(key)
+        existing = self._connections.pop(key, None)
         if existing is not None:
-            del self._connections[key]
             await existing.aclose()
         connection = McpConnection(
             server,
@@ -129,6 +126,13 @@ class McpGateway:
         self._defined[key] = defined
         connection.start()
         return connection
+
+    def _live(self, key: tuple[str, str | None]) -> McpConnection | None:
+        """The connection held for ``key``, unless it is to be replaced (the gateway closed,
+        or the server's secrets edited)."""
+        if self._closed or key in self._secrets_changed:
+            return None
+        return self._connections.get(key)
 
     def connection(self, server_id: str, profile_id: str | None = None) -> McpConnection | None:
         """The connection already held for this server and account, if any."""

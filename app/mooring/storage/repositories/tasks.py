@@ -147,17 +147,27 @@ def mark_checked(session: Session, marks: Sequence[PollMark]) -> int:
     return int(done.rowcount)  # type: ignore[attr-defined]  # CursorResult has rowcount
 
 
+_IDS_PER_STATEMENT = 500
+"""Bound parameters per ``IN`` list: well under SQLite's limit on any build."""
+
+
+def _in_lists(ids: list[str]) -> Iterable[list[str]]:
+    """``ids`` in slices short enough for one ``IN`` list each."""
+    for start in range(0, len(ids), _IDS_PER_STATEMENT):
+        yield ids[start : start + _IDS_PER_STATEMENT]
+
+
 def unmarked(session: Session, marks: Sequence[PollMark]) -> frozenset[str]:
     """Of ``marks`` just stored by :func:`mark_checked`, the records it left alone (they had
     moved on meanwhile). Only asked when fewer rows changed than there were marks."""
     c = t.task_records.c
     wanted = {m.record_id: m for m in marks}
-    found = session.execute(
-        select(c.id, c.last_checked_at, c.poll_count).where(c.id.in_(list(wanted)))
-    )
     stored = {
         row.id
-        for row in found
+        for ids in _in_lists(list(wanted))
+        for row in session.execute(
+            select(c.id, c.last_checked_at, c.poll_count).where(c.id.in_(ids))
+        )
         if (row.last_checked_at, row.poll_count)
         == (wanted[row.id].last_checked_at, wanted[row.id].poll_count)
     }
@@ -319,20 +329,15 @@ def inputs_of(session: Session, record_ids: Collection[str]) -> dict[str, list[T
     """The input requests of every record in ``record_ids``, by record, each in the order
     they arrived (a record without any is left out)."""
     found: dict[str, list[TaskInput]] = {}
-    ids = list(record_ids)
-    for start in range(0, len(ids), _IDS_PER_STATEMENT):
+    for ids in _in_lists(list(record_ids)):
         rows = session.execute(
             select(t.task_inputs)
-            .where(t.task_inputs.c.record_id.in_(ids[start : start + _IDS_PER_STATEMENT]))
+            .where(t.task_inputs.c.record_id.in_(ids))
             .order_by(t.task_inputs.c.created_at, t.task_inputs.c.key)
         )
         for row in rows:
             found.setdefault(row.record_id, []).append(_input(row))
     return found
-
-
-_IDS_PER_STATEMENT = 500
-"""Bound parameters per ``IN`` list: well under SQLite's limit on any build."""
 
 
 def task_record_with_inputs(
