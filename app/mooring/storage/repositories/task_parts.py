@@ -9,19 +9,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from mooring.core.conversation import ToolRound
-from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.parts import TaskParts
 from mooring.core.tasks.record import TaskRecord
 from mooring.storage import tables as t
 from mooring.storage.repositories.rounds import _round
-from mooring.storage.repositories.tasks import _input, _record
-
-CHUNK = 500
-"""Ids per ``IN (...)`` (well under SQLite's bound-parameter limit)."""
-
-
-def _chunks(ids: Sequence[str]) -> list[Sequence[str]]:
-    return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
+from mooring.storage.repositories.tasks import _chunks, _record, inputs_of
 
 
 def read_task_parts(
@@ -46,15 +38,7 @@ def read_task_parts(
     for chunk in _chunks(round_ids):
         for row in session.execute(select(t.tool_rounds).where(t.tool_rounds.c.id.in_(chunk))):
             rounds[row.id] = _round(row)
-    inputs: dict[str, list[TaskInput]] = {}
-    for chunk in _chunks(ids):
-        rows = session.execute(
-            select(t.task_inputs)
-            .where(t.task_inputs.c.record_id.in_(chunk))
-            .order_by(t.task_inputs.c.created_at, t.task_inputs.c.key)
-        )
-        for row in rows:
-            inputs.setdefault(row.record_id, []).append(_input(row))
+    inputs = inputs_of(session, ids)
     aliases: dict[str, str] = {
         row.id: row.alias
         for row in session.execute(

@@ -147,14 +147,13 @@ def mark_checked(session: Session, marks: Sequence[PollMark]) -> int:
     return int(done.rowcount)  # type: ignore[attr-defined]  # CursorResult has rowcount
 
 
-_IDS_PER_STATEMENT = 500
-"""Bound parameters per ``IN`` list: well under SQLite's limit on any build."""
+CHUNK = 500
+"""Ids per ``IN (...)`` (well under SQLite's bound-parameter limit)."""
 
 
-def _in_lists(ids: list[str]) -> Iterable[list[str]]:
+def _chunks(ids: Sequence[str]) -> list[Sequence[str]]:
     """``ids`` in slices short enough for one ``IN`` list each."""
-    for start in range(0, len(ids), _IDS_PER_STATEMENT):
-        yield ids[start : start + _IDS_PER_STATEMENT]
+    return [ids[i : i + CHUNK] for i in range(0, len(ids), CHUNK)]
 
 
 def unmarked(session: Session, marks: Sequence[PollMark]) -> frozenset[str]:
@@ -164,7 +163,7 @@ def unmarked(session: Session, marks: Sequence[PollMark]) -> frozenset[str]:
     wanted = {m.record_id: m for m in marks}
     stored = {
         row.id
-        for ids in _in_lists(list(wanted))
+        for ids in _chunks(list(wanted))
         for row in session.execute(
             select(c.id, c.last_checked_at, c.poll_count).where(c.id.in_(ids))
         )
@@ -329,7 +328,7 @@ def inputs_of(session: Session, record_ids: Collection[str]) -> dict[str, list[T
     """The input requests of every record in ``record_ids``, by record, each in the order
     they arrived (a record without any is left out)."""
     found: dict[str, list[TaskInput]] = {}
-    for ids in _in_lists(list(record_ids)):
+    for ids in _chunks(list(record_ids)):
         rows = session.execute(
             select(t.task_inputs)
             .where(t.task_inputs.c.record_id.in_(ids))
