@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, delete, insert, select, update
+from sqlalchemy import Row, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from mooring.core.chat import ProviderConfig, ProviderKind
@@ -19,6 +19,9 @@ from mooring.storage import tables as t
 from mooring.storage.db import Database
 
 _p = t.providers
+# Built once: every model turn reads its provider (see storage/conversations.py).
+_GET_PROVIDER = select(_p).where(_p.c.id == bindparam("b_id"))
+_DEFAULT_PROVIDER = select(_p).where(_p.c.is_default.is_(True))
 
 
 def _config(row: Row[Any]) -> ProviderConfig:
@@ -60,7 +63,7 @@ def list_providers(session: Session) -> list[ProviderConfig]:
 
 
 def get_provider(session: Session, provider_id: str) -> ProviderConfig | None:
-    row = session.execute(select(_p).where(_p.c.id == provider_id)).first()
+    row = session.execute(_GET_PROVIDER, {"b_id": provider_id}).first()
     return _config(row) if row else None
 
 
@@ -70,7 +73,7 @@ def find_provider(session: Session, name: str) -> ProviderConfig | None:
 
 
 def default_provider(session: Session) -> ProviderConfig | None:
-    row = session.execute(select(_p).where(_p.c.is_default.is_(True))).first()
+    row = session.execute(_DEFAULT_PROVIDER).first()
     return _config(row) if row else None
 
 

@@ -43,17 +43,17 @@ def add_server(session: Session, server: ServerDefinition) -> None:
     )
 
 
+# Built once: every poll reads its task's server, and every model turn lists the servers (a
+# statement and its cache key, built at each call, cost more than running it).
+_GET_SERVER = select(t.servers).where(t.servers.c.id == bindparam("server_id"))
+_LIST_SERVERS = (
+    select(t.servers).where(t.servers.c.removed_at.is_(None)).order_by(t.servers.c.alias)
+)
+
+
 def list_servers(session: Session) -> list[ServerDefinition]:
     """Every server that has not been removed, by alias."""
-    rows = session.execute(
-        select(t.servers).where(t.servers.c.removed_at.is_(None)).order_by(t.servers.c.alias)
-    )
-    return [_server(r) for r in rows]
-
-
-# Built once: every poll reads its task's server (a statement and its cache key, built at each
-# call, cost more than running it).
-_GET_SERVER = select(t.servers).where(t.servers.c.id == bindparam("server_id"))
+    return [_server(r) for r in session.execute(_LIST_SERVERS)]
 
 
 def get_server(session: Session, server_id: str) -> ServerDefinition | None:
