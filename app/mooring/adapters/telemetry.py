@@ -10,19 +10,15 @@ the collector's ``otlpjsonfile`` receiver. Files rotate at a size cap and old on
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from google.protobuf.json_format import MessageToDict
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -41,6 +37,7 @@ from opentelemetry.trace import Link, SpanKind, TraceState
 from opentelemetry.util.types import Attributes
 
 from mooring import __version__
+from mooring.adapters.otlp_json import otlp_json
 from mooring.adapters.span_batches import PromptSpanProcessor
 from mooring.adapters.trace_files import (
     TRACE_FILE,
@@ -64,29 +61,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("mooring.telemetry")
-
-_ID_KEYS = ("traceId", "spanId", "parentSpanId")
-
-
-def _hex_ids(node: Any) -> Any:
-    """OTLP/JSON wants trace and span ids as hex, where protobuf's JSON mapping gives base64."""
-    if isinstance(node, dict):
-        out = {}
-        for key, value in node.items():
-            if key in _ID_KEYS and isinstance(value, str):
-                out[key] = base64.b64decode(value).hex()
-            else:
-                out[key] = _hex_ids(value)
-        return out
-    if isinstance(node, list):
-        return [_hex_ids(item) for item in node]
-    return node
-
-
-def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
-    """Spans as one OTLP/JSON ``ExportTraceServiceRequest``."""
-    message = encode_spans(spans)
-    return _hex_ids(MessageToDict(message, use_integers_for_enums=True))  # type: ignore[no-any-return]
 
 
 class OtlpJsonLinesExporter(SpanExporter):
