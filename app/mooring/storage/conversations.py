@@ -274,9 +274,7 @@ def awaiting_results(session: Session, conversation_id: str) -> list[Message]:
 def results_waiting(session: Session, conversation_id: str) -> bool:
     """Whether a background task of this conversation has ended with its final result not yet
     stored as a follow-up (so it belongs before anything the user sends now)."""
-    awaiting = set(
-        session.execute(_AWAITING_ROUNDS, {"b_conversation": conversation_id}).scalars()
-    )
+    awaiting = set(session.execute(_AWAITING_ROUNDS, {"b_conversation": conversation_id}).scalars())
     if not awaiting:  # the usual case: one indexed read, nothing more
         return False
     return any(
