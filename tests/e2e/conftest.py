@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -49,21 +50,32 @@ class Cli:
         assert done.returncode == expect, (done.returncode, done.stdout, done.stderr)
         return json.loads(done.stdout)
 
-    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        """Start a command without waiting (to kill it midway); ``env`` adds variables."""
-        import os
+    def start(
+        self, *args: str, env: dict[str, str] | None = None, sigint_ignored: bool = False
+    ) -> subprocess.Popen[str]:
+        """Start a command without waiting (to kill it midway); ``env`` adds variables.
 
+        The command starts with SIGINT at its default, as a terminal's foreground command does,
+        whatever this test run inherited (a run started as a script's background job, or by
+        ``nohup``, has SIGINT ignored, and its children would too); ``sigint_ignored`` starts
+        it as such a background job instead."""
         full_env = {**os.environ, "MOORING_DATA_DIR": str(self.data_dir)}
         full_env.update({k: v for k, v in self.env.items() if v is not None})
         full_env.pop("DBUS_SESSION_BUS_ADDRESS", None)
         full_env.update(env or {})
-        child = subprocess.Popen(
-            [sys.executable, "-m", "mooring", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=full_env,
-        )
+        # A child inherits an ignored signal and resets a handled one to its default.
+        wanted = signal.SIG_IGN if sigint_ignored else signal.default_int_handler
+        previous = signal.signal(signal.SIGINT, wanted)
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "mooring", *args],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=full_env,
+            )
+        finally:
+            signal.signal(signal.SIGINT, previous)
         self.children.append(child)
         return child
 

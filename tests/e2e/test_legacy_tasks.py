@@ -174,3 +174,30 @@ def test_ctrl_c_stops_a_plain_call_and_the_server_hears_it(cli: Cli, tmp_path: P
     assert record["state"] == "cancelled"
     assert record["reason"].startswith("Stopped by you")
     assert peer.count("notifications/cancelled") == 1
+
+
+def test_a_call_started_with_ctrl_c_ignored_is_not_stopped_by_it(cli: Cli, tmp_path: Path) -> None:
+    # A script's background job (or nohup) starts with SIGINT ignored: the Ctrl-C typed at the
+    # terminal is meant for the job in the foreground, and Mooring leaves the call alone.
+    peer = LegacyPeer(cli, tmp_path)
+    child = cli.start(
+        "call",
+        "legacy",
+        "progress_job",
+        "--args",
+        '{"seconds": 1.5, "every": 0.2}',
+        sigint_ignored=True,
+    )
+    assert child.stdout is not None
+    seen = []
+    for line in child.stdout:
+        seen.append(line)
+        if "working:" in line:
+            break
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 0, (out, err)
+    assert "progress_job finished" in "".join(seen) + out
+    assert "Stopped by you" not in out
+    assert only_record(cli)["state"] == "completed"
+    assert peer.count("notifications/cancelled") == 0

@@ -192,8 +192,9 @@ def _stop_on_interrupt(
     ctx: CliContext, service: ChatService, conversation_id: str
 ) -> Iterator[None]:
     """On a terminal, the first Ctrl-C stops the reply (its text is kept, marked interrupted);
-    a second one interrupts Mooring."""
-    if not ctx.interactive:
+    a second one interrupts Mooring. A SIGINT ignored from the start stays ignored (see
+    ``_ctrl_c_stops_plain_call`` in ``cli/tasks.py``)."""
+    if not ctx.interactive or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
     loop = asyncio.get_running_loop()

@@ -124,12 +124,15 @@ async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 @contextlib.contextmanager
 def _ctrl_c_stops_plain_call(ctx: CliContext, started: list[str]) -> Iterator[None]:
     """While a plain call runs, Ctrl-C stops it: the server is told (``notifications/cancelled``)
-    and the round ends "stopped by you". Otherwise Ctrl-C does what it did before."""
-    if threading.current_thread() is not threading.main_thread():
+    and the round ends "stopped by you". Otherwise Ctrl-C does what it did before.
+
+    A command started with SIGINT ignored (a script's background job, ``nohup``) keeps it
+    ignored, as Python and asyncio do: that Ctrl-C was meant for the job in the foreground."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is signal.SIG_IGN:
         yield
         return
     loop = asyncio.get_running_loop()
-    previous = signal.getsignal(signal.SIGINT)
 
     def on_ctrl_c() -> None:
         if started and ctx.host.stop_call(started[-1]):
