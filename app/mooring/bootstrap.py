@@ -182,8 +182,11 @@ def run_gui(
         from mooring.adapters.secrets import KeyringSecrets
         from mooring.mcp.lazy import LazyGateway
         from mooring.storage.db import Database
+        from mooring.ui import QT_IMPORTS
         from mooring.ui.app import Loaded
-        from mooring.ui.dialogs.approval import DialogAsker
+
+        with QT_IMPORTS:  # the panels' modules load on another thread meanwhile
+            from mooring.ui.dialogs.approval import DialogAsker
 
         if not opened:
             opened.append(Database.open(paths.database))

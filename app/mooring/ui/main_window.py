@@ -22,6 +22,7 @@ from PySide6.QtCore import QByteArray, QEvent, QSettings, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QVBoxLayout, QWidget
 
+from mooring.ui import QT_IMPORTS
 from mooring.ui.loading import LoadingPage
 from mooring.ui.palette_theme import is_dark
 from mooring.ui.window_info import SettingRow, WindowInfo
@@ -56,15 +57,17 @@ VIEW_KEYS = ("Ctrl+0", "Ctrl+1", "Ctrl+2", "Ctrl+3", "Ctrl+,")
 
 def load_panel_modules() -> None:
     """Import what :meth:`MainWindow.attach_host` builds (the composition root runs this on a
-    worker thread while the shell is on screen; creating the widgets stays on the GUI thread)."""
-    import mooring.ui.dialogs.palette
-    import mooring.ui.dialogs.welcome
-    import mooring.ui.notifiers
-    import mooring.ui.views.conversations_view
-    import mooring.ui.views.issues_panel
-    import mooring.ui.views.servers_panel
-    import mooring.ui.views.settings_view
-    import mooring.ui.views.tasks_panel  # noqa: F401
+    worker thread while the shell is on screen; creating the widgets stays on the GUI thread).
+    Under :data:`~mooring.ui.QT_IMPORTS`: another loading thread imports Qt modules too."""
+    with QT_IMPORTS:
+        import mooring.ui.dialogs.palette
+        import mooring.ui.dialogs.welcome
+        import mooring.ui.notifiers
+        import mooring.ui.views.conversations_view
+        import mooring.ui.views.issues_panel
+        import mooring.ui.views.servers_panel
+        import mooring.ui.views.settings_view
+        import mooring.ui.views.tasks_panel  # noqa: F401
 
 
 class MainWindow(QMainWindow):
