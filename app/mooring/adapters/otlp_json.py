@@ -55,8 +55,10 @@ def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
             if scope is not None and scope.schema_url:
                 entry["schemaUrl"] = scope.schema_url
             scope_spans.append(entry)
-        group: dict[str, Any] = {"resource": _attributes_of(resource.attributes)}
-        group["scopeSpans"] = scope_spans
+        group: dict[str, Any] = {
+            "resource": _attributes_of(resource.attributes),
+            "scopeSpans": scope_spans,
+        }
         if resource.schema_url:
             group["schemaUrl"] = resource.schema_url
         resource_spans.append(group)

@@ -39,13 +39,11 @@ _m = t.messages.c
 _GET_CONVERSATION = select(t.conversations).where(t.conversations.c.id == bindparam("b_id"))
 _CONVERSATION_EXISTS = select(t.conversations.c.id).where(t.conversations.c.id == bindparam("b_id"))
 _TOUCH_CONVERSATION = update(t.conversations).where(t.conversations.c.id == bindparam("b_id"))
-_LAST_SEQ = select(func.max(_m.seq)).where(_m.conversation_id == bindparam("b_conversation"))
 _NEXT_SEQ = (
     select(func.coalesce(func.max(_m.seq), 0) + 1)
     .where(_m.conversation_id == bindparam("b_conversation"))
     .scalar_subquery()
 )
-_INSERT_MESSAGE = insert(t.messages)
 _APPEND_MESSAGE = insert(t.messages).values(seq=_NEXT_SEQ)
 _LIST_MESSAGES = (
     select(t.messages)
@@ -210,10 +208,9 @@ def _message_values(message: Message) -> dict[str, Any]:
 
 def append_message(session: Session, message: Message) -> None:
     """Append a message after the conversation's last one and mark the conversation active."""
-    last = session.execute(
-        _LAST_SEQ, {"b_conversation": message.conversation_id}
-    ).scalar_one_or_none()
-    session.execute(_INSERT_MESSAGE, {**_message_values(message), "seq": (last or 0) + 1})
+    session.execute(
+        _APPEND_MESSAGE, {**_message_values(message), "b_conversation": message.conversation_id}
+    )
     session.execute(
         _TOUCH_CONVERSATION, {"b_id": message.conversation_id, "updated_at": message.created_at}
     )
