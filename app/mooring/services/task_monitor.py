@@ -111,6 +111,9 @@ class TaskMonitor:
         """Per record: no scheduled poll before this (last word from the server + interval)."""
         self._counter = itertools.count()
         self._wake = asyncio.Event()
+        self._asleep_until: datetime | None = None
+        """When the scheduling loop wakes by itself (``None``: it is awake, or waits for a
+        plan); a plan for later than that needs no wake-up (most plans, a poll's next)."""
         self._inflight: dict[str, asyncio.Task[None]] = {}
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._cancel_sent: set[str] = set()
@@ -190,7 +193,12 @@ class TaskMonitor:
             return
         self._due_at[record_id] = at
         heapq.heappush(self._heap, (at, next(self._counter), record_id))
-        self._wake.set()
+        self._wake_for(at)
+
+    def _wake_for(self, at: datetime) -> None:
+        """Wake the scheduling loop if it would sleep past ``at``."""
+        if self._asleep_until is None or at < self._asleep_until:
+            self._wake.set()
 
     def _aligned(self, record_id: str, at: datetime) -> datetime:
         """``at`` raised to the next tick (see :data:`POLL_TICK`): never earlier."""
@@ -403,10 +411,14 @@ class TaskMonitor:
                 self._inflight[record_id] = asyncio.create_task(self._poll(record_id))
             timeout = None
             if self._heap:
-                timeout = max((self._heap[0][0] - self._clock.now()).total_seconds(), 0.0)
+                self._asleep_until = self._heap[0][0]
+                timeout = max((self._asleep_until - self._clock.now()).total_seconds(), 0.0)
             self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout)
+            finally:
+                self._asleep_until = None
 
     async def stop(self) -> None:
         """Stop scheduling; polls in flight are abandoned (their writes complete or not at all:
@@ -474,7 +486,7 @@ class TaskMonitor:
             again = self._due_at.get(record_id)
             if again is not None:
                 heapq.heappush(self._heap, (again, next(self._counter), record_id))
-                self._wake.set()
+                self._wake_for(again)
             else:
                 self._forget(record_id)
 
