@@ -11,6 +11,7 @@ from mooring.core.tasks.states import LocalState
 TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:  # type-only: quick commands format records without loading the host
     from mooring.cli.context import CliContext
+    from mooring.services.host import TaskView
 
 COMPLETED = "completed"
 
@@ -41,3 +42,12 @@ def list_line(record: TaskRecord, alias: str | None, state: str) -> str:
 def no_tasks(*, active: bool) -> str:
     """What ``tasks list`` says when there is nothing to list."""
     return "No active tasks." if active else "No tasks."
+
+
+def view_state_line(view: TaskView) -> str:
+    """:func:`state_line` of a view, whose stored result was read with it."""
+    record = view.record
+    error = None
+    if record.state is LocalState.COMPLETED and view.tool_round is not None:
+        error = tool_error(view.tool_round.result)
+    return with_tool_error(record, error)

@@ -104,6 +104,12 @@ async def record_json(ctx: CliContext, record: TaskRecord) -> dict[str, Any]:
     return view_json(await ctx.host.task_view(record))
 
 
+async def records_json(ctx: CliContext, records: Sequence[TaskRecord]) -> list[dict[str, Any]]:
+    """:func:`view_json` of each record, in their order, read in one database round (a
+    thousand records read one by one cost a thousand trips to the database thread)."""
+    return [view_json(view) for view in await ctx.host.task_views(records)]
+
+
 def summary(record: TaskRecord, result: dict[str, Any] | None = None) -> str:
     """One line: the state in the words every face uses, with its details."""
     return str(state_words(record, result))

@@ -12,10 +12,17 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from mooring.cli.context import CliContext
-from mooring.cli.describe import list_line, no_tasks, state_line
+from mooring.cli.describe import list_line, no_tasks, state_line, view_state_line
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.lookup import find_task
-from mooring.cli.render import exit_code_for, progress_line, record_json, result_text, summary
+from mooring.cli.render import (
+    exit_code_for,
+    progress_line,
+    record_json,
+    records_json,
+    result_text,
+    summary,
+)
 from mooring.cli.resources import read_linked, resource_text
 from mooring.cli.terminal import in_daemon_thread
 from mooring.core.elicitation import (
@@ -50,7 +57,16 @@ async def _find(ctx: CliContext, key: str) -> TaskRecord:
 
 
 async def _final_output(ctx: CliContext, record: TaskRecord) -> ExitCode:
-    shown = await record_json(ctx, record)
+    return _say_final(ctx, record, await record_json(ctx, record))
+
+
+async def _final_outputs(ctx: CliContext, records: list[TaskRecord]) -> list[ExitCode]:
+    """:func:`_final_output` of each record, in order, read in one database round."""
+    shown = await records_json(ctx, records)
+    return [_say_final(ctx, record, one) for record, one in zip(records, shown, strict=True)]
+
+
+def _say_final(ctx: CliContext, record: TaskRecord, shown: dict[str, Any]) -> ExitCode:
     if ctx.as_json:
         ctx.say(json.dumps(shown, indent=2))
     else:
@@ -179,8 +195,8 @@ async def follow(
     try:
         async with asyncio.timeout(give_up_after):
             return await _follow(ctx, records, driver or ctx.monitor, wait_for_answers)
-    except TimeoutError:
-        return {r.id: (await ctx.ledger.get(r.id)) or r for r in records}
+    except TimeoutError:  # each as stored now, read together
+        return {v.record.id: v.record for v in await ctx.host.task_views(records, fresh=True)}
     except asyncio.CancelledError:  # Ctrl-C: only this command stops, never the task
         _say_the_task_goes_on(ctx, records)
         raise
@@ -380,13 +396,17 @@ async def list_tasks(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     else:
         records = await ctx.ledger.list_records(limit=args.limit)
     if ctx.as_json:
-        ctx.say(json.dumps([await record_json(ctx, r) for r in records], indent=2))
+        ctx.say(json.dumps(await records_json(ctx, records), indent=2))
         return ExitCode.OK
     if not records:
         ctx.say(no_tasks(active=args.active))
-    for r in records:
-        server = await ctx.catalog.get_server(r.server_id)
-        ctx.say(list_line(r, server.alias if server else None, await state_line(ctx, r)))
+    aliases: dict[str, str | None] = {}  # a removed server's too: its tasks still name it
+    for view in await ctx.host.task_views(records):  # results read together, not per row
+        server_id = view.record.server_id
+        if server_id not in aliases:
+            server = await ctx.catalog.get_server(server_id)
+            aliases[server_id] = server.alias if server else None
+        ctx.say(list_line(view.record, aliases[server_id], view_state_line(view)))
     return ExitCode.OK
 
 
@@ -492,7 +512,7 @@ async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             await notifier.aclose(delivering)
         if lock is not None:
             lock.release()
-    codes = [await _final_output(ctx, finals[r.id]) for r in records]
+    codes = await _final_outputs(ctx, [finals[r.id] for r in records])
     return next((c for c in codes if c is not ExitCode.OK), ExitCode.OK)
 
 
@@ -611,7 +631,7 @@ async def reconcile(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             json.dumps(
                 {
                     "checked": report.checked,
-                    "refreshed": [await record_json(ctx, r) for r in report.refreshed],
+                    "refreshed": await records_json(ctx, report.refreshed),
                     "unknown_outcome": [r.id for r in report.unknown],
                     "orphaned": [r.id for r in report.orphaned],
                     "approval_withdrawn": [r.id for r in report.withdrawn],
@@ -624,8 +644,8 @@ async def reconcile(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         )
     else:
         ctx.say(f"Checked {report.checked} unfinished task(s).")
-        for r in report.refreshed:
-            ctx.say(f"{_short(r)}  {r.tool}: {await state_line(ctx, r)}")
+        for view in await ctx.host.task_views(report.refreshed):
+            ctx.say(f"{_short(view.record)}  {view.record.tool}: {view_state_line(view)}")
         for r in report.unknown:
             ctx.say(f"{_short(r)}  {r.tool}: may or may not have run — retry or abandon it")
         for r in report.never_sent:
