@@ -30,7 +30,6 @@ from mooring.core.errors import KnownError
 from mooring.storage import repositories as repo
 from mooring.storage import tables as t
 from mooring.storage.db import Database
-from mooring.storage.read_batches import shared_reads
 
 # Statements on the way to every model request (and after every reply) are built once: building
 # a statement and its cache key at each call cost more than running it (a turn's start went from
@@ -414,7 +413,6 @@ class SqlConversations:
     def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
         self.clock = clock
-        self._reads = shared_reads(db)
 
     async def create_conversation(self, conversation: Conversation) -> None:
         await self.db.run(lambda s: add_conversation(s, conversation))
@@ -423,7 +421,7 @@ class SqlConversations:
         return await self.db.run(lambda s: get_conversation(s, conversation_id))
 
     async def find_conversation(self, key: str) -> Conversation | None:
-        return await self._reads.run(lambda s: find_conversation(s, key))
+        return await self.db.run(lambda s: find_conversation(s, key))
 
     async def list_conversations(self, *, limit: int | None = None) -> list[Conversation]:
         return await self.db.run(lambda s: list_conversations(s, limit=limit))

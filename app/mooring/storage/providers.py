@@ -17,7 +17,6 @@ from mooring.core.clock import Clock
 from mooring.core.errors import KnownError
 from mooring.storage import tables as t
 from mooring.storage.db import Database
-from mooring.storage.read_batches import shared_reads
 
 _p = t.providers
 # Built once: every model turn reads its provider (see storage/conversations.py).
@@ -106,16 +105,15 @@ class SqlProviderBook:
     def __init__(self, db: Database, clock: Clock) -> None:
         self._db = db
         self._clock = clock
-        self._reads = shared_reads(db)
 
     async def list_providers(self) -> list[ProviderConfig]:
         return await self._db.run(list_providers)
 
     async def get_provider(self, provider_id: str) -> ProviderConfig | None:
-        return await self._reads.run(lambda s: get_provider(s, provider_id))
+        return await self._db.run(lambda s: get_provider(s, provider_id))
 
     async def find_provider(self, name: str) -> ProviderConfig | None:
-        return await self._reads.run(lambda s: find_provider(s, name))
+        return await self._db.run(lambda s: find_provider(s, name))
 
     async def add_provider(self, config: ProviderConfig) -> bool:
         at = self._clock.now()
@@ -125,7 +123,7 @@ class SqlProviderBook:
         await self._db.run(lambda s: remove_provider(s, provider_id))
 
     async def default_provider(self) -> ProviderConfig | None:
-        return await self._reads.run(default_provider)
+        return await self._db.run(default_provider)
 
     async def set_default_provider(self, provider_id: str) -> None:
         await self._db.run(lambda s: set_default(s, provider_id))

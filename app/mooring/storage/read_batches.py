@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -142,16 +141,3 @@ def _in_savepoint(session: Session, fn: Callable[[Session], Any]) -> tuple[bool,
         return False, exc
     connection.exec_driver_sql(f"RELEASE {_SAVEPOINT}")
     return True, value
-
-
-_SHARED: weakref.WeakKeyDictionary[Database, ReadBatches] = weakref.WeakKeyDictionary()
-
-
-def shared_reads(db: Database) -> ReadBatches:
-    """``db``'s one read batcher, shared by every store on it: reads asked for together by
-    different parts of the host (a chat turn's conversation, its provider and the servers)
-    share one transaction and one trip to the writer thread."""
-    reads = _SHARED.get(db)
-    if reads is None:
-        reads = _SHARED[db] = ReadBatches(db)
-    return reads

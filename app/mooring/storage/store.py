@@ -24,7 +24,7 @@ from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.storage import repositories as repo
 from mooring.storage.db import Database
-from mooring.storage.read_batches import WriteBatches, shared_reads
+from mooring.storage.read_batches import ReadBatches, WriteBatches
 
 log = logging.getLogger("mooring.storage")
 
@@ -36,13 +36,13 @@ class SqlStore:
         self.db = db
         self.clock = clock
         self._checks = _CheckBatches(db)
-        self._reads = shared_reads(db)
+        self._reads = ReadBatches(db)
         self._writes = WriteBatches(db)
         """The point reads a poll or a reconciliation makes per task, batched."""
 
     # ServerCatalog
     async def list_servers(self) -> list[ServerDefinition]:
-        return await self._reads.run(repo.list_servers)
+        return await self.db.run(repo.list_servers)
 
     async def find_server(self, alias: str) -> ServerDefinition | None:
         return await self.db.run(lambda s: repo.find_server(s, alias))
