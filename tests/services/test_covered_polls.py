@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from mooring.core.events import TaskDidChange
 from mooring.core.tasks.states import LocalState
 from mooring.mcp.gateway import McpGateway
 from mooring.mcp.lazy import LazyGateway
@@ -192,6 +193,12 @@ async def test_after_a_restart_running_tasks_are_re_read_by_the_stream_not_polle
                 all_covered.set()
 
     again.gateway.add_coverage_listener(coverage)
+    told = [anyio.Event()]  # a poll in flight as coverage came plans its task's next when done
+
+    def on_change(_event: TaskDidChange) -> None:
+        told[0].set()
+
+    again.events.on(TaskDidChange, on_change)
     gets_before = len([line for line in log.read_text().splitlines() if '"tasks/get"' in line])
     with anyio.fail_after(60):
         async with anyio.create_task_group() as group:
@@ -204,6 +211,9 @@ async def test_after_a_restart_running_tasks_are_re_read_by_the_stream_not_polle
                 task_ids.append(stored.task_id)
                 again.monitor.track(stored)
             await all_covered.wait()
+            while any(again.monitor.due_at(r.id) is None for r in records):
+                told[0] = anyio.Event()
+                await told[0].wait()
             for record in records:
                 due = again.monitor.due_at(record.id)
                 assert due is not None
