@@ -168,7 +168,9 @@ async def test_after_a_restart_running_tasks_are_re_read_by_the_stream_not_polle
     server = demo_definition(
         tmp_path / "store.sqlite3",
         log,
-        poll_interval_ms=2_000,
+        # No first look before half of it: room for the listen stream to open first on a busy
+        # machine (2 s left it 1 s, and a loaded CI run polled all three tasks).
+        poll_interval_ms=10_000,
         checkpoint_delay_ms=60_000,
         rows_per_checkpoint=1,
     )
