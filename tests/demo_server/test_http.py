@@ -228,7 +228,9 @@ async def test_ttl_expiry_and_the_forget_fault_answer_32602(servers: Servers) ->
         with pytest.raises(MCPError) as gone:
             await get_task(client.session, forgotten.task_id)
     assert expired.error.code == -32602
-    assert "expired" in expired.error.message
+    # "has expired" when a get sees the task first; "not found" when the instance's purge (at
+    # most a second apart) came first, as it can on a loaded machine. Both are -32602.
+    assert expired.error.message.endswith(("Task has expired", "Task not found"))
     assert gone.value.error.code == -32602
 
 
