@@ -11,6 +11,7 @@ from mooring.core.tasks.states import LocalState
 TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:  # type-only: quick commands format records without loading the host
     from mooring.cli.context import CliContext
+    from mooring.core.conversation import ToolRound
     from mooring.services.host import TaskView
 
 COMPLETED = "completed"
@@ -27,11 +28,10 @@ def with_tool_error(record: TaskRecord, error: str | None) -> str:
 
 async def state_line(ctx: CliContext, record: TaskRecord) -> str:
     """The one-line state of a record, reading its stored result when it completed."""
-    error = None
+    tool_round = None
     if record.state is LocalState.COMPLETED and record.tool_round_id:
         tool_round = await ctx.ledger.tool_round(record.tool_round_id)
-        error = tool_error(tool_round.result if tool_round else None)
-    return with_tool_error(record, error)
+    return _line(record, tool_round)
 
 
 def list_line(record: TaskRecord, alias: str | None, state: str) -> str:
@@ -46,8 +46,11 @@ def no_tasks(*, active: bool) -> str:
 
 def view_state_line(view: TaskView) -> str:
     """:func:`state_line` of a view, whose stored result was read with it."""
-    record = view.record
+    return _line(view.record, view.tool_round)
+
+
+def _line(record: TaskRecord, tool_round: ToolRound | None) -> str:
     error = None
-    if record.state is LocalState.COMPLETED and view.tool_round is not None:
-        error = tool_error(view.tool_round.result)
+    if record.state is LocalState.COMPLETED and tool_round is not None:
+        error = tool_error(tool_round.result)
     return with_tool_error(record, error)

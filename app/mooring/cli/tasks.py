@@ -57,11 +57,12 @@ async def _find(ctx: CliContext, key: str) -> TaskRecord:
 
 
 async def _final_output(ctx: CliContext, record: TaskRecord) -> ExitCode:
-    return _say_final(ctx, record, await record_json(ctx, record))
+    return (await _final_outputs(ctx, [record]))[0]
 
 
 async def _final_outputs(ctx: CliContext, records: list[TaskRecord]) -> list[ExitCode]:
-    """:func:`_final_output` of each record, in order, read in one database round."""
+    """Print where each record ended, in order (read in one database round); their exit
+    codes."""
     shown = await records_json(ctx, records)
     return [_say_final(ctx, record, one) for record, one in zip(records, shown, strict=True)]
 
@@ -195,8 +196,9 @@ async def follow(
     try:
         async with asyncio.timeout(give_up_after):
             return await _follow(ctx, records, driver or ctx.monitor, wait_for_answers)
-    except TimeoutError:  # each as stored now, read together
-        return {v.record.id: v.record for v in await ctx.host.task_views(records, fresh=True)}
+    except TimeoutError:  # each as stored now (asked at once: the ledger batches the reads)
+        stored = await asyncio.gather(*(ctx.ledger.get(r.id) for r in records))
+        return {r.id: now or r for r, now in zip(records, stored, strict=True)}
     except asyncio.CancelledError:  # Ctrl-C: only this command stops, never the task
         _say_the_task_goes_on(ctx, records)
         raise
@@ -267,7 +269,7 @@ async def _follow(
             for item in event.new_inputs:
                 if not await _ask(ctx, event.record, item, told):
                     waiting_on_user.add(event.record.id)
-            if settled(latest[event.record.id]):
+            if settled(event.record):
                 open_ids.discard(event.record.id)
             else:
                 open_ids.add(event.record.id)
@@ -400,13 +402,16 @@ async def list_tasks(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         return ExitCode.OK
     if not records:
         ctx.say(no_tasks(active=args.active))
-    aliases: dict[str, str | None] = {}  # a removed server's too: its tasks still name it
+    removed: dict[str, str | None] = {}  # views name live servers; a removed one's tasks too
     for view in await ctx.host.task_views(records):  # results read together, not per row
+        alias = view.server_alias
         server_id = view.record.server_id
-        if server_id not in aliases:
-            server = await ctx.catalog.get_server(server_id)
-            aliases[server_id] = server.alias if server else None
-        ctx.say(list_line(view.record, aliases[server_id], view_state_line(view)))
+        if alias is None:
+            if server_id not in removed:
+                server = await ctx.catalog.get_server(server_id)
+                removed[server_id] = server.alias if server else None
+            alias = removed[server_id]
+        ctx.say(list_line(view.record, alias, view_state_line(view)))
     return ExitCode.OK
 
 
