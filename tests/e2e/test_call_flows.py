@@ -43,6 +43,21 @@ def test_detach_returns_with_the_task_id_persisted(cli: Cli, tmp_path: Path) -> 
     assert demo.count("tools/call") == 1
 
 
+def test_watch_that_gives_up_exits_waiting_with_the_task_as_stored(
+    cli: Cli, tmp_path: Path
+) -> None:
+    demo = add_demo(cli, tmp_path, checkpoint_delay_ms=60_000, rows_per_checkpoint=1)
+    shown = cli.json(
+        "call", "demo", "import_suppliers", "--detach", "--args", f'{{"path": "{CLEAN}"}}'
+    )
+    # Gives up long before the task ends: it says where the task stands, and exits "waiting".
+    left = cli.json("tasks", "watch", shown["id"], "--timeout", "2", expect=9)
+    assert left["id"] == shown["id"]
+    assert left["state"] in ("working", "input_required")
+    assert left["task_id"] == shown["task_id"]
+    assert demo.count("tools/call") == 1
+
+
 def test_host_killed_mid_task_and_a_new_process_finishes_it(cli: Cli, tmp_path: Path) -> None:
     demo = add_demo(cli, tmp_path, checkpoint_delay_ms=150, rows_per_checkpoint=2)
     follower = cli.start("call", "demo", "import_suppliers", "--args", f'{{"path": "{CLEAN}"}}')
