@@ -8,6 +8,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,47 @@ def test_reopening_keeps_everything(db_path: Path) -> None:
         assert second.call_sync(repo.list_servers) == [server]
     finally:
         second.close()
+
+
+OPEN_ON_GO = """
+import sys
+from pathlib import Path
+from mooring.storage.db import Database
+print("ready", flush=True)
+sys.stdin.readline()
+db = Database.open(Path(sys.argv[1]))
+db.close()
+print("opened", flush=True)
+"""
+
+
+def test_several_processes_creating_one_database_at_once_all_open_it(db_path: Path) -> None:
+    """The window and a CLI command (or several scripted commands) starting together on a new
+    data folder: each one opens the database; none fails on the others' migration."""
+    starting = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPEN_ON_GO, str(db_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    for process in starting:  # all imported and waiting: the opens start together
+        assert process.stdout is not None
+        assert process.stdout.readline().strip() == "ready"
+    for process in starting:
+        assert process.stdin is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    outcomes = [process.communicate(timeout=120) for process in starting]
+    assert [
+        (p.returncode, out.strip()) for p, (out, _) in zip(starting, outcomes, strict=True)
+    ] == [(0, "opened")] * 4, [err for _, err in outcomes]
+    db = Database.open(db_path)
+    assert db.schema.up_to_date
+    db.close()
 
 
 def test_a_newer_schema_is_refused_and_left_untouched(db_path: Path) -> None:

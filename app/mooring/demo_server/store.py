@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -162,6 +163,25 @@ def _row(raw: sqlite3.Row) -> TaskRow:
     )
 
 
+def _enable_wal(conn: sqlite3.Connection, *, deadline: float) -> None:
+    """Put the file in WAL mode, waiting while other processes hold it.
+
+    Switching a new file to WAL takes an exclusive lock, and SQLite answers "database is locked"
+    at once, without its busy handler, when other connections are opening the same new file
+    (several instances starting together on one store): try again, briefly, until ``deadline``.
+    """
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 class Store:
     """SQLite-backed persistence shared by every instance that opens the same file."""
 
@@ -186,9 +206,9 @@ class Store:
                 self.path, timeout=30, isolation_level=None, check_same_thread=True
             )
             conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=30000")
+            _enable_wal(conn, deadline=time.monotonic() + 30)
+            conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
         return conn
 

@@ -5,7 +5,8 @@ Opening is careful, in this order, so a file we must not change is never changed
 1. inspect it through a *read-only* connection (is it a database? which schema?);
 2. refuse a schema newer than this Mooring knows, untouched;
 3. check that a write lock can be taken (read-only files, locked files);
-4. only then switch on WAL and run the Alembic migrations.
+4. only then switch on WAL and run the Alembic migrations, holding the write lock: a second
+   Mooring starting on the same new file at the same moment waits, then finds it current.
 
 All work then runs on one dedicated thread (one writer, never the GUI thread), one transaction
 per call; SQLite failures come out as :class:`StorageError` with a hint for the user.
@@ -19,6 +20,7 @@ import functools
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -187,15 +189,36 @@ def begin_read(session: Session) -> None:
 def _pragmas(dbapi_conn: Any, _record: Any, *, busy_ms: int) -> None:
     cursor = dbapi_conn.cursor()
     cursor.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
-    cursor.execute("PRAGMA journal_mode = WAL")
+    _enable_wal(cursor, deadline=time.monotonic() + busy_ms / 1000)
     cursor.execute("PRAGMA synchronous = NORMAL")
     cursor.execute("PRAGMA foreign_keys = ON")
     cursor.close()
 
 
+def _enable_wal(cursor: Any, *, deadline: float) -> None:
+    """Put the file in WAL mode, waiting while other processes hold it.
+
+    Switching a new file to WAL takes an exclusive lock, and SQLite answers "database is locked"
+    at once, without the busy handler, while other processes are opening the same new file:
+    try again, briefly, until ``deadline`` (the busy timeout)."""
+    pause = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 def _migrate(session: Session) -> None:
     from alembic import command
 
+    # Under the write lock before Alembic reads the revision: two processes that both found the
+    # file behind would otherwise both create its tables ("table ... already exists").
+    begin_write(session)
     cfg = alembic_config()
     cfg.attributes["connection"] = session.connection()
     command.upgrade(cfg, "head")
