@@ -78,6 +78,12 @@ async def test_every_message_field_and_conversation_setting_round_trips(db: Data
     )
     await book.append_messages([reply])
     assert await book.messages(conv.id) == [reply]
+    # A turn's start writes and reads on the plain driver connection: the same fields, both ways.
+    sent = dataclasses.replace(
+        a_message(conv, "and?"), created_at=T1, is_error=True, awaits_task=True, model="m"
+    )
+    assert await book.begin_turn(sent) == [reply, sent]
+    assert await book.messages(conv.id) == [reply, sent]
 
 
 async def test_search_finds_titles_and_message_text_and_follows_renames_and_deletes(
@@ -324,6 +330,15 @@ async def test_a_turn_does_not_begin_before_a_finished_tasks_result_is_stored(
         "while it runs",
     ]
     assert await book.begin_turn(a_message(conv, "anyway"), check_waiting=False) is not None
+    # Once the result is stored as the follow-up, turns begin again.
+    result = dataclasses.replace(
+        a_message(conv, "The import finished.", Role.TOOL),
+        tool_call_id="c1",
+        tool_round_id=tool_round.id,
+        followup=True,
+    )
+    await book.append_messages([result])
+    assert await book.begin_turn(a_message(conv, "thanks")) is not None
 
 
 async def test_beginning_a_turn_in_a_deleted_conversation_is_a_clear_error(

@@ -18,10 +18,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import event
 
-from mooring.core.conversation import ToolRound
+from mooring.core.clock import SystemClock
+from mooring.core.conversation import Conversation, Message, Role, ToolRound
 from mooring.core.ids import argument_digest, new_id
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.storage import repositories as repo
+from mooring.storage.conversations import SqlConversations
 from mooring.storage.db import Database, head_revision
 from mooring.storage.errors import StorageError
 from mooring.storage.tables import is_declared_here, metadata
@@ -252,6 +254,33 @@ def test_a_write_blocked_by_another_writer_is_a_clear_error_and_loses_nothing(
         holder.execute("ROLLBACK")
         holder.close()
     assert db.call_sync(repo.list_servers) == [server]
+    db.close()
+
+
+@pytest.mark.anyio
+async def test_a_turn_blocked_by_another_writer_is_a_clear_error_and_stores_nothing(
+    db_path: Path,
+) -> None:
+    """A chat turn's first write runs on the plain driver connection: the same clear error, and
+    the connection goes back to the pool usable."""
+    db = Database.open(db_path, busy_timeout_ms=0)
+    book = SqlConversations(db, SystemClock())
+    conversation = Conversation(id=new_id(), title="t", created_at=T0, updated_at=T0)
+    await book.create_conversation(conversation)
+    message = Message(
+        id=new_id(), conversation_id=conversation.id, role=Role.USER, content="hi", created_at=T0
+    )
+    holder = sqlite3.connect(db_path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StorageError) as caught:
+            await book.begin_turn(message)
+        assert caught.value.code == "database_locked"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert await book.messages(conversation.id) == []
+    assert await book.begin_turn(message) == [message]
     db.close()
 
 

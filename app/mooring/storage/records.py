@@ -40,6 +40,15 @@ FROM_COLUMN: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def utc_text(value: datetime | None) -> str | None:
+    """An aware datetime as stored: ISO 8601 text in UTC, to the microsecond."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("naive datetimes are not stored: pass an aware UTC datetime")
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
 def utc_from_text(value: Any) -> datetime | None:
     """A stored timestamp (ISO 8601 text) as an aware UTC datetime."""
     if value is None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -22,7 +22,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator
 
-from mooring.storage.records import utc_from_text
+from mooring.storage.records import utc_from_text, utc_text
 
 metadata = MetaData(
     naming_convention={
@@ -41,11 +41,7 @@ class UtcDateTime(TypeDecorator[datetime]):
     cache_ok = True
 
     def process_bind_param(self, value: datetime | None, dialect: Dialect) -> str | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError("naive datetimes are not stored: pass an aware UTC datetime")
-        return value.astimezone(UTC).isoformat(timespec="microseconds")
+        return utc_text(value)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         return utc_from_text(value)
