@@ -43,7 +43,7 @@ IDS = ("tracing_round",)
 CALLS = 20
 """Timed calls per child process, after its warm-up (``small``: 3)."""
 PAIRS = 8
-"""Pairs of child processes (an even number: as many pairs start with each side; ``small``: 2)."""
+"""Pairs of child processes (an even number: as many pairs start with each side; ``small``: 1)."""
 
 
 async def _rounds(folder: Path, label: str, calls: int) -> list[float]:
@@ -98,7 +98,7 @@ def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]
     sides alternating in child processes."""
     if not wanted("tracing_round"):
         return []
-    pairs, calls = (2, 3) if size.name == "small" else (PAIRS, CALLS)
+    pairs, calls = (1, 3) if size.name == "small" else (PAIRS, CALLS)
     times: dict[str, list[float]] = {"off": [], "on": []}
     ratios = []
     for block in range(pairs):
