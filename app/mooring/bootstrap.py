@@ -285,6 +285,11 @@ def run_gui(
 
             bg.follower.on_takeover = took_over
             try:
+                # The rows were painted before this look: a task the poller finished meanwhile is
+                # no longer unfinished, so the follower would never follow it. Follow what is
+                # unfinished now, then read the rows again (a change after that, it reports).
+                await bg.follower.discover_new()
+                reread_unfinished_rows()
                 await bg.follower.run()
             finally:
                 for task in adopting:
@@ -299,12 +304,14 @@ def run_gui(
             adopter.knows({r.id for r in report.refreshed})
         except KnownError as exc:
             log.warning("launch reconciliation stopped: %s", exc.message)
-        for window in windows:
-            # Another process may have finished work between the first paint and this one
-            # taking the lock (reconciliation reads only unfinished tasks): read those rows again.
-            for view in window.tasks.feed.model.unfinished():
-                window.tasks.feed.refresh(view.record)
+        # Another process may have finished work between the first paint and this one taking
+        # the lock (reconciliation reads only unfinished tasks): read those rows again.
+        reread_unfinished_rows()
         await adopter.run()
+
+    def reread_unfinished_rows() -> None:
+        for window in windows:
+            window.tasks.feed.refresh_many(v.record for v in window.tasks.feed.model.unfinished())
 
     async def shutdown() -> None:
         if not parts:

@@ -12,11 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from mooring.adapters.poller_lock import FilePollerLock
+from mooring.settings.paths import resolve_paths
 from tests.e2e.conftest import SAMPLES, Cli, DemoServer, add_demo
 from tests.helpers.notifyd import logged, private_bus, service_process
 from tests.helpers.processes import Lines
 
 PROBE = Path(__file__).with_name("notify_probe.py")
+FOLLOW_PROBE = Path(__file__).with_name("follow_probe.py")
 
 
 @pytest.fixture
@@ -115,3 +118,38 @@ def test_a_watcher_follows_the_window_that_polls(
         "A task needs your input",
         "A background task completed",
     ]
+
+
+def test_a_task_finished_elsewhere_before_the_windows_first_look_is_shown_finished(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """The window painted a task as unfinished; the process that polls finished it before the
+    window's follower first looked at the ledger (so the follower never followed it): the row
+    is read again, not left unfinished until the window restarts."""
+    demo, _ = prepare(cli, tmp_path)
+    watcher = FilePollerLock(resolve_paths(cli.data_dir).poller_lock, "a watcher")
+    assert watcher.try_acquire()  # another process polls: the window follows
+    try:
+        env = {
+            **os.environ,
+            "MOORING_DATA_DIR": str(cli.data_dir),
+            "QT_QPA_PLATFORM": "offscreen",
+            "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")]),
+        }
+        env.update({k: v for k, v in cli.env.items() if v is not None})
+        env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+        done = subprocess.run(
+            [sys.executable, str(FOLLOW_PROBE)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        watcher.release()
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])["seen"]
+    assert not seen[0][0].startswith("completed"), seen  # painted as the ledger had it then
+    assert seen[-1] == ["completed"], seen
+    assert not [r for r in demo.requests() if r["method"] == "tasks/get"]  # it only followed
