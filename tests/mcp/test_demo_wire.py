@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import os
 import signal
 import sys
@@ -459,6 +461,33 @@ async def test_the_gateway_keeps_one_connection_per_server_and_profile(
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     assert isinstance(await first.call_tool("greet", {"name": "c"}), NotSent)
+
+
+STARTS_THEN_SLEEPS = "import sys, time; open(sys.argv[1], 'w').close(); time.sleep(60)"
+
+
+async def test_closing_the_gateway_waits_for_a_connection_it_is_replacing(
+    settings: ConnectionSettings, tmp_path: Path
+) -> None:
+    """A server edited just before the window closes: its old connection is being stopped
+    (the old process given its grace period) when the gateway closes. The close waits for it,
+    so no server process outlives the app (the loop used to close under that stop)."""
+    gateway = McpGateway(settings=settings)
+    started = tmp_path / "started"
+    slow_to_stop = stdio_definition(  # no MCP: it sleeps until the stop's signal, after a grace
+        sys.executable, "-c", STARTS_THEN_SLEEPS, str(started)
+    )
+    old = await gateway.connect(slow_to_stop)
+    await eventually(started.exists, bool)  # its process runs
+    edited = dataclasses.replace(slow_to_stop, args=(*slow_to_stop.args, "edited"))
+    replacing = asyncio.ensure_future(gateway.connect(edited))
+    await asyncio.sleep(0)  # one loop turn: the connect has taken the old one out to stop it
+    assert gateway.connection(slow_to_stop.id) is None
+    with anyio.fail_after(30):
+        await gateway.aclose()
+        assert old.status.state is ConnectionState.STOPPED
+        new = await replacing
+    assert new.status.state is ConnectionState.STOPPED
 
 
 async def test_task_notifications_reach_gateway_listeners(

@@ -76,6 +76,8 @@ class McpGateway:
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self._notifications_wanted = False
         self._closed = False
+        self._stopping: set[McpConnection] = set()
+        """Connections taken out (replaced or disconnected) whose stop is under way."""
 
     async def connect(
         self, server: ServerDefinition, profile_id: str | None = None
@@ -102,7 +104,7 @@ class McpGateway:
         self._secrets_changed.discard(key)
         existing = self._connections.pop(key, None)
         if existing is not None:
-            await existing.aclose()
+            await self._stop(existing)
         connection = McpConnection(
             server,
             profile_id,
@@ -202,12 +204,23 @@ class McpGateway:
         self._defined.pop((server_id, profile_id), None)
         connection = self._connections.pop((server_id, profile_id), None)
         if connection is not None:
+            await self._stop(connection)
+
+    async def _stop(self, connection: McpConnection) -> None:
+        # Stopping a stdio server may take the SDK's grace period and escalation (seconds): a
+        # close meanwhile (the window quitting just after a server was edited) waits for it
+        # too, or the loop would end under it and leave the server process running.
+        self._stopping.add(connection)
+        try:
             await connection.aclose()
+        finally:
+            self._stopping.discard(connection)
 
     async def aclose(self) -> None:
-        """Stop every connection (their owner tasks exit and stdio servers end)."""
+        """Stop every connection (their owner tasks exit and stdio servers end), those being
+        replaced or disconnected included."""
         self._closed = True
-        connections = list(self._connections.values())
+        connections = [*self._connections.values(), *self._stopping]
         self._connections.clear()
         async with anyio.create_task_group() as tg:
             for connection in connections:
