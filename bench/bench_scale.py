@@ -76,6 +76,20 @@ def gui_probe(*args: str, timeout_s: float = 600) -> dict[str, Any]:
     return _json_line(done.stdout)
 
 
+def gap_spread(shown: dict[str, Any], idle: dict[str, Any]) -> dict[str, Any]:
+    """Beside a worst gap: the 99th percentile gap and the gaps over a frame's 33 ms, in the
+    window and in the idle baseline (a virtual machine's own hiccups reach the worst gap of an
+    idle window; they do not fill its percentiles)."""
+    return {
+        "p99_gap_ms": round(float(shown["p99_gap_ms"]), 1),
+        "gaps_over_33ms": shown["gaps_over_33ms"],
+        "beats": shown["beats"],
+        "idle_p99_gap_ms": round(float(idle["p99_gap_ms"]), 1),
+        "idle_gaps_over_33ms": idle["gaps_over_33ms"],
+        "idle_beats": idle["beats"],
+    }
+
+
 def _reconcile(fleet: Fleet, big: Path, pairs_file: Path, count: int) -> Result:
     what = f"mooring reconcile, {count} active tasks on {len(fleet.servers)} servers over HTTP"
     run = Watched.run(_mooring(big, "reconcile"))
@@ -125,6 +139,7 @@ def _gui_stall(big: Path, idle_s: float, cut_s: float) -> Result:
         met=value <= STALL_TARGET_MS,
         reconcile_s=None if shown["reconcile_s"] is None else round(shown["reconcile_s"], 3),
         cut_after_s=shown["cut_after_s"],
+        **gap_spread(shown, idle),
     )
 
 

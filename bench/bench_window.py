@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.bench_scale import STALL_TARGET_MS, gui_probe
+from bench.bench_scale import STALL_TARGET_MS, gap_spread, gui_probe
 from bench.fleet import data_folder
 from bench.seed import seed
 from bench.suite import Result, Size, measured, unmeasured
@@ -73,6 +73,7 @@ def _cards(size: Size, folder: Path) -> Result:
         unit="ms",
         target=f"<= {STALL_TARGET_MS:g} ms",
         met=value <= STALL_TARGET_MS,
+        **gap_spread(shown, idle),
     )
 
 
