@@ -9,11 +9,14 @@ at scale, and tasks were stored as "status unavailable".
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import threading
 from collections.abc import AsyncGenerator
 
 import anyio
 import anyio.lowlevel
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from mooring.ui.loop import qt_event_loop
@@ -54,3 +57,77 @@ def test_a_dropped_async_generator_is_closed_in_its_own_task(qapp: QApplication)
     finally:
         loop.close()
     assert released == ["stream"]
+
+
+# -- the ready queue ---------------------------------------------------------------------------
+
+
+def test_ready_callbacks_run_in_order_and_a_cancelled_one_does_not(qapp: QApplication) -> None:
+    loop = qt_event_loop(qapp)
+    ran: list[str] = []
+    try:
+        loop.call_soon(ran.append, "first")
+        cancelled = loop.call_soon(ran.append, "cancelled")
+        loop.call_soon(lambda: loop.call_soon(ran.append, "made ready by second"))
+        loop.call_soon(ran.append, "third")
+        cancelled.cancel()
+        loop.call_soon(loop.stop)
+        loop.run_forever()
+        loop.run_until_complete(asyncio.sleep(0))  # the one made ready last
+    finally:
+        loop.close()
+    # As asyncio: what a callback makes ready runs after what was waiting already.
+    assert ran == ["first", "third", "made ready by second"]
+
+
+def test_callbacks_that_keep_making_work_ready_never_starve_qt(qapp: QApplication) -> None:
+    """A coroutine that yields with ``sleep(0)`` in a loop (or callbacks that schedule each
+    other) keeps the queue full: Qt's own events (input, painting, timers) still get turns."""
+    loop = qt_event_loop(qapp)
+    qt_turns: list[int] = []
+    spins = 0
+
+    async def busy() -> None:
+        nonlocal spins
+        while len(qt_turns) < 3:
+            spins += 1
+            await asyncio.sleep(0)
+
+    def qt_timer() -> None:
+        qt_turns.append(spins)
+        if len(qt_turns) < 3:
+            QTimer.singleShot(0, qt_timer)
+
+    try:
+        QTimer.singleShot(0, qt_timer)
+        loop.run_until_complete(busy())
+    finally:
+        loop.close()
+    assert len(qt_turns) == 3
+    assert qt_turns[-1] > qt_turns[0]  # the coroutine ran between Qt's turns
+
+
+def test_call_soon_threadsafe_runs_on_the_loop(qapp: QApplication) -> None:
+    loop = qt_event_loop(qapp)
+    ran: list[bool] = []
+
+    async def from_a_thread() -> None:
+        done = asyncio.Event()
+
+        def on_the_loop() -> None:
+            ran.append(threading.current_thread() is threading.main_thread())
+            done.set()
+
+        def in_thread() -> None:
+            loop.call_soon_threadsafe(on_the_loop)
+
+        worker = threading.Thread(target=in_thread)
+        worker.start()
+        await done.wait()
+        worker.join()
+
+    try:
+        loop.run_until_complete(from_a_thread())
+    finally:
+        loop.close()
+    assert ran == [True]
