@@ -31,15 +31,24 @@ def notifications(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         yield address, log
 
 
-def start_window(cli: Cli, address: str) -> subprocess.Popen[str]:
+def window_env(cli: Cli, address: str | None) -> dict[str, str]:
+    """The environment of a window process on ``cli``'s data folder (``address``: the D-Bus
+    session bus it notifies on, or none)."""
     env = {
         **os.environ,
         "MOORING_DATA_DIR": str(cli.data_dir),
         "QT_QPA_PLATFORM": "offscreen",
-        "DBUS_SESSION_BUS_ADDRESS": address,
         "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")]),
     }
     env.update({k: v for k, v in cli.env.items() if v is not None})
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    if address is not None:
+        env["DBUS_SESSION_BUS_ADDRESS"] = address
+    return env
+
+
+def start_window(cli: Cli, address: str) -> subprocess.Popen[str]:
+    env = window_env(cli, address)
     window = subprocess.Popen(
         [sys.executable, str(PROBE)],
         stdout=subprocess.PIPE,
@@ -130,19 +139,11 @@ def test_a_task_finished_elsewhere_before_the_windows_first_look_is_shown_finish
     watcher = FilePollerLock(resolve_paths(cli.data_dir).poller_lock, "a watcher")
     assert watcher.try_acquire()  # another process polls: the window follows
     try:
-        env = {
-            **os.environ,
-            "MOORING_DATA_DIR": str(cli.data_dir),
-            "QT_QPA_PLATFORM": "offscreen",
-            "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")]),
-        }
-        env.update({k: v for k, v in cli.env.items() if v is not None})
-        env.pop("DBUS_SESSION_BUS_ADDRESS", None)
         done = subprocess.run(
             [sys.executable, str(FOLLOW_PROBE)],
             capture_output=True,
             text=True,
-            env=env,
+            env=window_env(cli, None),
             timeout=120,
             check=False,
         )
