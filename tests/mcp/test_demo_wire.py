@@ -463,7 +463,7 @@ async def test_the_gateway_keeps_one_connection_per_server_and_profile(
     assert isinstance(await first.call_tool("greet", {"name": "c"}), NotSent)
 
 
-STARTS_THEN_SLEEPS = "import sys, time; open(sys.argv[1], 'w').close(); time.sleep(60)"
+STARTS_THEN_WAITS = "import signal, sys; open(sys.argv[1], 'w').close(); signal.pause()"
 
 
 async def test_closing_the_gateway_waits_for_a_connection_it_is_replacing(
@@ -474,15 +474,15 @@ async def test_closing_the_gateway_waits_for_a_connection_it_is_replacing(
     so no server process outlives the app (the loop used to close under that stop)."""
     gateway = McpGateway(settings=settings)
     started = tmp_path / "started"
-    slow_to_stop = stdio_definition(  # no MCP: it sleeps until the stop's signal, after a grace
-        sys.executable, "-c", STARTS_THEN_SLEEPS, str(started)
+    slow_to_stop = stdio_definition(  # no MCP: it waits for the stop's signal, after a grace
+        sys.executable, "-c", STARTS_THEN_WAITS, str(started)
     )
     old = await gateway.connect(slow_to_stop)
     await eventually(started.exists, bool)  # its process runs
     edited = dataclasses.replace(slow_to_stop, args=(*slow_to_stop.args, "edited"))
     replacing = asyncio.ensure_future(gateway.connect(edited))
-    await asyncio.sleep(0)  # one loop turn: the connect has taken the old one out to stop it
-    assert gateway.connection(slow_to_stop.id) is None
+    # The connect has taken the old connection out, and stops it.
+    await eventually(lambda: gateway.connection(slow_to_stop.id), lambda found: found is None)
     with anyio.fail_after(30):
         await gateway.aclose()
         assert old.status.state is ConnectionState.STOPPED

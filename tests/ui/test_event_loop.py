@@ -65,15 +65,19 @@ def test_a_dropped_async_generator_is_closed_in_its_own_task(qapp: QApplication)
 def test_ready_callbacks_run_in_order_and_a_cancelled_one_does_not(qapp: QApplication) -> None:
     loop = qt_event_loop(qapp)
     ran: list[str] = []
+    finished = loop.create_future()
+
+    def made_ready_by_second() -> None:
+        ran.append("made ready by second")
+        finished.set_result(None)
+
     try:
         loop.call_soon(ran.append, "first")
         cancelled = loop.call_soon(ran.append, "cancelled")
-        loop.call_soon(lambda: loop.call_soon(ran.append, "made ready by second"))
+        loop.call_soon(lambda: loop.call_soon(made_ready_by_second))
         loop.call_soon(ran.append, "third")
         cancelled.cancel()
-        loop.call_soon(loop.stop)
-        loop.run_forever()
-        loop.run_until_complete(asyncio.sleep(0))  # the one made ready last
+        loop.run_until_complete(finished)
     finally:
         loop.close()
     # As asyncio: what a callback makes ready runs after what was waiting already.
@@ -91,7 +95,7 @@ def test_callbacks_that_keep_making_work_ready_never_starve_qt(qapp: QApplicatio
         nonlocal spins
         while len(qt_turns) < 3:
             spins += 1
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # what is under test: a coroutine that only yields
 
     def qt_timer() -> None:
         qt_turns.append(spins)
