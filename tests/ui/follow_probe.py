@@ -20,7 +20,7 @@ from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.services.follower import DatabaseFollower
 from mooring.ui.main_window import MainWindow
-from mooring.ui.models.tasks import TaskRole
+from tests.ui.probe_rows import changed_row_states, on_rows_change
 
 GIVE_UP_MS = 30_000
 """Only a failing run waits this long: a row that is never read again."""
@@ -53,20 +53,14 @@ def watch(window: MainWindow) -> None:
         window.close()
 
     def check(*_args: object) -> None:
-        states = [
-            str(model.index(row, 0).data(TaskRole.STATE_WORDS)) for row in range(model.rowCount())
-        ]
-        if seen and seen[-1] == states:
+        states = changed_row_states(model, seen)
+        if states is None:
             return
-        seen.append(states)
         if states and all(s.startswith("completed") for s in states):
             report()
 
-    model.dataChanged.connect(check)
-    model.rowsInserted.connect(check)
-    model.modelReset.connect(check)
     QTimer.singleShot(GIVE_UP_MS, report)
-    check()
+    on_rows_change(model, check)
 
 
 if __name__ == "__main__":

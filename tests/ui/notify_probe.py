@@ -18,7 +18,7 @@ from mooring.bootstrap import run_gui
 from mooring.cli.parser import build_parser
 from mooring.settings.paths import resolve_paths
 from mooring.ui.main_window import MainWindow
-from mooring.ui.models.tasks import TaskRole
+from tests.ui.probe_rows import changed_row_states, on_rows_change
 
 TERMINAL = {"completed", "failed", "cancelled", "expired", "abandoned", "denied"}
 
@@ -38,12 +38,9 @@ def watch(window: MainWindow) -> None:
     model = window.tasks.model
 
     def check(*_args: object) -> None:
-        states = [
-            str(model.index(row, 0).data(TaskRole.STATE_WORDS)) for row in range(model.rowCount())
-        ]
-        if seen and seen[-1] == states:
+        states = changed_row_states(model, seen)
+        if states is None:
             return
-        seen.append(states)
         if states and all(s.split(" (")[0] in TERMINAL for s in states):
             # The report is the last line: the watcher may end, and this window take the
             # poller lock over, while it closes.
@@ -54,10 +51,7 @@ def watch(window: MainWindow) -> None:
 
     announce.timeout.connect(holds_lock)
     announce.start(20)
-    model.dataChanged.connect(check)
-    model.rowsInserted.connect(check)
-    model.modelReset.connect(check)
-    check()
+    on_rows_change(model, check)
 
 
 if __name__ == "__main__":

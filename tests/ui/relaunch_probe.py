@@ -12,7 +12,7 @@ import sys
 from mooring.bootstrap import run_gui
 from mooring.cli.parser import build_parser
 from mooring.ui.main_window import MainWindow
-from mooring.ui.models.tasks import TaskRole
+from tests.ui.probe_rows import changed_row_states, on_rows_change
 
 TERMINAL = {"completed", "failed", "cancelled", "expired", "abandoned", "not run — denied"}
 
@@ -22,22 +22,16 @@ def watch(window: MainWindow) -> None:
     model = window.tasks.model
 
     def check(*_args: object) -> None:
-        states = [
-            str(model.index(row, 0).data(TaskRole.STATE_WORDS)) for row in range(model.rowCount())
-        ]
-        if seen and seen[-1] == states:
+        states = changed_row_states(model, seen)
+        if states is None:
             return
-        seen.append(states)
         if states and all(s in TERMINAL for s in states):
             window.grab().save(sys.argv[1])
             sys.stdout.write(json.dumps({"seen": seen}) + "\n")
             sys.stdout.flush()
             window.close()
 
-    model.dataChanged.connect(check)
-    model.rowsInserted.connect(check)
-    model.modelReset.connect(check)
-    check()
+    on_rows_change(model, check)
 
 
 if __name__ == "__main__":

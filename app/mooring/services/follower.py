@@ -103,7 +103,6 @@ class DatabaseFollower:
             if self.discover and (
                 self._scanned_at is None or self._clock.now() - self._scanned_at >= LOOK_AGAIN
             ):
-                self._scanned_at = self._clock.now()
                 await self.discover_new()
             now = self._clock.now()
             for record_id, at in sorted(self._due.items(), key=lambda item: item[1]):
@@ -118,7 +117,9 @@ class DatabaseFollower:
                 await asyncio.wait_for(self._wake.wait(), timeout)
 
     async def discover_new(self) -> list[TaskRecord]:
-        """Follow the monitored tasks of the ledger not followed yet; returns them."""
+        """Follow the monitored tasks of the ledger not followed yet; returns them. (A look
+        made here, by the window before it follows, counts as :meth:`run`'s first.)"""
+        self._scanned_at = self._clock.now()
         if await self._ledger.unfinished_ids() <= self._latest.keys():
             return []  # nothing new (a look at the ids, not a read of every record)
         found = [

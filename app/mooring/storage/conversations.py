@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import Row, bindparam, delete, func, insert, select, text, update
@@ -161,22 +161,27 @@ def _call(data: dict[str, Any]) -> ToolCallRequest:
 
 
 def _message(row: Row[Any]) -> Message:
+    return _message_from(row._mapping)
+
+
+def _message_from(values: Mapping[Any, Any]) -> Message:
+    """A message from its columns as the column types decode them."""
     return Message(
-        id=row.id,
-        conversation_id=row.conversation_id,
-        role=Role(row.role),
-        content=row.content,
-        created_at=row.created_at,
-        status=MessageStatus(row.status),
-        error_kind=row.error_kind,
-        error=row.error,
-        tool_calls=tuple(_call(c) for c in row.tool_calls or []),
-        tool_call_id=row.tool_call_id,
-        tool_round_id=row.tool_round_id,
-        is_error=bool(row.is_error),
-        awaits_task=bool(row.awaits_task),
-        followup=bool(row.followup),
-        model=row.model,
+        id=values["id"],
+        conversation_id=values["conversation_id"],
+        role=Role(values["role"]),
+        content=values["content"],
+        created_at=values["created_at"],
+        status=MessageStatus(values["status"]),
+        error_kind=values["error_kind"],
+        error=values["error"],
+        tool_calls=tuple(_call(c) for c in values["tool_calls"] or []),
+        tool_call_id=values["tool_call_id"],
+        tool_round_id=values["tool_round_id"],
+        is_error=bool(values["is_error"]),
+        awaits_task=bool(values["awaits_task"]),
+        followup=bool(values["followup"]),
+        model=values["model"],
     )
 
 
@@ -340,25 +345,11 @@ def begin_turn(
 
 
 def _raw_message(row: sqlite3.Row) -> Message:
-    """A message from a plain ``sqlite3`` row: what the column types would have decoded."""
-    tool_calls = row["tool_calls"]
-    return Message(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        role=Role(row["role"]),
-        content=row["content"],
-        created_at=utc_from_text(row["created_at"]),  # type: ignore[arg-type]  # NOT NULL
-        status=MessageStatus(row["status"]),
-        error_kind=row["error_kind"],
-        error=row["error"],
-        tool_calls=tuple(_call(c) for c in (json.loads(tool_calls) if tool_calls else None) or []),
-        tool_call_id=row["tool_call_id"],
-        tool_round_id=row["tool_round_id"],
-        is_error=bool(row["is_error"]),
-        awaits_task=bool(row["awaits_task"]),
-        followup=bool(row["followup"]),
-        model=row["model"],
-    )
+    """A message from a plain ``sqlite3`` row: decoded as the column types would."""
+    values = dict(zip(row.keys(), row, strict=True))
+    values["created_at"] = utc_from_text(values["created_at"])
+    values["tool_calls"] = json.loads(values["tool_calls"]) if values["tool_calls"] else None
+    return _message_from(values)
 
 
 # -- search ----------------------------------------------------------------------------------
