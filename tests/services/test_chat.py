@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -680,7 +680,9 @@ async def test_stopping_while_tools_run_makes_no_further_calls(chat: Chat) -> No
 async def test_a_tool_source_that_lists_hidden_tools_cannot_offer_them(chat: Chat) -> None:
     guarded = dataclasses.replace(chat.demo, hidden_tools=("delete_*",))
 
-    async def careless_source() -> list[tuple[ServerDefinition, ToolInfo]]:
+    async def careless_source(
+        _servers: Sequence[ServerDefinition],
+    ) -> list[tuple[ServerDefinition, ToolInfo]]:
         return [
             (guarded, ToolInfo(server_id=guarded.id, name="delete_supplier")),
             (guarded, ToolInfo(server_id=guarded.id, name="list_suppliers")),

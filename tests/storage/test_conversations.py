@@ -11,16 +11,18 @@ from pathlib import Path
 import pytest
 from sqlalchemy.orm import Session
 
-from mooring.core.chat import ToolCallRequest
+from mooring.core.chat import ProviderConfig, ProviderKind, ToolCallRequest
 from mooring.core.clock import SystemClock
 from mooring.core.conversation import Conversation, Message, MessageStatus, Role
 from mooring.core.errors import KnownError
 from mooring.core.ids import new_id
+from mooring.core.servers import Transport
 from mooring.core.tasks.states import LocalState as S
 from mooring.storage import conversations as conv_repo
 from mooring.storage import repositories as repo
 from mooring.storage.conversations import SqlConversations
 from mooring.storage.db import Database, head_revision
+from mooring.storage.providers import SqlProviderBook
 from tests.core.tasks.factories import T0
 from tests.storage.test_repositories import a_server, an_operation, begin
 
@@ -78,12 +80,57 @@ async def test_every_message_field_and_conversation_setting_round_trips(db: Data
     )
     await book.append_messages([reply])
     assert await book.messages(conv.id) == [reply]
-    # A turn's start writes and reads on the plain driver connection: the same fields, both ways.
+    # A turn's start reads and writes on the plain driver connection: the same fields, both
+    # ways, for the conversation, its provider and the messages.
+    providers = SqlProviderBook(db, SystemClock())
+    await providers.add_provider(a_provider("other"))  # the default: not the conversation's
+    own = dataclasses.replace(a_provider("own"), id="p1", header_names=("X-Org",))
+    await providers.add_provider(own)
+    assert await providers.get_provider("p1") == own
     sent = dataclasses.replace(
         a_message(conv, "and?"), created_at=T1, is_error=True, awaits_task=True, model="m"
     )
-    assert await book.begin_turn(sent) == [reply, sent]
+    servers = [
+        a_server(
+            "zeta",
+            transport=Transport.HTTP,
+            command=None,
+            args=(),
+            env={},
+            url="http://127.0.0.1:9/mcp",
+            headers={"X-Team": "ops"},
+            trusted=True,
+            allowed_tools=("list_*",),
+        ),
+        a_server("alpha", enabled=False, hidden_tools=("delete_*",), cwd="/srv"),
+        a_server("gone"),
+    ]
+
+    def add(session: Session) -> None:
+        for server in servers:
+            repo.add_server(session, server)
+
+    db.call_sync(add)
+    db.call_sync(lambda s: repo.remove_server(s, servers[2].id, at=T1))
+    opening = await book.open_turn(sent)
+    assert opening is not None
+    assert opening.stored == [reply, sent]
+    assert opening.provider == own
+    assert opening.servers == tuple(db.call_sync(repo.list_servers)) == (servers[1], servers[0])
+    assert opening.conversation == dataclasses.replace(conv, updated_at=T1)
+    assert await book.get_conversation(conv.id) == opening.conversation
     assert await book.messages(conv.id) == [reply, sent]
+
+
+def a_provider(name: str, *, api_key: bool = True) -> ProviderConfig:
+    return ProviderConfig(
+        id=new_id(),
+        name=name,
+        kind=ProviderKind.ANTHROPIC,
+        base_url="http://127.0.0.1:9/v1",
+        model="model-large",
+        has_api_key=api_key,
+    )
 
 
 async def test_search_finds_titles_and_message_text_and_follows_renames_and_deletes(
@@ -287,17 +334,64 @@ async def test_a_turn_begins_with_title_and_message_stored_together(db: Database
     await book.append_messages([earlier])
     sent = dataclasses.replace(a_message(conv, "How did the pelican import go?"), created_at=T1)
 
-    stored = await book.begin_turn(sent, title="How did the pelican import go?")
+    opening = await book.open_turn(
+        sent, title="How did the pelican import go?", with_provider=False
+    )
 
-    assert stored == [earlier, sent]  # the context the model is given, read in that write
+    assert opening is not None
+    assert opening.stored == [earlier, sent]  # the context the model is given, read in that write
+    assert opening.provider is None  # not asked for
     found = await book.get_conversation(conv.id)
-    assert found is not None
+    assert found == opening.conversation
     assert (found.title, found.updated_at) == ("How did the pelican import go?", T1)
     assert [h.conversation.id for h in await book.search("pelican")] == [conv.id]
-    await book.begin_turn(a_message(conv, "and then?"))  # no new title: the title stays
-    again = await book.get_conversation(conv.id)
+    # Named already: a later message's title does not rename it.
+    again = await book.open_turn(
+        a_message(conv, "and then?"), title="and then?", with_provider=False
+    )
     assert again is not None
-    assert again.title == "How did the pelican import go?"
+    assert again.conversation.title == "How did the pelican import go?"
+    stored = await book.get_conversation(conv.id)
+    assert stored is not None
+    assert stored.title == "How did the pelican import go?"
+
+
+async def test_a_turn_starts_with_the_conversations_provider_or_the_default_one(
+    db: Database,
+) -> None:
+    book = SqlConversations(db, SystemClock())
+    providers = SqlProviderBook(db, SystemClock())
+    unnamed, named = a_conversation(), a_conversation()
+    await book.create_conversation(unnamed)
+
+    # No provider stored: nothing is written, whichever the conversation names.
+    opening = await book.open_turn(a_message(unnamed, "hello"))
+    assert opening is not None
+    assert (opening.provider, opening.stored) == (None, None)
+    assert await book.messages(unnamed.id) == []
+
+    first, second = a_provider("first", api_key=False), a_provider("second")
+    await providers.add_provider(first)  # the first one added is the default
+    await providers.add_provider(second)
+    named = dataclasses.replace(named, provider_id=second.id)
+    await book.create_conversation(named)
+    opening = await book.open_turn(a_message(unnamed, "hello"))
+    assert opening is not None
+    assert opening.provider == first
+    opening = await book.open_turn(a_message(named, "hello"))
+    assert opening is not None
+    assert opening.provider == second
+    await providers.set_default_provider(second.id)
+    opening = await book.open_turn(a_message(unnamed, "again"))
+    assert opening is not None
+    assert opening.provider == second
+
+    # A conversation whose provider was removed: nothing is written.
+    await providers.remove_provider(second.id)
+    opening = await book.open_turn(a_message(named, "still there?"))
+    assert opening is not None
+    assert (opening.provider, opening.stored) == (None, None)
+    assert [m.content for m in await book.messages(named.id)] == ["hello"]
 
 
 async def test_a_turn_does_not_begin_before_a_finished_tasks_result_is_stored(
@@ -320,16 +414,21 @@ async def test_a_turn_does_not_begin_before_a_finished_tasks_result_is_stored(
     )
     await book.append_messages([started])
 
+    async def stored(message: Message, *, check_waiting: bool = True) -> bool:
+        opening = await book.open_turn(message, with_provider=False, check_waiting=check_waiting)
+        assert opening is not None
+        return opening.stored is not None
+
     # Still working: the user's message goes in at once.
-    assert await book.begin_turn(a_message(conv, "while it runs")) is not None
+    assert await stored(a_message(conv, "while it runs"))
     db.call_sync(lambda s: repo.save_task_record(s, dataclasses.replace(record, state=S.COMPLETED)))
     # Finished, its result not stored yet: nothing is written, the result goes first.
-    assert await book.begin_turn(a_message(conv, "how did it go?")) is None
+    assert not await stored(a_message(conv, "how did it go?"))
     assert [m.content for m in await book.messages(conv.id)] == [
         "The import started.",
         "while it runs",
     ]
-    assert await book.begin_turn(a_message(conv, "anyway"), check_waiting=False) is not None
+    assert await stored(a_message(conv, "anyway"), check_waiting=False)
     # Once the result is stored as the follow-up, turns begin again.
     result = dataclasses.replace(
         a_message(conv, "The import finished.", Role.TOOL),
@@ -338,15 +437,24 @@ async def test_a_turn_does_not_begin_before_a_finished_tasks_result_is_stored(
         followup=True,
     )
     await book.append_messages([result])
-    assert await book.begin_turn(a_message(conv, "thanks")) is not None
+    assert await stored(a_message(conv, "thanks"))
 
 
-async def test_beginning_a_turn_in_a_deleted_conversation_is_a_clear_error(
+async def test_a_turn_in_a_deleted_conversation_does_not_start_and_writes_nothing(
     db: Database,
 ) -> None:
     book = SqlConversations(db, SystemClock())
     conv = a_conversation()
     await book.create_conversation(conv)
     await book.delete_conversation(conv.id)
-    with pytest.raises(KnownError, match="deleted meanwhile"):
-        await book.begin_turn(a_message(conv, "late"), title="late")
+    assert await book.open_turn(a_message(conv, "late"), title="late") is None
+    assert await book.messages(conv.id) == []
+    # Only a whole id opens a turn (a prefix is the caller's to resolve first).
+    await book.create_conversation(conv)
+    assert (
+        await book.open_turn(
+            dataclasses.replace(a_message(conv, "x"), conversation_id=conv.id[:8]),
+            with_provider=False,
+        )
+        is None
+    )

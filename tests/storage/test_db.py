@@ -274,13 +274,15 @@ async def test_a_turn_blocked_by_another_writer_is_a_clear_error_and_stores_noth
     holder.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(StorageError) as caught:
-            await book.begin_turn(message)
+            await book.open_turn(message, with_provider=False)
         assert caught.value.code == "database_locked"
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     assert await book.messages(conversation.id) == []
-    assert await book.begin_turn(message) == [message]
+    opening = await book.open_turn(message, with_provider=False)
+    assert opening is not None
+    assert opening.stored == [message]
     db.close()
 
 

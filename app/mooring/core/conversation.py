@@ -9,8 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mooring.core.approval.rules import ApprovalAuditEntry
-    from mooring.core.chat import ToolCallRequest
+    from mooring.core.chat import ProviderConfig, ToolCallRequest
+    from mooring.core.servers import ServerDefinition
     from mooring.core.tasks.record import TaskRecord
+
+
+DEFAULT_TITLE = "New conversation"
+"""The title of a conversation until its first message names it."""
 
 
 class Role(StrEnum):
@@ -81,6 +86,23 @@ class Message:
     followup: bool = False
     model: str | None = None
     """For an assistant message: the model that wrote it."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnOpening:
+    """What a model turn starts from, read (and written) in one transaction: the conversation,
+    its provider's configuration, and its messages with the user's new one."""
+
+    conversation: Conversation
+    """As stored after the write (its new title, if the message named it)."""
+    provider: ProviderConfig | None
+    """The conversation's provider, or the default one when it names none (``None``: not
+    asked for, or none is stored; when asked for and missing, nothing was written)."""
+    stored: list[Message] | None
+    """The conversation's messages, the new one last; ``None`` when nothing was written (no
+    provider, or a background result is waiting to be stored first)."""
+    servers: tuple[ServerDefinition, ...] = ()
+    """Every server not removed, by alias (whose tools the model may be offered)."""
 
 
 class RoundOutcome(StrEnum):

@@ -20,6 +20,7 @@ from mooring.core.conversation import (
     Message,
     SearchHit,
     ToolRound,
+    TurnOpening,
 )
 from mooring.core.issues import Issue
 from mooring.core.notifications import Notice
@@ -417,14 +418,22 @@ class ConversationBook(Protocol):
         window or command may have stored it first); whether it was appended."""
         ...
 
-    async def begin_turn(
-        self, message: Message, *, title: str | None = None, check_waiting: bool = True
-    ) -> list[Message] | None:
-        """In one transaction: store the user's ``message`` (and ``title`` as the
-        conversation's new title) and return the conversation's messages with it. When
-        ``check_waiting`` and a background task of the conversation ended with its final result
-        not yet stored, nothing is written and ``None`` comes back (store the follow-ups first,
-        then call again). Raises :class:`KnownError` when the conversation was deleted."""
+    async def open_turn(
+        self,
+        message: Message,
+        *,
+        title: str | None = None,
+        with_provider: bool = True,
+        check_waiting: bool = True,
+    ) -> TurnOpening | None:
+        """In one transaction: read the conversation ``message`` belongs to (by exact id;
+        ``None``, with nothing written, when there is none) and, ``with_provider``, its
+        provider (its own, or the default one); store the user's ``message`` (``title``
+        becomes the conversation's title while it has the default one) and return the
+        conversation's messages with it. Nothing is written (``stored`` is ``None``) when the
+        provider was asked for and none is stored, or when ``check_waiting`` and a background
+        task of the conversation ended with its final result not yet stored (store the
+        follow-ups first, then call again)."""
         ...
 
     async def messages(self, conversation_id: str) -> list[Message]: ...

@@ -23,7 +23,7 @@ import fnmatch
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,7 @@ from mooring.core.chat import (
 )
 from mooring.core.clock import Clock
 from mooring.core.conversation import (
+    DEFAULT_TITLE,
     Conversation,
     ConversationRound,
     Message,
@@ -101,8 +102,11 @@ __all__ = [
 
 log = logging.getLogger("mooring.chat")
 
-ToolSource = Callable[[], Awaitable[list[tuple[ServerDefinition, ToolInfo]]]]
-"""The tools to offer the model: every enabled server's, minus hidden and disallowed ones."""
+ToolSource = Callable[
+    [Sequence[ServerDefinition]], Awaitable[list[tuple[ServerDefinition, ToolInfo]]]
+]
+"""The tools of these servers (each enabled one's, as its catalogue lists them; hidden and
+disallowed ones are filtered by the chat)."""
 
 ProviderResolver = Callable[[str | None], Awaitable[ProviderConfig]]
 """A provider's configuration by id or name (``None``: the default one). Raises a
@@ -116,7 +120,6 @@ CHAT_TURN = "mooring.chat.turn"
 MODEL_CALL = "mooring.chat.model_call"
 """Span of one streamed model call, with the time to its first token."""
 
-DEFAULT_TITLE = "New conversation"
 MAX_TOOL_ROUNDS = 8
 """Model calls with tool use per turn at most (a model that keeps calling tools is stopped)."""
 RATE_LIMIT_WAIT_LIMIT = 60.0
@@ -212,6 +215,7 @@ class ChatService:
         system_prompt: str = SYSTEM_PROMPT,
         auto_continue_default: bool = False,
         provider_list: ProviderList | None = None,
+        stored_providers: bool = False,
     ) -> None:
         self._book = conversations
         self._providers = providers
@@ -227,6 +231,9 @@ class ChatService:
         self._system = system_prompt
         self._auto_continue_default = auto_continue_default
         self._provider_list = provider_list
+        self._stored_providers = stored_providers
+        """``providers`` looks up the provider book the conversations are stored with: a
+        turn's start reads the provider with the conversation (see :meth:`send`)."""
         self._locks = KeyedLocks()
         self._active: dict[str, _ActiveTurn] = {}
         self._background: set[asyncio.Task[None]] = set()
@@ -451,37 +458,65 @@ class ChatService:
         :class:`KnownError` says what to configure. Background results that arrived before
         the message are stored before it; the message (with the conversation's first title)
         is stored in one transaction before the model sees it.
+
+        A conversation named by its whole id is read with its stored provider, and the
+        message written, in one trip to the database (the common case: it is on the way to
+        every model request); a prefix, or a provider lookup of the host's own, is resolved
+        first.
         """
         text = text.strip()
         if not text:
             raise KnownError("The message is empty.", code="usage")
-        # Listing the tools (reads, maybe over the wire) overlaps the lookups and the write.
-        offering = asyncio.ensure_future(self._offers())
-        try:
-            conversation, config = await self._with_provider(conversation_id)
-            async with self._lock(conversation.id):
-                title = _title_from(text) if conversation.title == DEFAULT_TITLE else None
-                message = Message(
-                    id=new_id(),
-                    conversation_id=conversation.id,
-                    role=Role.USER,
-                    content=text,
-                    created_at=self._clock.now(),
-                )
-                stored = await self._book.begin_turn(message, title=title)
-                if stored is None:  # a task ended meanwhile: its result goes first
-                    await self._catch_up(conversation.id)
-                    message = dataclasses.replace(message, created_at=self._clock.now())
-                    stored = await self._book.begin_turn(message, title=title, check_waiting=False)
-                    assert stored is not None
-                if title is not None:
-                    conversation = _replace(conversation, title=title)
-                self._events.emit(MessageDidAppend(conversation.id, message))
-                return await self._turn(conversation, config, stored=stored, offering=offering)
-        finally:
-            if not offering.done():  # the turn never started (no such conversation, provider…)
-                offering.cancel()
-            offering.add_done_callback(_ignore_outcome)
+        key = conversation_id.strip()
+        if self._stored_providers:
+            async with self._lock(key):
+                opened = await self._open_turn(key, text, None)
+                if opened is not None:
+                    conversation, config, stored, servers = opened
+                    return await self._turn(conversation, config, stored=stored, servers=servers)
+        # A prefix, no such conversation, no stored provider, or a lookup of the host's own:
+        # the provider's absence is said by the lookup, before anything is stored.
+        conversation, config = await self._with_provider(key)
+        async with self._lock(conversation.id):
+            opened = await self._open_turn(conversation.id, text, config)
+            if opened is None:
+                raise NotFound("conversation", key)  # deleted meanwhile
+            conversation, config, stored, servers = opened
+            return await self._turn(conversation, config, stored=stored, servers=servers)
+
+    async def _open_turn(
+        self, conversation_id: str, text: str, config: ProviderConfig | None
+    ) -> tuple[Conversation, ProviderConfig, list[Message], Sequence[ServerDefinition]] | None:
+        """Store the user's message (under the conversation's lock), first storing the
+        background results that arrived before it; with ``config`` ``None``, with the
+        conversation's stored provider. ``None``, with nothing stored, when the conversation
+        has no such id or (``config`` ``None``) no provider is stored for it."""
+        message = Message(
+            id=new_id(),
+            conversation_id=conversation_id,
+            role=Role.USER,
+            content=text,
+            created_at=self._clock.now(),
+        )
+        title = _title_from(text)
+        opening = await self._book.open_turn(message, title=title, with_provider=config is None)
+        if opening is None:
+            return None
+        config = config or opening.provider
+        if config is None:
+            return None
+        self._provider_of[conversation_id] = opening.conversation.provider_id
+        if opening.stored is None:  # a task ended meanwhile: its result goes first
+            await self._catch_up(conversation_id)
+            message = dataclasses.replace(message, created_at=self._clock.now())
+            opening = await self._book.open_turn(
+                message, title=title, with_provider=False, check_waiting=False
+            )
+            if opening is None:
+                return None
+            assert opening.stored is not None
+        self._events.emit(MessageDidAppend(conversation_id, message))
+        return opening.conversation, config, opening.stored, opening.servers
 
     async def continue_with_result(self, conversation_id: str) -> TurnResult:
         """Start a model turn on the background results stored since the model last spoke."""
@@ -520,10 +555,15 @@ class ChatService:
         await self._book.append_messages([message])
         self._events.emit(MessageDidAppend(message.conversation_id, message))
 
-    async def _offers(self) -> _Offers:
+    async def _offers(self, servers: Sequence[ServerDefinition] | None = None) -> _Offers:
+        """The tools to offer the model: every enabled server's (``servers``: as read with
+        the turn's first write; ``None``: read now), minus hidden and disallowed ones."""
+        if servers is None:
+            servers = await self._catalog.list_servers()
+        enabled = [server for server in servers if server.enabled]
         # Whatever the source, a hidden or disallowed tool is never offered.
-        pairs = [(s, i) for s, i in await self._tools() if s.enabled and offered(s, i.name)]
-        servers = {server.id: server for server, _ in pairs}
+        pairs = [(s, i) for s, i in await self._tools(enabled) if offered(s, i.name)]
+        by_id = {server.id: server for server, _ in pairs}
         infos = {ToolKey(server.id, info.name): info for server, info in pairs}
         names = assign_names(
             (server.alias, ToolKey(server.id, info.name)) for server, info in pairs
@@ -532,7 +572,7 @@ class ChatService:
         for name in sorted(names):
             key = names[name]
             info = infos[key]
-            alias = servers[key.server_id].alias
+            alias = by_id[key.server_id].alias
             about = info.description or info.title or info.name
             schema: dict[str, Any] = dict(info.input_schema) if info.input_schema else {}
             if schema.get("type") != "object":
@@ -544,7 +584,7 @@ class ChatService:
                     input_schema=schema,
                 )
             )
-        return _Offers(tuple(offers), names, servers)
+        return _Offers(tuple(offers), names, by_id)
 
     async def _turn(
         self,
@@ -552,7 +592,7 @@ class ChatService:
         config: ProviderConfig,
         *,
         stored: list[Message] | None = None,
-        offering: Awaitable[_Offers] | None = None,
+        servers: Sequence[ServerDefinition] | None = None,
     ) -> TurnResult:
         turn = _ActiveTurn()
         self._active[conversation.id] = turn
@@ -576,10 +616,10 @@ class ChatService:
             # The first context read overlaps listing the tools (servers answer over the wire).
             if stored is None:
                 offers, stored = await asyncio.gather(
-                    offering or self._offers(), self._book.messages(conversation.id)
+                    self._offers(servers), self._book.messages(conversation.id)
                 )
             else:
-                offers = await (offering or self._offers())
+                offers = await self._offers(servers)
             for round_number in range(self._max_rounds):
                 if round_number:
                     stored = await self._book.messages(conversation.id)

@@ -328,6 +328,7 @@ class Host:
                 provider_list=providers.list_providers
                 if providers is not None and resolve_provider is None
                 else None,
+                stored_providers=providers is not None and resolve_provider is None,
                 provider_factory=provider_factory,
                 runner=self.runner,
                 monitor=self.monitor,
@@ -395,11 +396,12 @@ class Host:
             )
         return found
 
-    async def offered_tools(self) -> list[tuple[ServerDefinition, ToolInfo]]:
-        """Every enabled server's tools from the catalogue (read concurrently; a server that
-        cannot be reached offers nothing now). Hidden and disallowed tools are filtered by
-        the chat, and refused by the guards whatever asks."""
-        servers = [s for s in await self.catalog.list_servers() if s.enabled]
+    async def offered_tools(
+        self, servers: Sequence[ServerDefinition]
+    ) -> list[tuple[ServerDefinition, ToolInfo]]:
+        """These servers' tools from the catalogue (read concurrently; a server that cannot be
+        reached offers nothing now). Hidden and disallowed tools are filtered by the chat, and
+        refused by the guards whatever asks."""
         listed = await asyncio.gather(*(self.tools.tools(s) for s in servers))
         return [
             (server, tool)

@@ -8,6 +8,7 @@ committed, nor misses one that was.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
@@ -21,19 +22,23 @@ from mooring.core.approval.rules import ApprovalAuditEntry
 from mooring.core.chat import ToolCallRequest
 from mooring.core.clock import Clock
 from mooring.core.conversation import (
+    DEFAULT_TITLE,
     Conversation,
     ConversationRound,
     Message,
     MessageStatus,
     Role,
     SearchHit,
+    TurnOpening,
 )
 from mooring.core.errors import KnownError
 from mooring.core.tasks.states import LocalState, is_terminal
 from mooring.storage import repositories as repo
 from mooring.storage import tables as t
 from mooring.storage.db import Database
+from mooring.storage.providers import turn_provider
 from mooring.storage.records import utc_from_text, utc_text
+from mooring.storage.repositories.servers import live_servers
 
 # Statements on the way to every model request (and after every reply) are built once: building
 # a statement and its cache key at each call cost more than running it (a turn's start went from
@@ -59,15 +64,19 @@ _LIST_MESSAGES = (
 
 
 def _conversation(row: Row[Any]) -> Conversation:
+    return _conversation_from(row._mapping)
+
+
+def _conversation_from(values: Mapping[Any, Any]) -> Conversation:
     return Conversation(
-        id=row.id,
-        title=row.title,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        provider_id=row.provider_id,
-        model=row.model,
-        auto_continue=bool(row.auto_continue),
-        muted=bool(row.muted),
+        id=values["id"],
+        title=values["title"],
+        created_at=values["created_at"],
+        updated_at=values["updated_at"],
+        provider_id=values["provider_id"],
+        model=values["model"],
+        auto_continue=bool(values["auto_continue"]),
+        muted=bool(values["muted"]),
     )
 
 
@@ -267,12 +276,15 @@ def awaiting_results(session: Session, conversation_id: str) -> list[Message]:
     return [_message(r) for r in rows]
 
 
-# A turn's first write runs on the plain driver connection (Database.run_on_driver): through
-# SQLAlchemy its five statements cost about 1.4 ms of the writer thread, as plain SQL 0.2 ms,
-# and it is on the way to every model request. A result is waiting when a message awaits a task
+# A turn's first transaction runs on the plain driver connection (Database.run_on_driver):
+# reading the conversation and its provider and writing the user's message through SQLAlchemy
+# cost about 3 ms of the writer thread in four round trips, as plain SQL in one trip 0.2 ms, and
+# it is on the way to every model request. A result is waiting when a message awaits a task
 # that has ended and no follow-up carries its result yet. tests/storage/test_conversations.py
-# holds this path and the SQLAlchemy one (append_message, list_messages) to the same rows.
+# holds this path and the SQLAlchemy one (get_conversation, append_message, list_messages, the
+# provider book) to the same rows.
 _TERMINAL_STATES = tuple(sorted(state.value for state in LocalState if is_terminal(state)))
+_SQL_CONVERSATION = "SELECT * FROM conversations WHERE id = ?"
 _SQL_RESULT_WAITING = (
     "SELECT 1 FROM task_records JOIN tool_rounds ON tool_rounds.id = task_records.tool_round_id"
     " JOIN servers ON servers.id = tool_rounds.server_id"
@@ -283,9 +295,9 @@ _SQL_RESULT_WAITING = (
     f" AND task_records.state IN ({', '.join(repr(state) for state in _TERMINAL_STATES)})"
     " LIMIT 1"
 )
-_SQL_TOUCH = (
-    "UPDATE conversations SET updated_at = :updated_at, title = coalesce(:title, title)"
-    " WHERE id = :conversation"
+_SQL_TOUCH = "UPDATE conversations SET updated_at = :updated_at WHERE id = :conversation"
+_SQL_TOUCH_TITLE = (
+    "UPDATE conversations SET updated_at = :updated_at, title = :title WHERE id = :conversation"
 )
 _MESSAGE_COLUMNS = (
     "id",
@@ -312,36 +324,54 @@ _SQL_APPEND = (
 _SQL_MESSAGES = "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq, created_at, id"
 
 
-def begin_turn(
-    conn: sqlite3.Connection, message: Message, title: str | None, *, check_waiting: bool
-) -> list[Message] | None:
-    """Store the user's message (and the conversation's new title) and read the conversation
-    back; ``None``, with nothing written, when ``check_waiting`` and a background result is
-    waiting to be stored first. On the driver connection, in the caller's transaction."""
+def open_turn(
+    conn: sqlite3.Connection,
+    message: Message,
+    *,
+    title: str | None,
+    with_provider: bool,
+    check_waiting: bool,
+) -> TurnOpening | None:
+    """Read the conversation ``message`` belongs to (by its exact id: ``None``, with nothing
+    written, when there is none) and, ``with_provider``, its provider; store the user's
+    ``message`` (``title`` becomes the conversation's title while it has the default one) and
+    read the conversation's messages back. Nothing is written when the provider was asked for
+    and none is stored, or when ``check_waiting`` and a background result is waiting to be
+    stored first. The servers come with the messages (the tools the turn may offer). On the
+    driver connection, in the caller's (write) transaction."""
     cursor = conn.cursor()
     cursor.row_factory = sqlite3.Row
     conversation_id = message.conversation_id
+    row = cursor.execute(_SQL_CONVERSATION, (conversation_id,)).fetchone()
+    if row is None:
+        return None
+    values = dict(zip(row.keys(), row, strict=True))
+    values["created_at"] = utc_from_text(values["created_at"])
+    values["updated_at"] = utc_from_text(values["updated_at"])
+    conversation = _conversation_from(values)
+    provider = turn_provider(cursor, conversation.provider_id) if with_provider else None
+    if with_provider and provider is None:
+        return TurnOpening(conversation=conversation, provider=None, stored=None)
     if check_waiting:
         waiting = cursor.execute(_SQL_RESULT_WAITING, {"conversation": conversation_id})
         if waiting.fetchone() is not None:
-            return None
-    touched = cursor.execute(
-        _SQL_TOUCH,
-        {
-            "updated_at": utc_text(message.created_at),
-            "title": title,
-            "conversation": conversation_id,
-        },
-    )
-    if not touched.rowcount:
-        raise _deleted_meanwhile()
+            return TurnOpening(conversation=conversation, provider=provider, stored=None)
+    updated = {"updated_at": utc_text(message.created_at), "conversation": conversation_id}
+    if title is not None and conversation.title == DEFAULT_TITLE:
+        conversation = dataclasses.replace(conversation, title=title)
+        cursor.execute(_SQL_TOUCH_TITLE, {**updated, "title": title})
+    else:  # the title's search entry is left alone
+        cursor.execute(_SQL_TOUCH, updated)
+    conversation = dataclasses.replace(conversation, updated_at=message.created_at)
     values = _message_values(message)
     values["created_at"] = utc_text(message.created_at)
     values["tool_calls"] = json.dumps(values["tool_calls"])  # as the JSON column type stores it
     for flag in ("is_error", "awaits_task", "followup"):
         values[flag] = int(values[flag])
     cursor.execute(_SQL_APPEND, values)
-    return [_raw_message(row) for row in cursor.execute(_SQL_MESSAGES, (conversation_id,))]
+    stored = [_raw_message(row) for row in cursor.execute(_SQL_MESSAGES, (conversation_id,))]
+    servers = tuple(live_servers(cursor))
+    return TurnOpening(conversation=conversation, provider=provider, stored=stored, servers=servers)
 
 
 def _raw_message(row: sqlite3.Row) -> Message:
@@ -509,11 +539,22 @@ class SqlConversations:
 
         return await self.db.run(write)
 
-    async def begin_turn(
-        self, message: Message, *, title: str | None = None, check_waiting: bool = True
-    ) -> list[Message] | None:
+    async def open_turn(
+        self,
+        message: Message,
+        *,
+        title: str | None = None,
+        with_provider: bool = True,
+        check_waiting: bool = True,
+    ) -> TurnOpening | None:
         return await self.db.run_on_driver(
-            lambda conn: begin_turn(conn, message, title, check_waiting=check_waiting)
+            lambda conn: open_turn(
+                conn,
+                message,
+                title=title,
+                with_provider=with_provider,
+                check_waiting=check_waiting,
+            )
         )
 
     async def messages(self, conversation_id: str) -> list[Message]:

@@ -6,6 +6,9 @@ the default, and removing the default hands it to the oldest remaining provider.
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -25,15 +28,39 @@ _DEFAULT_PROVIDER = select(_p).where(_p.c.is_default.is_(True))
 
 
 def _config(row: Row[Any]) -> ProviderConfig:
+    return _config_from(row._mapping)
+
+
+def _config_from(values: Mapping[Any, Any]) -> ProviderConfig:
     return ProviderConfig(
-        id=row.id,
-        name=row.name,
-        kind=ProviderKind(row.kind),
-        base_url=row.base_url,
-        model=row.model,
-        header_names=tuple(row.header_names),
-        has_api_key=bool(row.has_api_key),
+        id=values["id"],
+        name=values["name"],
+        kind=ProviderKind(values["kind"]),
+        base_url=values["base_url"],
+        model=values["model"],
+        header_names=tuple(values["header_names"]),
+        has_api_key=bool(values["has_api_key"]),
     )
+
+
+# The provider a model turn starts with is read on the plain driver connection, in the turn's
+# first transaction (see storage/conversations.py: open_turn).
+_SQL_PROVIDER = "SELECT * FROM providers WHERE id = ?"
+_SQL_DEFAULT_PROVIDER = "SELECT * FROM providers WHERE is_default = 1"
+
+
+def turn_provider(cursor: sqlite3.Cursor, provider_id: str | None) -> ProviderConfig | None:
+    """The provider called ``provider_id`` (``None``: the default one), on a plain ``sqlite3``
+    cursor whose rows are :class:`sqlite3.Row`, decoded as the column types would."""
+    if provider_id is None:
+        row = cursor.execute(_SQL_DEFAULT_PROVIDER).fetchone()
+    else:
+        row = cursor.execute(_SQL_PROVIDER, (provider_id,)).fetchone()
+    if row is None:
+        return None
+    values = dict(zip(row.keys(), row, strict=True))
+    values["header_names"] = json.loads(values["header_names"])
+    return _config_from(values)
 
 
 def add_provider(session: Session, config: ProviderConfig, *, at: datetime) -> bool:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -10,27 +13,32 @@ from sqlalchemy.orm import Session
 
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
 from mooring.storage import tables as t
+from mooring.storage.records import utc_from_text
 
 # -- servers -------------------------------------------------------------------------------
 
 
 def _server(row: Row[Any]) -> ServerDefinition:
+    return _server_from(row._mapping)
+
+
+def _server_from(values: Mapping[Any, Any]) -> ServerDefinition:
     return ServerDefinition(
-        id=row.id,
-        alias=row.alias,
-        transport=Transport(row.transport),
-        command=row.command,
-        args=tuple(row.args),
-        env=dict(row.env),
-        cwd=row.cwd,
-        url=row.url,
-        headers=dict(row.headers),
-        trusted=row.trusted,
-        enabled=row.enabled,
-        builtin=row.builtin,
-        allowed_tools=None if row.allowed_tools is None else tuple(row.allowed_tools),
-        hidden_tools=tuple(row.hidden_tools),
-        created_at=row.created_at,
+        id=values["id"],
+        alias=values["alias"],
+        transport=Transport(values["transport"]),
+        command=values["command"],
+        args=tuple(values["args"]),
+        env=dict(values["env"]),
+        cwd=values["cwd"],
+        url=values["url"],
+        headers=dict(values["headers"]),
+        trusted=bool(values["trusted"]),
+        enabled=bool(values["enabled"]),
+        builtin=bool(values["builtin"]),
+        allowed_tools=None if values["allowed_tools"] is None else tuple(values["allowed_tools"]),
+        hidden_tools=tuple(values["hidden_tools"]),
+        created_at=values["created_at"],
     )
 
 
@@ -54,6 +62,27 @@ _LIST_SERVERS = (
 def list_servers(session: Session) -> list[ServerDefinition]:
     """Every server that has not been removed, by alias."""
     return [_server(r) for r in session.execute(_LIST_SERVERS)]
+
+
+# A model turn's first transaction lists the servers on the plain driver connection (see
+# storage/conversations.py: open_turn); tests/storage/test_conversations.py holds both readers
+# to the same definitions.
+_SQL_LIVE_SERVERS = "SELECT * FROM servers WHERE removed_at IS NULL ORDER BY alias"
+_JSON_COLUMNS = ("args", "env", "headers", "allowed_tools", "hidden_tools")
+
+
+def live_servers(cursor: sqlite3.Cursor) -> list[ServerDefinition]:
+    """:func:`list_servers` on a plain ``sqlite3`` cursor whose rows are
+    :class:`sqlite3.Row`, decoded as the column types would."""
+    servers = []
+    for row in cursor.execute(_SQL_LIVE_SERVERS):
+        values = dict(zip(row.keys(), row, strict=True))
+        for name in _JSON_COLUMNS:
+            if values[name] is not None:
+                values[name] = json.loads(values[name])
+        values["created_at"] = utc_from_text(values["created_at"])
+        servers.append(_server_from(values))
+    return servers
 
 
 def get_server(session: Session, server_id: str) -> ServerDefinition | None:
