@@ -762,7 +762,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mooring.demo_server.cli import main as demo_server_main
 
         return demo_server_main(argv[1:])
-    args = build_parser(deferred=True).parse_args(argv)
+    args = build_parser().parse_args(argv)
     return end_command(
         lambda: _run(args), lambda: resolve_paths(args.data_dir).log_file, lambda: log
     )

@@ -66,12 +66,14 @@ def test_listing_tasks_loads_no_heavy_package(tmp_path: Path, command: tuple[str
 def test_a_listing_that_goes_well_loads_no_logging_or_typing(tmp_path: Path) -> None:
     # `mooring tasks list` as the command runs it (mooring.launch). A listing that goes well
     # has nothing to log, and the annotations need no typing at run time: the two were a fifth
-    # of its start-up (bench: cli_start).
+    # of its start-up (bench: cli_start). The parser lays out no text, so nothing asks for the
+    # terminal's width (shutil, ~5 ms).
     data_dir = tmp_path / "mooring"
     loaded_by(data_dir, "tasks", "list", entry="launch")  # creates and migrates the database
     code, modules, said, _ = loaded_by(data_dir, "tasks", "list", entry="launch")
     assert (code, said) == (0, "No tasks.")
-    assert sorted(m for m in ("logging", "typing", "asyncio", "sqlalchemy") if m in modules) == []
+    loaded = ("logging", "typing", "asyncio", "sqlalchemy", "shutil")
+    assert sorted(m for m in loaded if m in modules) == []
 
 
 def test_a_settings_problem_still_warns_and_the_listing_still_answers(tmp_path: Path) -> None:
@@ -93,3 +95,22 @@ def test_a_settings_problem_still_warns_and_the_listing_still_answers(tmp_path: 
     assert [p.name.split("-")[0] for p in settings.parent.glob("settings.json.damaged-*")] == [
         "settings.json.damaged"
     ]
+
+
+def test_the_entry_point_turns_the_collector_back_on_for_the_full_path(tmp_path: Path) -> None:
+    # mooring.launch keeps the garbage collector off while it starts up; the command the full
+    # path runs (the window, a watch) must not run without it.
+    probe = (
+        "import gc, sys\nfrom mooring.launch import main\nmain(sys.argv[1:])\nprint(gc.isenabled())"
+    )
+    env = {**os.environ, "MOORING_DATA_DIR": str(tmp_path / "mooring")}
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "tasks", "list", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.splitlines()[-1] == "True"

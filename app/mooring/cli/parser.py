@@ -3,14 +3,134 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
-from functools import partial
+from collections.abc import Callable, Iterator, Mapping
 
 from mooring import __version__
 
 TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/architecture.md)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
+
+    Fill = Callable[[argparse.ArgumentParser], None]
+    """What adds a command's (or an action's) own arguments to its parser."""
+    _SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
+else:
+    _SubParsers = argparse._SubParsersAction  # generic only in typeshed
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, which asks for the terminal's width only to lay out text.
+
+    ``add_argument`` asks for a help formatter only to check the metavar against ``nargs``, and
+    argparse's formatter reads the terminal's width as it is made, which loads ``shutil`` (with
+    the compression modules it imports, ~5 ms of a quick command). A formatter of any width
+    checks the same; usage, help and error messages still get the terminal's.
+    """
+
+    _adding = False
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        self._adding = True
+        try:
+            return super().add_argument(*args, **kwargs)
+        finally:
+            self._adding = False
+
+    def _get_formatter(self, *args: Any, **kwargs: Any) -> argparse.HelpFormatter:
+        if self._adding:
+            return argparse.HelpFormatter(self.prog, width=80)
+        return super()._get_formatter(*args, **kwargs)
+
+
+class _Parsers(Mapping[str, argparse.ArgumentParser]):
+    """Subcommands by name; each one's parser is made, and its arguments added, when it is
+    first looked up."""
+
+    def __init__(self, prog: str) -> None:
+        self._prog = prog
+        self._fills: dict[str, Fill | None] = {}
+        self._made: dict[str, argparse.ArgumentParser] = {}
+
+    def add(self, name: str, fill: Fill | None) -> None:
+        """Add the subcommand ``name``, whose own arguments ``fill`` adds."""
+        self._fills[name] = fill
+
+    def __getitem__(self, name: str) -> argparse.ArgumentParser:
+        parser = self._made.get(name)
+        if parser is None:
+            fill = self._fills[name]
+            parser = self._made[name] = _Parser(prog=f"{self._prog} {name}")
+            # The same options before and after the command: `mooring --json tasks show ID`
+            # and `mooring tasks show ID --json` mean the same. The copies on every command
+            # default to SUPPRESS, so a command's parser sets them only when given there and
+            # never overwrites a value given before the command with its own default.
+            _add_global_options(parser, default=argparse.SUPPRESS)
+            if fill is not None:
+                fill(parser)
+        return parser
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._fills
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fills)
+
+    def __len__(self) -> int:
+        return len(self._fills)
+
+
+class _Subcommands(_SubParsers):
+    """A parser's subcommands, whose parsers are made only when the command line names them:
+    ``mooring tasks list`` makes 3 parsers of 55.
+
+    Help, usage and error messages read only the subcommands' names and help lines, which are
+    all there from the start, so they are what every parser made at once would print; what
+    walks the whole tree (the reference's generator) looks each parser up in ``choices``,
+    which makes it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.parsers = _Parsers(self._prog_prefix)
+        # argparse reads a subcommand action's choices as names (`in`, iteration)
+        self.choices = self.parsers  # type: ignore[assignment]
+
+    def add(self, name: str, help: str, fill: Fill | None) -> None:
+        """Add the subcommand ``name``: ``help`` is its line in the help, ``fill`` adds its own
+        arguments once its parser is made."""
+        self._choices_actions.append(self._ChoicesPseudoAction(name, (), help))
+        self.parsers.add(name, fill)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        assert isinstance(values, list)  # nargs=PARSER: the subcommand, then its arguments
+        self._name_parser_map[values[0]] = self.parsers[values[0]]  # checked against choices
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _subcommands(
+    parser: argparse.ArgumentParser,
+    dest: str,
+    metavar: str,
+    subcommands: Sequence[tuple[str, str, Fill | None]],
+    *,
+    required: bool = True,
+) -> None:
+    """Add ``subcommands`` (name, help line, what adds its arguments) to ``parser``."""
+    # prog: the usage of a parser with no positional arguments yet, which is its prog (what
+    # argparse works out itself, by laying out text for the terminal's width)
+    action = parser.add_subparsers(
+        dest=dest, metavar=metavar, required=required, prog=parser.prog, action=_Subcommands
+    )
+    assert isinstance(action, _Subcommands)
+    for name, text, fill in subcommands:
+        action.add(name, text, fill)
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> None:
@@ -34,96 +154,39 @@ def _add_global_options(parser: argparse.ArgumentParser, *, default: object) -> 
     )
 
 
-class _Command(argparse.ArgumentParser):
-    """A command's parser that adds its own options and actions when first used (parsed, or its
-    usage or help shown), or at once unless ``deferred``: a command line then builds only the
-    parser of the command it names (``tasks list`` builds 25 parsers of 56, in a fifth of the
-    time)."""
-
-    def __init__(
-        self,
-        *args: Any,
-        fill: Callable[[argparse.ArgumentParser], None] | None = None,
-        deferred: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        self._fill = fill
-        self._help_due = deferred and kwargs.get("add_help", True)
-        if self._help_due:  # its -h too: of the little a parser costs, the most
-            kwargs["add_help"] = False
-        super().__init__(*args, **kwargs)
-        if not deferred:
-            self._filled()
-
-    def _filled(self) -> None:
-        if self._help_due:
-            self._help_due = False
-            self.add_argument(
-                "-h",
-                "--help",
-                action="help",
-                default=argparse.SUPPRESS,
-                help="show this help message and exit",
-            )
-        fill, self._fill = self._fill, None
-        if fill is not None:
-            fill(self)
-
-    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
-        self._filled()
-        return super().parse_known_args(*args, **kwargs)
-
-    def format_usage(self, *args: Any, **kwargs: Any) -> str:
-        self._filled()
-        return super().format_usage(*args, **kwargs)
-
-    def format_help(self, *args: Any, **kwargs: Any) -> str:
-        self._filled()
-        return super().format_help(*args, **kwargs)
-
-
-def build_parser(*, deferred: bool = False) -> argparse.ArgumentParser:
-    """The argument parser for every ``mooring`` command; ``deferred``: each command's own
-    parser is completed only when the command line names it (the entry point's choice; what
-    walks the whole tree, such as the reference's generator, wants it complete)."""
-    top = argparse.ArgumentParser(add_help=False)
-    _add_global_options(top, default=None)
-
-    parser = argparse.ArgumentParser(
-        prog="mooring",
-        description="Mooring: a desktop MCP host for long-running, durable work.",
-        parents=[top],
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every ``mooring`` command. A command's parser (and each of its
+    actions') is made when the command line names it, or when something looks it up in its
+    parent's subcommand action's ``choices``."""
+    parser = _Parser(
+        prog="mooring", description="Mooring: a desktop MCP host for long-running, durable work."
     )
+    _add_global_options(parser, default=None)
     parser.add_argument("--version", action="version", version=f"mooring {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Command)
-    for name, text, fill in COMMANDS:
-        commands.add_parser(name, help=text, fill=partial(_complete, fill), deferred=deferred)
+    _subcommands(parser, "command", "COMMAND", COMMANDS, required=False)
     return parser
-
-
-def _complete(
-    fill: Callable[[argparse.ArgumentParser], None] | None, command: argparse.ArgumentParser
-) -> None:
-    # The same options before and after the command: `mooring --json tasks show ID` and
-    # `mooring tasks show ID --json` mean the same. The copies on every command default to
-    # SUPPRESS, so a command's parser sets them only when given there and never overwrites a
-    # value given before the command with its own default.
-    _add_global_options(command, default=argparse.SUPPRESS)
-    if fill is not None:
-        fill(command)
-
-
-def _action(actions: Any, name: str, *, help: str) -> argparse.ArgumentParser:
-    """One action of a command (``tasks list``), with the global options (see _complete)."""
-    action: argparse.ArgumentParser = actions.add_parser(name, help=help)
-    _add_global_options(action, default=argparse.SUPPRESS)
-    return action
 
 
 def _servers(servers: argparse.ArgumentParser) -> None:
     """``mooring servers``."""
-    servers_cmd = servers.add_subparsers(dest="servers_command", metavar="ACTION", required=True)
-    add = _action(servers_cmd, "add", help="add a stdio or HTTP server")
+    _subcommands(
+        servers,
+        "servers_command",
+        "ACTION",
+        (
+            ("add", "add a stdio or HTTP server", _servers_add),
+            (
+                "import",
+                "import Claude Desktop / Cursor (mcpServers) or VS Code (servers) JSON",
+                _servers_import,
+            ),
+            ("list", "list servers", None),
+            ("remove", "remove a server", _servers_remove),
+        ),
+    )
+
+
+def _servers_add(add: argparse.ArgumentParser) -> None:
     add.add_argument("name", help="the name Mooring calls the server by (its alias)")
     where = add.add_mutually_exclusive_group(required=True)
     where.add_argument("--command", dest="program", help="program that runs a stdio server")
@@ -148,25 +211,26 @@ def _servers(servers: argparse.ArgumentParser) -> None:
         metavar="PATTERN",
         help="never show this tool to the model, never run it",
     )
-    imp = _action(
-        servers_cmd,
-        "import",
-        help="import Claude Desktop / Cursor (mcpServers) or VS Code (servers) JSON",
-    )
+
+
+def _servers_import(imp: argparse.ArgumentParser) -> None:
     imp.add_argument(
         "file",
         nargs="?",
         help="the file to import (without one: show what the configurations found here hold)",
     )
-    _action(servers_cmd, "list", help="list servers")
-    rm = _action(servers_cmd, "remove", help="remove a server")
+
+
+def _servers_remove(rm: argparse.ArgumentParser) -> None:
     rm.add_argument("name", help="the server's name")
 
 
 def _tools(tools: argparse.ArgumentParser) -> None:
     """``mooring tools``."""
-    tools_cmd = tools.add_subparsers(dest="tools_command", metavar="ACTION", required=True)
-    tools_list = _action(tools_cmd, "list", help="list tools")
+    _subcommands(tools, "tools_command", "ACTION", (("list", "list tools", _tools_list),))
+
+
+def _tools_list(tools_list: argparse.ArgumentParser) -> None:
     tools_list.add_argument(
         "server", nargs="?", help="only this server's tools (default: every server)"
     )
@@ -184,28 +248,56 @@ def _call(call: argparse.ArgumentParser) -> None:
 
 def _accounts(accounts: argparse.ArgumentParser) -> None:
     """``mooring accounts``."""
-    accounts_cmd = accounts.add_subparsers(dest="accounts_command", metavar="ACTION", required=True)
-    al = _action(accounts_cmd, "list", help="a server's accounts")
-    al.add_argument("server", help="the server's name")
-    aa = _action(accounts_cmd, "add", help="add an account to a server")
-    aa.add_argument("server", help="the server's name")
-    aa.add_argument("label", help="a name for the account, e.g. work")
-    ar = _action(accounts_cmd, "remove", help="remove an account")
-    ar.add_argument("server", help="the server's name")
-    ar.add_argument("label", help="the account's label")
-    ali = _action(accounts_cmd, "login", help="sign in (OAuth)")
-    ali.add_argument("server", help="the server's name")
-    ali.add_argument("--account", metavar="LABEL", help="which account (default: the default one)")
-    alo = _action(accounts_cmd, "logout", help="forget an account's tokens")
-    alo.add_argument("server", help="the server's name")
-    alo.add_argument("--account", metavar="LABEL", help="which account (default: the default one)")
+    _subcommands(
+        accounts,
+        "accounts_command",
+        "ACTION",
+        (
+            ("list", "a server's accounts", _server),
+            ("add", "add an account to a server", _server_and_new_label),
+            ("remove", "remove an account", _server_and_label),
+            ("login", "sign in (OAuth)", _server_and_account),
+            ("logout", "forget an account's tokens", _server_and_account),
+        ),
+    )
+
+
+def _server(action: argparse.ArgumentParser) -> None:
+    action.add_argument("server", help="the server's name")
+
+
+def _server_and_new_label(action: argparse.ArgumentParser) -> None:
+    action.add_argument("server", help="the server's name")
+    action.add_argument("label", help="a name for the account, e.g. work")
+
+
+def _server_and_label(action: argparse.ArgumentParser) -> None:
+    action.add_argument("server", help="the server's name")
+    action.add_argument("label", help="the account's label")
+
+
+def _server_and_account(action: argparse.ArgumentParser) -> None:
+    action.add_argument("server", help="the server's name")
+    action.add_argument(
+        "--account", metavar="LABEL", help="which account (default: the default one)"
+    )
 
 
 def _rules(rules: argparse.ArgumentParser) -> None:
     """``mooring rules``."""
-    rules_cmd = rules.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
-    _action(rules_cmd, "list", help="list approval rules")
-    radd = _action(rules_cmd, "add", help="add an approval rule")
+    _subcommands(
+        rules,
+        "rules_command",
+        "ACTION",
+        (
+            ("list", "list approval rules", None),
+            ("add", "add an approval rule", _rules_add),
+            ("remove", "remove an approval rule", _rules_remove),
+        ),
+    )
+
+
+def _rules_add(radd: argparse.ArgumentParser) -> None:
     radd.add_argument("server", help="the server's name")
     radd.add_argument("tool", help="tool name or pattern such as '*' or 'list_*'")
     radd.add_argument("decision", choices=["allow", "ask", "deny"], help="what the rule decides")
@@ -215,18 +307,41 @@ def _rules(rules: argparse.ArgumentParser) -> None:
         default="always",
         help="how long the rule holds (conversation rules are made in the app)",
     )
-    rrm = _action(rules_cmd, "remove", help="remove an approval rule")
+
+
+def _rules_remove(rrm: argparse.ArgumentParser) -> None:
     rrm.add_argument("id", help="the rule's id (from rules list)")
 
 
 def _tasks(tasks: argparse.ArgumentParser) -> None:
     """``mooring tasks``."""
-    tasks_cmd = tasks.add_subparsers(dest="tasks_command", metavar="ACTION", required=True)
-    tl = _action(tasks_cmd, "list", help="list tasks, newest first")
+    _subcommands(
+        tasks,
+        "tasks_command",
+        "ACTION",
+        (
+            ("list", "list tasks, newest first", _tasks_list),
+            ("show", "show one task", _tasks_show),
+            ("watch", "follow tasks to their end", _tasks_watch),
+            ("cancel", "ask the server to cancel", _tasks_cancel),
+            ("answer", "answer an input request", _tasks_answer),
+            ("abandon", "give up on a call that may or may not have run", _task_id),
+            ("retry", "send a call with an unknown outcome again", _tasks_retry),
+        ),
+    )
+
+
+def _task_id(action: argparse.ArgumentParser) -> None:
+    action.add_argument("id", help="local operation id, task id, or a unique prefix")
+
+
+def _tasks_list(tl: argparse.ArgumentParser) -> None:
     tl.add_argument("--active", action="store_true", help="only unfinished tasks")
     tl.add_argument("--limit", type=int, default=50, help="at most this many")
-    ts = _action(tasks_cmd, "show", help="show one task")
-    ts.add_argument("id", help="local operation id, task id, or a unique prefix")
+
+
+def _tasks_show(ts: argparse.ArgumentParser) -> None:
+    _task_id(ts)
     ts.add_argument(
         "--resource",
         nargs="?",
@@ -234,7 +349,9 @@ def _tasks(tasks: argparse.ArgumentParser) -> None:
         metavar="URI",
         help="also read what the result links to (every link, or only URI) from the server",
     )
-    tw = _action(tasks_cmd, "watch", help="follow tasks to their end")
+
+
+def _tasks_watch(tw: argparse.ArgumentParser) -> None:
     tw.add_argument("ids", nargs="*", metavar="ID", help="default: every active task")
     tw.add_argument("--timeout", type=float, metavar="S", help="stop following after S seconds")
     tw.add_argument(
@@ -243,21 +360,25 @@ def _tasks(tasks: argparse.ArgumentParser) -> None:
         help="notify (privately) when a task ends or needs you; keep following tasks that "
         "wait for an answer",
     )
-    tc = _action(tasks_cmd, "cancel", help="ask the server to cancel")
-    tc.add_argument("id", help="local operation id, task id, or a unique prefix")
+
+
+def _tasks_cancel(tc: argparse.ArgumentParser) -> None:
+    _task_id(tc)
     tc.add_argument("--no-wait", action="store_true", help="do not wait for the outcome")
     tc.add_argument("--timeout", type=float, metavar="S", help="stop waiting after S seconds")
-    ta = _action(tasks_cmd, "answer", help="answer an input request")
-    ta.add_argument("id", help="local operation id, task id, or a unique prefix")
+
+
+def _tasks_answer(ta: argparse.ArgumentParser) -> None:
+    _task_id(ta)
     ta.add_argument("key", nargs="?", help="which question (default: the only open one)")
     how = ta.add_mutually_exclusive_group()
     how.add_argument("--value", help="the answer: the form's fields as a JSON object")
     how.add_argument("--decline", action="store_true", help="decline to answer")
     how.add_argument("--cancel", action="store_true", help="cancel the question")
-    tab = _action(tasks_cmd, "abandon", help="give up on a call that may or may not have run")
-    tab.add_argument("id", help="local operation id, task id, or a unique prefix")
-    tre = _action(tasks_cmd, "retry", help="send a call with an unknown outcome again")
-    tre.add_argument("id", help="local operation id, task id, or a unique prefix")
+
+
+def _tasks_retry(tre: argparse.ArgumentParser) -> None:
+    _task_id(tre)
     tre.add_argument(
         "--may-run-twice",
         action="store_true",
@@ -268,16 +389,33 @@ def _tasks(tasks: argparse.ArgumentParser) -> None:
 
 def _issues(issues: argparse.ArgumentParser) -> None:
     """``mooring issues``."""
-    issues_cmd = issues.add_subparsers(dest="issues_command", metavar="ACTION")
-    _action(issues_cmd, "list", help="open issues (the default)")
-    dismiss = _action(issues_cmd, "dismiss", help="mark an issue resolved")
+    _subcommands(
+        issues,
+        "issues_command",
+        "ACTION",
+        (
+            ("list", "open issues (the default)", None),
+            ("dismiss", "mark an issue resolved", _issues_dismiss),
+        ),
+        required=False,
+    )
+
+
+def _issues_dismiss(dismiss: argparse.ArgumentParser) -> None:
     dismiss.add_argument("id", help="the issue's id (from mooring issues)")
 
 
 def _traces(traces: argparse.ArgumentParser) -> None:
     """``mooring traces``."""
-    traces_cmd = traces.add_subparsers(dest="traces_command", metavar="ACTION", required=True)
-    tex = _action(traces_cmd, "export", help="write traces as OTLP/JSON lines (for bug reports)")
+    _subcommands(
+        traces,
+        "traces_command",
+        "ACTION",
+        (("export", "write traces as OTLP/JSON lines (for bug reports)", _traces_export),),
+    )
+
+
+def _traces_export(tex: argparse.ArgumentParser) -> None:
     tex.add_argument("--task", metavar="ID", help="only this task's trace")
     tex.add_argument("--since", metavar="DATE", help="only spans that started since DATE")
     tex.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
@@ -285,8 +423,22 @@ def _traces(traces: argparse.ArgumentParser) -> None:
 
 def _providers(providers: argparse.ArgumentParser) -> None:
     """``mooring providers``."""
-    cmd = providers.add_subparsers(dest="providers_command", metavar="ACTION", required=True)
-    add = _action(cmd, "add", help="add an OpenAI-compatible or Anthropic endpoint")
+    _subcommands(
+        providers,
+        "providers_command",
+        "ACTION",
+        (
+            ("add", "add an OpenAI-compatible or Anthropic endpoint", _providers_add),
+            ("list", "list providers", None),
+            ("remove", "remove a provider and its secrets", _provider_name),
+            ("default", "use this provider for new conversations", _provider_name),
+            ("test", "make one tiny request and say what works", _provider_or_default),
+            ("models", "list the models the endpoint offers", _provider_or_default),
+        ),
+    )
+
+
+def _providers_add(add: argparse.ArgumentParser) -> None:
     add.add_argument("name", help="the name Mooring calls the provider by")
     add.add_argument("--kind", choices=["openai", "anthropic"], required=True)
     add.add_argument(
@@ -306,19 +458,14 @@ def _providers(providers: argparse.ArgumentParser) -> None:
     add.add_argument(
         "--header", action="append", metavar="K=V", help="HTTP header; kept in the keyring"
     )
-    _action(cmd, "list", help="list providers")
-    for action, text in (
-        ("remove", "remove a provider and its secrets"),
-        ("default", "use this provider for new conversations"),
-    ):
-        sub = _action(cmd, action, help=text)
-        sub.add_argument("name", help="the provider's name")
-    for action, text in (
-        ("test", "make one tiny request and say what works"),
-        ("models", "list the models the endpoint offers"),
-    ):
-        sub = _action(cmd, action, help=text)
-        sub.add_argument("name", nargs="?", help="default: the default provider")
+
+
+def _provider_name(action: argparse.ArgumentParser) -> None:
+    action.add_argument("name", help="the provider's name")
+
+
+def _provider_or_default(action: argparse.ArgumentParser) -> None:
+    action.add_argument("name", nargs="?", help="default: the default provider")
 
 
 def _chat(chat: argparse.ArgumentParser) -> None:
@@ -336,25 +483,52 @@ def _chat(chat: argparse.ArgumentParser) -> None:
 
 def _conversations(conv: argparse.ArgumentParser) -> None:
     """``mooring conversations``."""
-    conv_cmd = conv.add_subparsers(dest="conversations_command", metavar="ACTION", required=True)
-    cl = _action(conv_cmd, "list", help="most recently active first")
+    _subcommands(
+        conv,
+        "conversations_command",
+        "ACTION",
+        (
+            ("list", "most recently active first", _conversations_list),
+            ("show", "messages and tool rounds", _conversation_id),
+            ("search", "full-text search", _conversations_search),
+            ("rename", "give a new title", _conversations_rename),
+            ("delete", "delete (the task ledger stays)", _conversation_id),
+            (
+                "export",
+                "what was said, what ran and why, as Markdown or JSON",
+                _conversations_export,
+            ),
+            ("set", "change a conversation's options", _conversations_set),
+        ),
+    )
+
+
+def _conversation_id(action: argparse.ArgumentParser) -> None:
+    action.add_argument("id", help="conversation id or a unique prefix")
+
+
+def _conversations_list(cl: argparse.ArgumentParser) -> None:
     cl.add_argument("--limit", type=int, default=50, help="at most this many")
-    cs = _action(conv_cmd, "show", help="messages and tool rounds")
-    cs.add_argument("id", help="conversation id or a unique prefix")
-    cf = _action(conv_cmd, "search", help="full-text search")
+
+
+def _conversations_search(cf: argparse.ArgumentParser) -> None:
     cf.add_argument("text", nargs="+", help="words to find")
     cf.add_argument("--limit", type=int, default=20, help="at most this many")
-    cr = _action(conv_cmd, "rename", help="give a new title")
-    cr.add_argument("id", help="conversation id or a unique prefix")
+
+
+def _conversations_rename(cr: argparse.ArgumentParser) -> None:
+    _conversation_id(cr)
     cr.add_argument("title", nargs="+", help="the new title")
-    cd = _action(conv_cmd, "delete", help="delete (the task ledger stays)")
-    cd.add_argument("id", help="conversation id or a unique prefix")
-    ce = _action(conv_cmd, "export", help="what was said, what ran and why, as Markdown or JSON")
-    ce.add_argument("id", help="conversation id or a unique prefix")
+
+
+def _conversations_export(ce: argparse.ArgumentParser) -> None:
+    _conversation_id(ce)
     ce.add_argument("--format", choices=["md", "json"], default="md", help="Markdown or JSON")
     ce.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
-    cset = _action(conv_cmd, "set", help="change a conversation's options")
-    cset.add_argument("id", help="conversation id or a unique prefix")
+
+
+def _conversations_set(cset: argparse.ArgumentParser) -> None:
+    _conversation_id(cset)
     cset.add_argument(
         "--auto-continue",
         choices=["on", "off"],
@@ -374,14 +548,23 @@ def _autostart(autostart: argparse.ArgumentParser) -> None:
 
 def _settings(settings: argparse.ArgumentParser) -> None:
     """``mooring settings``."""
-    settings_cmd = settings.add_subparsers(dest="settings_command", metavar="ACTION", required=True)
-    _action(settings_cmd, "list", help="every setting and its value")
-    sset = _action(settings_cmd, "set", help="change a setting")
+    _subcommands(
+        settings,
+        "settings_command",
+        "ACTION",
+        (
+            ("list", "every setting and its value", None),
+            ("set", "change a setting", _settings_set),
+        ),
+    )
+
+
+def _settings_set(sset: argparse.ArgumentParser) -> None:
     sset.add_argument("key", help="the setting (see settings list)")
     sset.add_argument("value", help="its new value")
 
 
-COMMANDS: tuple[tuple[str, str, Callable[[argparse.ArgumentParser], None] | None], ...] = (
+COMMANDS: tuple[tuple[str, str, Fill | None], ...] = (
     ("gui", "open the desktop app (the default with no command)", None),
     ("doctor", "check the database, keyring, notifications and Qt; say what to fix", None),
     ("servers", "manage MCP servers", _servers),
