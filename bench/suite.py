@@ -56,7 +56,7 @@ class Size:
             return Size("small", 2, 6, 1000, 4.0, 300, 60, 12, 1.5, 3, 3, 2_000, 2, 60.0)
         if name == "full":
             return Size(
-                "full", 10, 1000, 5000, 60.0, 50_000, 10_000, 200, 10.0, 20, 40, 200_000, 7, 120.0
+                "full", 10, 1000, 5000, 60.0, 50_000, 10_000, 200, 10.0, 20, 200, 200_000, 7, 120.0
             )
         raise ValueError(f"unknown size {name!r}: small or full")
 
