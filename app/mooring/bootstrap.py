@@ -391,7 +391,7 @@ def build_host(
     db: Database,
     *,
     ask: AskUser | None = None,
-    models: tuple[ProviderResolver, ProviderFactory] | None = None,
+    models: tuple[ProviderResolver | None, ProviderFactory] | None = None,
     open_transport: TransportOpener | None = None,
 ) -> Host:
     """Wire one host over one database (the GUI, the CLI and the service tests share this).
@@ -409,13 +409,14 @@ def wire(
     db: Database,
     *,
     ask: AskUser | None = None,
-    models: tuple[ProviderResolver, ProviderFactory] | None = None,
+    models: tuple[ProviderResolver | None, ProviderFactory] | None = None,
     open_transport: TransportOpener | None = None,
 ) -> Wiring:
     """:func:`build_host`, also handing out the OAuth providers.
 
-    ``models`` replaces how the chat finds and builds its model provider (tests and benchmarks
-    give a scripted model here; the product reads the provider book and the keyring)."""
+    ``models`` replaces how the chat finds (``None``: in the provider book, as the product
+    does) and builds its model provider (tests and benchmarks give a scripted model here; the
+    product reads the provider book and the keyring)."""
     from mooring.adapters.preview import preview_arguments
     from mooring.adapters.process import current_owner, owner_alive
     from mooring.adapters.secrets import KeyringSecrets

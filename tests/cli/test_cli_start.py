@@ -99,9 +99,14 @@ def test_a_settings_problem_still_warns_and_the_listing_still_answers(tmp_path: 
 
 def test_the_entry_point_turns_the_collector_back_on_for_the_full_path(tmp_path: Path) -> None:
     # mooring.launch keeps the garbage collector off while it starts up; the command the full
-    # path runs (the window, a watch) must not run without it.
+    # path runs (the window, a watch) must not run without it: the full path's entry is
+    # replaced by one that says whether the collector is on as it is called.
     probe = (
-        "import gc, sys\nfrom mooring.launch import main\nmain(sys.argv[1:])\nprint(gc.isenabled())"
+        "import gc, sys\n"
+        "import mooring.bootstrap\n"
+        "mooring.bootstrap.main = lambda argv: print('collecting', gc.isenabled()) or 0\n"
+        "from mooring.launch import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
     )
     env = {**os.environ, "MOORING_DATA_DIR": str(tmp_path / "mooring")}
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
@@ -113,4 +118,4 @@ def test_the_entry_point_turns_the_collector_back_on_for_the_full_path(tmp_path:
         timeout=120,
         check=True,
     )
-    assert done.stdout.splitlines()[-1] == "True"
+    assert done.stdout.splitlines() == ["collecting True"]

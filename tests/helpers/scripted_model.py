@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,8 @@ class ScriptedModel:
     closed: int = 0
     built: int = 0
     """Providers built (clients made) so far."""
+    on_request: Callable[[], None] | None = None
+    """Called as each request arrives (before any reply is streamed)."""
     _counter: int = 0
 
     # -- the script ------------------------------------------------------------------------
@@ -126,6 +128,8 @@ class _Provider:
 
     async def stream(self, request: ChatRequest) -> AsyncIterator[ReplyEvent]:
         self._model.requests.append(request)
+        if self._model.on_request is not None:
+            self._model.on_request()
         if not self._model.steps:
             raise AssertionError("the model was called more often than scripted")
         step = self._model.steps.pop(0)

@@ -37,7 +37,7 @@ from mooring.storage.store import SqlStore
 
 REPO = Path(__file__).resolve().parents[2]
 
-Models = tuple[ProviderResolver, ProviderFactory]
+Models = tuple[ProviderResolver | None, ProviderFactory]
 """How a host's chat finds and builds its model (a scripted one in tests)."""
 SAMPLES = REPO / "resources" / "samples"
 

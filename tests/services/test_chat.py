@@ -10,6 +10,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -36,6 +37,7 @@ from mooring.core.tools import ToolInfo
 from mooring.services.chat import CHAT_TURN, FOLLOWUP_PREFIX, MODEL_CALL, ChatService
 from mooring.storage.conversations import SqlConversations
 from tests.core.tasks.factories import T0
+from tests.helpers.scripted_model import CONFIG as SCRIPTED_CONFIG
 from tests.helpers.scripted_model import ScriptedModel
 from tests.services.conftest import SAMPLES, Host, HostFactory, demo_definition
 
@@ -125,10 +127,17 @@ def build_chat(host: Host, model: ScriptedModel, *, max_rounds: int = 8) -> Chat
 
 @pytest.fixture
 async def chat(
-    hosts: HostFactory, tmp_path: Path, chat_model: ScriptedModel
+    hosts: HostFactory, tmp_path: Path, chat_model: ScriptedModel, request: pytest.FixtureRequest
 ) -> AsyncIterator[Chat]:
+    """The host's chat on a scripted model, found by a scripted lookup; or, with the indirect
+    parameter ``"stored"``, found in the provider book as the product finds it (a turn then
+    starts in one database trip)."""
     model = chat_model
-    host = await hosts(models=(model.resolve, model.factory))
+    stored = getattr(request, "param", "scripted") == "stored"
+    host = await hosts(models=(None if stored else model.resolve, model.factory))
+    if stored:
+        assert host.host.providers is not None
+        await host.host.providers.add_provider(SCRIPTED_CONFIG)
     demo = demo_definition(tmp_path / "demo-store.sqlite3", tmp_path / "demo-requests.log")
     await host.store.add_server(demo)
     service = host.host.chat  # the host's own chat service, talking to the scripted model
@@ -466,6 +475,36 @@ async def test_search_and_export_round_trip(chat: Chat, tmp_path: Path) -> None:
     assert "pelican" in markdown
 
 
+@pytest.mark.parametrize("chat", ["stored"], indirect=True)
+async def test_a_turn_by_whole_id_reaches_the_model_after_one_database_trip(
+    chat: Chat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The conversation, its provider, the servers and the user's message: one write
+    # transaction on the way to every model request (bench: first_token).
+    conversation = await chat.service.create()
+    trips: list[str] = []
+    for name in ("run", "run_on_driver"):
+        real = getattr(chat.host.db, name)
+
+        def counted(fn: Any, real: Any = real, name: str = name) -> Any:
+            trips.append(name)
+            return real(fn)
+
+        monkeypatch.setattr(chat.host.db, name, counted)
+    before_model: list[list[str]] = []
+    chat.model.on_request = lambda: before_model.append(list(trips))
+    chat.model.reply("Hello.")
+
+    await chat.service.send(conversation.id, "Hi")
+
+    assert before_model == [["run_on_driver"]]
+    stored = await chat.service.messages(conversation.id)
+    assert [(m.role, m.content) for m in stored] == [(Role.USER, "Hi"), (Role.ASSISTANT, "Hello.")]
+    # The servers came with that trip: the demo server's tools are offered.
+    assert any(t.name == "demo__list_suppliers" for t in chat.model.requests[0].tools)
+
+
+@pytest.mark.parametrize("chat", ["scripted", "stored"], indirect=True)
 async def test_a_task_result_seen_elsewhere_is_caught_up_before_the_next_turn(
     chat: Chat,
 ) -> None:

@@ -101,8 +101,9 @@ class TurnOpening:
     stored: list[Message] | None
     """The conversation's messages, the new one last; ``None`` when nothing was written (no
     provider, or a background result is waiting to be stored first)."""
-    servers: tuple[ServerDefinition, ...] = ()
-    """Every server not removed, by alias (whose tools the model may be offered)."""
+    servers: tuple[ServerDefinition, ...] | None = None
+    """Every server not removed, by alias (whose tools the model may be offered); ``None``:
+    not read (the turn lists them itself)."""
 
 
 class RoundOutcome(StrEnum):

@@ -18,6 +18,14 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+ID_LENGTH = 32
+
+
+def is_whole_id(key: str) -> bool:
+    """Whether ``key`` has the form of a whole id from :func:`new_id` (not a prefix of one)."""
+    return len(key) == ID_LENGTH and all(c in "0123456789abcdef" for c in key)
+
+
 def argument_digest(arguments: dict[str, Any] | None) -> str:
     """A stable SHA-256 digest of tool arguments (canonical JSON), safe to store and log.
 

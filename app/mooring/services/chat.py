@@ -64,7 +64,7 @@ from mooring.core.events import (
     TaskDidChange,
     TurnDidEnd,
 )
-from mooring.core.ids import new_id
+from mooring.core.ids import is_whole_id, new_id
 from mooring.core.ports import ConversationBook, ServerCatalog, TaskLedger
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.record import TaskRecord
@@ -459,16 +459,16 @@ class ChatService:
         the message are stored before it; the message (with the conversation's first title)
         is stored in one transaction before the model sees it.
 
-        A conversation named by its whole id is read with its stored provider, and the
-        message written, in one trip to the database (the common case: it is on the way to
-        every model request); a prefix, or a provider lookup of the host's own, is resolved
-        first.
+        A conversation named by its whole id is read with its stored provider and the
+        servers, and the message written, in one trip to the database (the common case: it is
+        on the way to every model request); a prefix, or a provider lookup of the host's own,
+        is resolved first.
         """
         text = text.strip()
         if not text:
             raise KnownError("The message is empty.", code="usage")
         key = conversation_id.strip()
-        if self._stored_providers:
+        if self._stored_providers and is_whole_id(key):
             async with self._lock(key):
                 opened = await self._open_turn(key, text, None)
                 if opened is not None:
@@ -486,7 +486,9 @@ class ChatService:
 
     async def _open_turn(
         self, conversation_id: str, text: str, config: ProviderConfig | None
-    ) -> tuple[Conversation, ProviderConfig, list[Message], Sequence[ServerDefinition]] | None:
+    ) -> (
+        tuple[Conversation, ProviderConfig, list[Message], Sequence[ServerDefinition] | None] | None
+    ):
         """Store the user's message (under the conversation's lock), first storing the
         background results that arrived before it; with ``config`` ``None``, with the
         conversation's stored provider. ``None``, with nothing stored, when the conversation
@@ -561,8 +563,9 @@ class ChatService:
         if servers is None:
             servers = await self._catalog.list_servers()
         enabled = [server for server in servers if server.enabled]
-        # Whatever the source, a hidden or disallowed tool is never offered.
-        pairs = [(s, i) for s, i in await self._tools(enabled) if offered(s, i.name)]
+        # Whatever the source, a hidden or disallowed tool (or a disabled server's) is never
+        # offered.
+        pairs = [(s, i) for s, i in await self._tools(enabled) if s.enabled and offered(s, i.name)]
         by_id = {server.id: server for server, _ in pairs}
         infos = {ToolKey(server.id, info.name): info for server, info in pairs}
         names = assign_names(

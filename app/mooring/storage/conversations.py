@@ -277,9 +277,9 @@ def awaiting_results(session: Session, conversation_id: str) -> list[Message]:
 
 
 # A turn's first transaction runs on the plain driver connection (Database.run_on_driver):
-# reading the conversation and its provider and writing the user's message through SQLAlchemy
-# cost about 3 ms of the writer thread in four round trips, as plain SQL in one trip 0.2 ms, and
-# it is on the way to every model request. A result is waiting when a message awaits a task
+# reading the conversation, its provider and the servers through SQLAlchemy and then writing
+# took four round trips to the writer thread (~3 ms on the way to every model request); as
+# plain SQL in one trip its statements take ~0.4 ms. A result is waiting when a message awaits a task
 # that has ended and no follow-up carries its result yet. tests/storage/test_conversations.py
 # holds this path and the SQLAlchemy one (get_conversation, append_message, list_messages, the
 # provider book) to the same rows.
