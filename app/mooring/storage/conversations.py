@@ -37,7 +37,7 @@ from mooring.storage import repositories as repo
 from mooring.storage import tables as t
 from mooring.storage.db import Database
 from mooring.storage.providers import turn_provider
-from mooring.storage.records import utc_from_text, utc_text
+from mooring.storage.records import driver_values, utc_text
 from mooring.storage.repositories.servers import live_servers
 
 # Statements on the way to every model request (and after every reply) are built once: building
@@ -279,8 +279,8 @@ def awaiting_results(session: Session, conversation_id: str) -> list[Message]:
 # A turn's first transaction runs on the plain driver connection (Database.run_on_driver):
 # reading the conversation, its provider and the servers through SQLAlchemy and then writing
 # took four round trips to the writer thread (~3 ms on the way to every model request); as
-# plain SQL in one trip its statements take ~0.4 ms. A result is waiting when a message awaits a task
-# that has ended and no follow-up carries its result yet. tests/storage/test_conversations.py
+# plain SQL in one trip its statements take ~0.4 ms. A result is waiting when a message awaits
+# a task that has ended and no follow-up carries its result yet. tests/storage/test_conversations.py
 # holds this path and the SQLAlchemy one (get_conversation, append_message, list_messages, the
 # provider book) to the same rows.
 _TERMINAL_STATES = tuple(sorted(state.value for state in LocalState if is_terminal(state)))
@@ -345,10 +345,7 @@ def open_turn(
     row = cursor.execute(_SQL_CONVERSATION, (conversation_id,)).fetchone()
     if row is None:
         return None
-    values = dict(zip(row.keys(), row, strict=True))
-    values["created_at"] = utc_from_text(values["created_at"])
-    values["updated_at"] = utc_from_text(values["updated_at"])
-    conversation = _conversation_from(values)
+    conversation = _conversation_from(driver_values(row, times=("created_at", "updated_at")))
     provider = turn_provider(cursor, conversation.provider_id) if with_provider else None
     if with_provider and provider is None:
         return TurnOpening(conversation=conversation, provider=None, stored=None)
@@ -376,10 +373,7 @@ def open_turn(
 
 def _raw_message(row: sqlite3.Row) -> Message:
     """A message from a plain ``sqlite3`` row: decoded as the column types would."""
-    values = dict(zip(row.keys(), row, strict=True))
-    values["created_at"] = utc_from_text(values["created_at"])
-    values["tool_calls"] = json.loads(values["tool_calls"]) if values["tool_calls"] else None
-    return _message_from(values)
+    return _message_from(driver_values(row, times=("created_at",), json_columns=("tool_calls",)))
 
 
 # -- search ----------------------------------------------------------------------------------

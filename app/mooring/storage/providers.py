@@ -6,7 +6,6 @@ the default, and removing the default hands it to the oldest remaining provider.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Mapping
 from datetime import datetime
@@ -20,6 +19,7 @@ from mooring.core.clock import Clock
 from mooring.core.errors import KnownError
 from mooring.storage import tables as t
 from mooring.storage.db import Database
+from mooring.storage.records import driver_values
 
 _p = t.providers
 # Built once: every model turn reads its provider (see storage/conversations.py).
@@ -58,9 +58,7 @@ def turn_provider(cursor: sqlite3.Cursor, provider_id: str | None) -> ProviderCo
         row = cursor.execute(_SQL_PROVIDER, (provider_id,)).fetchone()
     if row is None:
         return None
-    values = dict(zip(row.keys(), row, strict=True))
-    values["header_names"] = json.loads(values["header_names"])
-    return _config_from(values)
+    return _config_from(driver_values(row, json_columns=("header_names",)))
 
 
 def add_provider(session: Session, config: ProviderConfig, *, at: datetime) -> bool:

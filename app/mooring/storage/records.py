@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from mooring.core.tasks.record import TaskRecord
@@ -54,6 +55,21 @@ def utc_from_text(value: Any) -> datetime | None:
     if value is None:
         return None
     return datetime.fromisoformat(str(value)).astimezone(UTC)
+
+
+def driver_values(
+    row: sqlite3.Row, *, times: Sequence[str] = (), json_columns: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A plain ``sqlite3`` row's values decoded as the column types would (for the hot reads
+    on the driver connection): ``times`` (``UtcDateTime``) as aware datetimes, ``json_columns``
+    (``JSON``) parsed; SQL NULL stays ``None``."""
+    values = dict(zip(row.keys(), row, strict=True))
+    for name in times:
+        values[name] = utc_from_text(values[name])
+    for name in json_columns:
+        if values[name] is not None:
+            values[name] = json.loads(values[name])
+    return values
 
 
 def _json(value: Any) -> Any:

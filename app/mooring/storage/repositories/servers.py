@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Mapping
 from datetime import datetime
@@ -13,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
 from mooring.storage import tables as t
-from mooring.storage.records import utc_from_text
+from mooring.storage.records import driver_values
 
 # -- servers -------------------------------------------------------------------------------
 
@@ -74,15 +73,10 @@ _JSON_COLUMNS = ("args", "env", "headers", "allowed_tools", "hidden_tools")
 def live_servers(cursor: sqlite3.Cursor) -> list[ServerDefinition]:
     """:func:`list_servers` on a plain ``sqlite3`` cursor whose rows are
     :class:`sqlite3.Row`, decoded as the column types would."""
-    servers = []
-    for row in cursor.execute(_SQL_LIVE_SERVERS):
-        values = dict(zip(row.keys(), row, strict=True))
-        for name in _JSON_COLUMNS:
-            if values[name] is not None:
-                values[name] = json.loads(values[name])
-        values["created_at"] = utc_from_text(values["created_at"])
-        servers.append(_server_from(values))
-    return servers
+    return [
+        _server_from(driver_values(row, times=("created_at",), json_columns=_JSON_COLUMNS))
+        for row in cursor.execute(_SQL_LIVE_SERVERS)
+    ]
 
 
 def get_server(session: Session, server_id: str) -> ServerDefinition | None:
