@@ -208,7 +208,7 @@ def run_gui(
             # holds the GIL between the GUI thread's every call into Qt, which stalled
             # painting and timers by 80-200 ms at a time. Beside the shell it costs nothing.
             host.gateway.wait_warm()
-        settle_collector()
+        settle_collector(young=WINDOW_YOUNG_OBJECTS_PER_COLLECTION)
         parts.append(_GuiParts(host, bg, provider))
         return Loaded(host, _window_info(paths, settings, db), asker, export_traces)
 
@@ -678,8 +678,16 @@ allocates hundreds of objects: at 700, a 1,000-task reconciliation ran ~570 coll
 (~0.36 s, 13 % of its CPU); at 5,000, with start-up frozen, ~190 (~0.09 s). Young garbage
 waits a little longer."""
 
+WINDOW_YOUNG_OBJECTS_PER_COLLECTION = 1_000
+"""The window's first threshold: a pass over young objects stops the GUI thread, and its
+length grows with their number. During a 1,000-task launch reconciliation the heartbeat's
+worst gaps were collector passes (traced by gc callbacks: young passes of 20,000-25,000
+objects took 10-24 ms of CPU, 60-120 ms with the host's preemption, at 5,000); at 1,000, two
+runs each, alternating: worst gap 98-106 ms against 171-206, gaps over 33 ms 17-31 against
+18-49, the reconciliation no slower. Batch commands keep the larger threshold (throughput)."""
 
-def settle_collector() -> None:
+
+def settle_collector(*, young: int = YOUNG_OBJECTS_PER_COLLECTION) -> None:
     """Take what is loaded now (modules, classes, the MCP SDK's models: up to ~200,000
     objects, there for the life of the process) out of the collector's sight, and collect
     young objects less often. A full collection then walks only what was made since: one
@@ -690,7 +698,7 @@ def settle_collector() -> None:
     (measured), while a full collection there cost 11-21 ms, a third of the command's start."""
     gc.freeze()
     _, middle, old = gc.get_threshold()
-    gc.set_threshold(YOUNG_OBJECTS_PER_COLLECTION, middle, old)
+    gc.set_threshold(young, middle, old)
 
 
 def run_headless(args: argparse.Namespace) -> ExitCode:
