@@ -76,11 +76,17 @@ def gui_probe(*args: str, timeout_s: float = 600) -> dict[str, Any]:
     return _json_line(done.stdout)
 
 
+GC_FIELDS = ("gc_passes", "gc_full_passes", "gc_longest_ms", "worst_gap_in_gc_ms")
+"""What the window's garbage collector did meanwhile (see ``gui_probe.CollectorPasses``)."""
+
+
 def gap_spread(shown: dict[str, Any], idle: dict[str, Any]) -> dict[str, Any]:
     """Beside a worst gap: the 99th percentile gap and the gaps over a frame's 33 ms, in the
     window and in the idle baseline (a virtual machine's own hiccups reach the worst gap of an
-    idle window; they do not fill its percentiles)."""
+    idle window; they do not fill its percentiles); and the window's collector passes, with
+    how much of the worst gap was one."""
     return {
+        **{name: shown[name] for name in GC_FIELDS if name in shown},
         "p99_gap_ms": round(float(shown["p99_gap_ms"]), 1),
         "gaps_over_33ms": shown["gaps_over_33ms"],
         "beats": shown["beats"],

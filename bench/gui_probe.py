@@ -17,6 +17,7 @@ Times are ``time.monotonic()`` (system-wide on Linux): the parent compares them 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sys
 import time
@@ -36,10 +37,44 @@ def say(report: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
-class Heartbeat:
-    """A 10 ms ``QTimer`` and the time of every beat."""
+class CollectorPasses:
+    """Every garbage-collector pass in this process from now on: when it began and ended, and
+    its generation. A pass holds the GIL throughout: no Python thread runs meanwhile, the GUI
+    thread's included."""
 
     def __init__(self) -> None:
+        self.passes: list[tuple[float, float, int]] = []
+        self._began = 0.0
+        gc.callbacks.append(self._seen)
+
+    def _seen(self, phase: str, info: dict[str, Any]) -> None:
+        now = time.monotonic()
+        if phase == "start":
+            self._began = now
+        else:
+            self.passes.append((self._began, now, int(info["generation"])))
+
+    def report(self, start: float, end: float, gap: tuple[float, float] | None) -> dict[str, Any]:
+        """The passes that ended between ``start`` and ``end``, and how much of ``gap`` (the
+        worst heartbeat gap) was spent in a pass."""
+        within = [(a, b, g) for a, b, g in self.passes if start <= b <= end]
+        in_gap = 0.0
+        if gap is not None:
+            in_gap = sum(max(0.0, min(b, gap[1]) - max(a, gap[0])) for a, b, _ in within)
+        return {
+            "gc_passes": len(within),
+            "gc_full_passes": sum(1 for _, _, g in within if g == 2),
+            "gc_longest_ms": round(max(((b - a) * 1e3 for a, b, _ in within), default=0.0), 1),
+            "worst_gap_in_gc_ms": round(in_gap * 1e3, 1),
+        }
+
+
+class Heartbeat:
+    """A 10 ms ``QTimer`` and the time of every beat (and, given one, the collector's passes
+    meanwhile)."""
+
+    def __init__(self, collector: CollectorPasses | None = None) -> None:
+        self.collector = collector
         self.beats: list[float] = [time.monotonic()]
         self.timer = QTimer()
         self.timer.setInterval(BEAT_MS)
@@ -64,12 +99,21 @@ class Heartbeat:
         gap already swings with the host (70 to 120 ms seen), while the 99th percentile and the
         number of gaps over a frame's 33 ms tell the window's own stalls from it."""
         gaps = sorted(self.gaps_ms(start, end))
-        return {
+        report: dict[str, Any] = {
             "worst_gap_ms": gaps[-1] if gaps else 0.0,
             "p99_gap_ms": gaps[int(0.99 * (len(gaps) - 1))] if gaps else 0.0,
             "gaps_over_33ms": sum(1 for gap in gaps if gap > STALL_MS),
             "beats": len(gaps),
         }
+        if self.collector is not None:
+            pairs = [
+                (a, b)
+                for a, b in zip(self.beats, self.beats[1:], strict=False)
+                if start <= b <= end
+            ]
+            worst = max(pairs, key=lambda pair: pair[1] - pair[0], default=None)
+            report.update(self.collector.report(start, end, worst))
+        return report
 
 
 class FirstPaint(QObject):
@@ -159,9 +203,11 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
     app.installEventFilter(painted)
     jobs: list[asyncio.Future[None]] = []
 
+    collector = CollectorPasses()
+
     def on_ready(window: MainWindow) -> None:
         ready["at"] = time.monotonic()
-        beat = Heartbeat()
+        beat = Heartbeat(collector)
 
         async def paint() -> None:
             def close(at: float) -> None:
