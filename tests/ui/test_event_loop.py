@@ -84,6 +84,9 @@ def test_ready_callbacks_run_in_order_and_a_cancelled_one_does_not(qapp: QApplic
     assert ran == ["first", "third", "made ready by second"]
 
 
+SPIN_LIMIT = 200_000
+
+
 def test_callbacks_that_keep_making_work_ready_never_starve_qt(qapp: QApplication) -> None:
     """A coroutine that yields with ``sleep(0)`` in a loop (or callbacks that schedule each
     other) keeps the queue full: Qt's own events (input, painting, timers) still get turns."""
@@ -93,9 +96,12 @@ def test_callbacks_that_keep_making_work_ready_never_starve_qt(qapp: QApplicatio
 
     async def busy() -> None:
         nonlocal spins
-        while len(qt_turns) < 3:
+        # Bounded by a count, not a clock: a loop that starved Qt would end here with fewer
+        # than 3 Qt turns (asserted below), not hang. ~400 spins fit in one 4 ms slice.
+        while len(qt_turns) < 3 and spins < SPIN_LIMIT:
             spins += 1
-            await asyncio.sleep(0)  # what is under test: a coroutine that only yields
+            # Not a wait for something: yielding with sleep(0) is the behaviour under test.
+            await asyncio.sleep(0)
 
     def qt_timer() -> None:
         qt_turns.append(spins)
