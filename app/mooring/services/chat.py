@@ -241,8 +241,6 @@ class ChatService:
         self._unsubscribe: Callable[[], None] | None = None
         self._clients: dict[ProviderConfig, _Client] = {}
         self._retired: list[_Client] = []
-        self._provider_of: dict[str, str | None] = {}
-        """Each conversation's provider id when last read here: a guess, always checked."""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -298,7 +296,6 @@ class ChatService:
             auto_continue=self._auto_continue_default if auto_continue is None else auto_continue,
         )
         await self._book.create_conversation(conversation)
-        self._provider_of[conversation.id] = conversation.provider_id
         return conversation
 
     async def provider_choices(self) -> list[ProviderConfig]:
@@ -331,29 +328,13 @@ class ChatService:
         found = await self._book.find_conversation(key.strip())
         if found is None:
             raise NotFound("conversation", key)
-        self._provider_of[found.id] = found.provider_id
         return found
 
     async def _with_provider(self, key: str) -> tuple[Conversation, ProviderConfig]:
-        """The conversation and its provider's configuration, both read now. For a
-        conversation seen before, the provider is looked up alongside it (by the id it had
-        then), and looked up again only if the conversation names another one now."""
-        if key not in self._provider_of:
-            conversation = await self.get(key)
-            return conversation, await self._providers(conversation.provider_id)
-        guess = self._provider_of[key]
-        looking = asyncio.ensure_future(self._providers(guess))
-        try:
-            conversation = await self.get(key)
-        except BaseException:
-            looking.cancel()
-            looking.add_done_callback(_ignore_outcome)
-            raise
-        if conversation.provider_id != guess:
-            looking.cancel()
-            looking.add_done_callback(_ignore_outcome)
-            return conversation, await self._providers(conversation.provider_id)
-        return conversation, await looking
+        """The conversation (by id or unique prefix) and its provider's configuration, both
+        read now (see :meth:`send`: the path of a prefix or of a lookup given to the host)."""
+        conversation = await self.get(key)
+        return conversation, await self._providers(conversation.provider_id)
 
     async def list_conversations(self, *, limit: int | None = None) -> list[Conversation]:
         """Conversations, most recently active first."""
@@ -419,7 +400,6 @@ class ChatService:
                 "A reply is being written in this conversation; stop it first.", code="busy"
             )
         await self._book.delete_conversation(conversation.id)
-        self._provider_of.pop(conversation.id, None)
         return conversation
 
     async def export(self, key: str, fmt: str) -> str:
@@ -439,7 +419,6 @@ class ChatService:
     async def _save(self, conversation: Conversation) -> Conversation:
         if not await self._book.update_conversation(conversation):
             raise NotFound("conversation", conversation.id)
-        self._provider_of[conversation.id] = conversation.provider_id
         return conversation
 
     # -- turns ---------------------------------------------------------------------------------
@@ -507,7 +486,6 @@ class ChatService:
         config = config or opening.provider
         if config is None:
             return None
-        self._provider_of[conversation_id] = opening.conversation.provider_id
         if opening.stored is None:  # a task ended meanwhile: its result goes first
             await self._catch_up(conversation_id)
             message = dataclasses.replace(message, created_at=self._clock.now())
@@ -1039,11 +1017,6 @@ def _end_model_span(span: Span, streamed: _Streamed) -> None:
         span.set_status(Status(StatusCode.ERROR, streamed.failure.kind.value))
     span.set_attribute("mooring.chat.interrupted", streamed.stopped)
     span.end()
-
-
-def _ignore_outcome(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled():
-        task.exception()  # retrieved: a turn that never started does not need its tools
 
 
 async def _close(provider: ChatProvider) -> None:

@@ -322,13 +322,12 @@ class Host:
         self.chat: ChatService | None = None
         """Conversations with a model (``None`` without conversation storage or providers)."""
         if conversations is not None and provider_factory is not None:
+            own_book = providers if resolve_provider is None else None
             self.chat = ChatService(
                 conversations=conversations,
                 providers=resolve_provider or self._provider_config,
-                provider_list=providers.list_providers
-                if providers is not None and resolve_provider is None
-                else None,
-                stored_providers=providers is not None and resolve_provider is None,
+                provider_list=own_book.list_providers if own_book is not None else None,
+                stored_providers=own_book is not None,
                 provider_factory=provider_factory,
                 runner=self.runner,
                 monitor=self.monitor,
