@@ -141,3 +141,100 @@ def test_call_soon_threadsafe_runs_on_the_loop(qapp: QApplication) -> None:
     finally:
         loop.close()
     assert ran == [True]
+
+
+# -- the timer heap ----------------------------------------------------------------------------
+
+
+def _bounded(done: asyncio.Future[None]) -> asyncio.Future[None]:
+    """``done``, also finished by a Qt timer after 30 s: a bound on a hang, not a timing (on a
+    Qt timer, as the loop's own timers are what is under test)."""
+
+    def give_up() -> None:
+        if not done.done():
+            done.set_result(None)
+
+    QTimer.singleShot(30_000, give_up)
+    return done
+
+
+def _then_finish(ran: list[str], name: str, done: asyncio.Future[None]) -> None:
+    ran.append(name)
+    done.set_result(None)
+
+
+def test_timed_callbacks_run_by_deadline_and_an_earlier_one_added_later_is_not_held_back(
+    qapp: QApplication,
+) -> None:
+    """A deadline added after a far one still wakes the loop on time: were the loop armed only
+    for the first (an hour away), this would wait for the test's bound and fail there."""
+    loop = qt_event_loop(qapp)
+    ran: list[str] = []
+
+    async def schedule() -> None:
+        done = _bounded(loop.create_future())
+        far = loop.call_later(3600, ran.append, "an hour away")
+        loop.call_later(0.02, _then_finish, ran, "later", done)
+        loop.call_later(0.01, ran.append, "sooner")
+        loop.call_at(loop.time() - 1, ran.append, "already due")
+        await done
+        far.cancel()
+
+    try:
+        loop.run_until_complete(schedule())
+    finally:
+        loop.close()
+    assert ran == ["already due", "sooner", "later"]
+
+
+def test_a_cancelled_timed_callback_does_not_run(qapp: QApplication) -> None:
+    loop = qt_event_loop(qapp)
+    ran: list[str] = []
+
+    async def schedule() -> None:
+        done = _bounded(loop.create_future())
+        cancelled = loop.call_later(0.01, ran.append, "cancelled")
+        loop.call_later(0.02, _then_finish, ran, "kept", done)
+        cancelled.cancel()
+        await done
+
+    try:
+        loop.run_until_complete(schedule())
+    finally:
+        loop.close()
+    assert ran == ["kept"]
+
+
+class _Guarded:
+    """What a request's context holds while a timeout guards it (a span, a cancel scope)."""
+
+
+def test_cancelled_timeouts_do_not_keep_what_their_contexts_hold(qapp: QApplication) -> None:
+    """Nearly every request's timeout is cancelled long before its deadline. Their handles
+    (with the context each keeps: the request's span, its cancel scopes) are let go once they
+    are half of what waits, not kept until their deadlines, which is what qasync did."""
+    import contextvars
+    import weakref
+
+    loop = qt_event_loop(qapp)
+    current: contextvars.ContextVar[_Guarded] = contextvars.ContextVar("current")
+    alive: list[weakref.ref[_Guarded]] = []
+
+    async def many_requests() -> None:
+        for _ in range(1_000):
+            guarded = _Guarded()
+            alive.append(weakref.ref(guarded))
+            context = contextvars.copy_context()
+            context.run(current.set, guarded)
+            del guarded
+            loop.call_later(60, lambda: None, context=context).cancel()
+            del context
+        loop.call_later(60, lambda: None).cancel()
+
+    try:
+        loop.run_until_complete(many_requests())
+        kept = sum(ref() is not None for ref in alive)
+    finally:
+        loop.close()
+    # Cancelled deadlines are dropped once more than 100 wait and they are half the heap.
+    assert kept <= 101, f"{kept} of 1,000 cancelled timeouts still hold their contexts"
