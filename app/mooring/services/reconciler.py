@@ -228,9 +228,18 @@ class Reconciler:
                     log.info("task %s: %s; the monitor will look again", record.id, exc.message)
                     self._monitor.track(record, now=True)
 
+        # A few workers take the records in turn, rather than a task per record waiting at the
+        # gate: 1,000 waiting tasks (each a coroutine, a frame, a context, a waiter) were what
+        # the window's garbage collector walked most during a launch reconciliation.
+        queue = iter(enumerate(records))
+
+        async def worker() -> None:
+            for index, record in queue:
+                await refresh(index, record)
+
         async with asyncio.TaskGroup() as group:
-            for index, record in enumerate(records):
-                group.create_task(refresh(index, record))
+            for _ in range(min(self._per_server, len(records))):
+                group.create_task(worker())
         for done in refreshed:
             if done is not None:
                 self._monitor.track(done)
