@@ -221,8 +221,11 @@ def run_gui(
     windows: list[MainWindow] = []
 
     def attach(window: MainWindow) -> None:
+        from mooring.ui.collector import FullPassesBetweenBursts
         from mooring.ui.notifiers import STILL_RUNNING, TrayNotifier, tray_icon
 
+        # Process-wide, so here (the window's entry point) and not where tests build windows.
+        FullPassesBetweenBursts(parent=window).start()
         bg = parts[0].bg
         windows.append(window)
         tray = TrayNotifier(tray_icon(window), window)
