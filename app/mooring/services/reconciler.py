@@ -229,8 +229,8 @@ class Reconciler:
                     self._monitor.track(record, now=True)
 
         # A few workers take the records in turn, rather than a task per record waiting at the
-        # gate: 1,000 waiting tasks (each a coroutine, a frame, a context, a waiter) were what
-        # the window's garbage collector walked most during a launch reconciliation.
+        # gate: 1,000 waiting tasks (each a coroutine, a frame, a context, a waiter) were a large
+        # share of what the window's garbage collector walked during a launch reconciliation.
         queue = iter(enumerate(records))
 
         async def worker() -> None:
