@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import threading
 from collections.abc import AsyncGenerator
 
@@ -238,3 +239,28 @@ def test_cancelled_timeouts_do_not_keep_what_their_contexts_hold(qapp: QApplicat
         loop.close()
     # Cancelled deadlines are dropped once more than 100 wait and they are half the heap.
     assert kept <= 101, f"{kept} of 1,000 cancelled timeouts still hold their contexts"
+
+
+def test_a_deadline_at_infinity_neither_fails_nor_holds_back_the_others(
+    qapp: QApplication,
+) -> None:
+    """``sleep(inf)`` (anyio's ``sleep_forever``) is a deadline Qt cannot count to."""
+    loop = qt_event_loop(qapp)
+    ran: list[str] = []
+    still_asleep: list[bool] = []
+
+    async def schedule() -> None:
+        done = _bounded(loop.create_future())
+        forever = asyncio.ensure_future(asyncio.sleep(math.inf))
+        await asyncio.sleep(0)  # it has asked for its deadline
+        loop.call_later(0.01, _then_finish, ran, "soon", done)
+        await done
+        still_asleep.append(not forever.done())
+        forever.cancel()
+
+    try:
+        loop.run_until_complete(schedule())
+    finally:
+        loop.close()
+    assert ran == ["soon"]
+    assert still_asleep == [True]

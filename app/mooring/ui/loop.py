@@ -65,6 +65,9 @@ def async_generators_closed_on(loop: asyncio.AbstractEventLoop) -> Iterator[None
 READY_SLICE_S = 0.004
 """The longest run of ready callbacks before Qt's own events are processed again."""
 
+LONGEST_TIMER_WAIT_S = 24 * 3600.0
+"""The longest the one deadline timer sleeps at once (asyncio caps its selector's wait too)."""
+
 KEEP_CANCELLED_TIMERS = 100
 """Cancelled deadlines are dropped from the heap once there are more than this many in it and
 they are at least half of it (asyncio's own rule)."""
@@ -79,7 +82,7 @@ def qt_event_loop(app: QApplication) -> asyncio.AbstractEventLoop:
     class QtEventLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync ships no types
         # BaseEventLoop's own timer heap and count of cancelled entries (``_scheduled``,
         # ``_timer_cancelled_count``; ``TimerHandle.cancel`` counts through
-        # ``_timer_handle_cancelled``, ``close`` clears both) are used as asyncio uses them.
+        # ``_timer_handle_cancelled``, ``close`` clears the heap) are used as asyncio uses them.
         _scheduled: list[asyncio.TimerHandle]
         _timer_cancelled_count: int
 
@@ -137,6 +140,9 @@ def qt_event_loop(app: QApplication) -> asyncio.AbstractEventLoop:
             self, when: float, callback: Callable[..., object], *args: Any, context: Any = None
         ) -> asyncio.TimerHandle:
             self._check_closed()
+            if self._debug:  # as asyncio's own loops check, in debug mode only
+                self._check_thread()
+                self._check_callback(callback, "call_at")
             self._drop_cancelled()
             handle = asyncio.TimerHandle(when, callback, args, self, context)
             heapq.heappush(self._scheduled, handle)
@@ -172,10 +178,12 @@ def qt_event_loop(app: QApplication) -> asyncio.AbstractEventLoop:
             when = self._scheduled[0].when()
             if self._armed_for is not None and self._armed_for <= when:
                 return
-            self._armed_for = when
             # Rounded up: Qt counts whole milliseconds, and a wake before the deadline finds
-            # nothing due (it re-arms for what is left).
-            self._deadline.start(max(0, math.ceil((when - self.time()) * 1000)))
+            # nothing due (it re-arms for what is left). A far deadline (``sleep(inf)``; Qt's
+            # interval is a 32-bit count of milliseconds) wakes after LONGEST_TIMER_WAIT_S first.
+            wait = min(when - self.time(), LONGEST_TIMER_WAIT_S)
+            self._armed_for = self.time() + wait
+            self._deadline.start(max(0, math.ceil(wait * 1000)))
 
         def _run_due(self) -> None:
             """Move what is due to the ready queue, in deadline order; wake again for the next."""
@@ -195,9 +203,9 @@ def qt_event_loop(app: QApplication) -> asyncio.AbstractEventLoop:
             self._arm()
 
         def close(self) -> None:
+            super().close()  # refuses a running loop; clears the heap, as asyncio's close does
             self._deadline.stop()
             self._armed_for = None
-            super().close()  # clears the heap, as asyncio's close does
 
     loop: asyncio.AbstractEventLoop = QtEventLoop(app)
     return loop
