@@ -19,7 +19,9 @@ from PySide6.QtWidgets import QApplication
 from mooring.ui.collector import (
     BUSY_SHARE,
     CHECK_EVERY_MS,
+    LONGEST_HELD_S,
     LONGEST_WAIT_S,
+    MIDDLE_PASSES_PER_FULL,
     FullPassesBetweenBursts,
 )
 
@@ -134,5 +136,34 @@ def test_a_window_that_stays_busy_still_gets_full_passes_after_the_longest_wait(
 def test_stopping_gives_cpython_its_threshold_back(window: Window) -> None:
     window.check(busy=True)
     assert gc.get_threshold()[2] != 10
+    window.collector.stop()
+    assert gc.get_threshold() == (100, 10, 10)
+
+
+def test_bursts_with_short_quiet_dips_hold_full_passes_back_two_minutes_at_most(
+    window: Window,
+) -> None:
+    """Bursts of 29.5 s with half a second of quiet between them: each quiet dip gives CPython
+    its threshold back, but one that allocates little starts no pass. Held back in all for
+    two minutes, the next burst is not deferred any more."""
+    for _ in range(MIDDLE_PASSES_PER_FULL + 1):
+        gc.collect(1)  # CPython would consider a full pass from now on
+    held = 0.0
+    for _burst in range(20):
+        for _ in range(round(29.5 / STEP_S)):
+            window.check(busy=True)
+            if not window.collector.deferring():
+                break
+            held += STEP_S
+        else:
+            window.check(busy=False)
+            continue
+        break
+    assert LONGEST_HELD_S - 2 * STEP_S <= held <= LONGEST_HELD_S + 2 * STEP_S
+
+
+def test_starting_twice_keeps_cpythons_own_threshold(window: Window) -> None:
+    window.check(busy=True)  # deferring: the threshold is out of reach now
+    window.collector.start()
     window.collector.stop()
     assert gc.get_threshold() == (100, 10, 10)

@@ -12,10 +12,12 @@ So while the GUI thread is busy (it used more than :data:`BUSY_SHARE` of the las
 :data:`CHECK_EVERY_MS` on the CPU), CPython's last threshold is set out of reach and it starts
 no full pass; once the thread is quiet again the threshold is back, and CPython starts the pass
 by its own rule (ten middle-generation passes since the last full one, and the old generation
-grown by a quarter) at its next middle pass. A burst that never ends still gets full passes:
-after :data:`LONGEST_WAIT_S` of deferring, the threshold is back until one has run. Younger
-passes are untouched. This is the "sustained low latency" mode of other runtimes' collectors
-(.NET's ``GCLatencyMode.SustainedLowLatency``), by hand: CPython 3.11 has neither that nor an
+grown by a quarter) at its next middle pass. Work that never lets up still gets full passes:
+the threshold is back after :data:`LONGEST_WAIT_S` of one burst, and once bursts have held
+passes back for :data:`LONGEST_HELD_S` in all since the last full pass (counted while CPython
+would consider one), until one has run. Younger passes are untouched. This is the
+"sustained low latency" mode of other runtimes' collectors (.NET's
+``GCLatencyMode.SustainedLowLatency``), by hand: CPython 3.11 has neither that nor an
 incremental collector.
 """
 
@@ -32,6 +34,12 @@ BUSY_SHARE = 0.35
 """A GUI thread that used the CPU for more of the last check's interval than this is busy."""
 LONGEST_WAIT_S = 30.0
 """Full passes are deferred for at most this long at a time."""
+LONGEST_HELD_S = 120.0
+"""...and for at most this long in all between two full passes, counting the time CPython would
+have considered one (bursts with short quiet dips between them, which may allocate too little
+for CPython to start the pass then)."""
+MIDDLE_PASSES_PER_FULL = 10
+"""CPython's default last threshold: it considers a full pass after this many middle ones."""
 OUT_OF_REACH = 1 << 30
 """A last threshold that CPython's count of middle-generation passes never reaches."""
 
@@ -58,7 +66,8 @@ class FullPassesBetweenBursts(QObject):
         self._seen_at = clock()
         self._seen_cpu = cpu()
         self._full_passes = _full_passes()
-        self._deferring_since: float | None = None
+        self._busy_since: float | None = None
+        self._held_s = 0.0  # since the last full pass, while CPython would have considered one
         self._threshold: int | None = None  # CPython's own, while started
 
     def deferring(self) -> bool:
@@ -67,7 +76,10 @@ class FullPassesBetweenBursts(QObject):
 
     def start(self) -> None:
         """Check the GUI thread from now on."""
-        self._threshold = gc.get_threshold()[2]
+        if self._threshold is not None:
+            return
+        current = gc.get_threshold()[2]
+        self._threshold = MIDDLE_PASSES_PER_FULL if current == OUT_OF_REACH else current
         self._timer.start()
 
     def stop(self) -> None:
@@ -78,8 +90,8 @@ class FullPassesBetweenBursts(QObject):
             self._threshold = None
 
     def check(self) -> None:
-        """Defer full passes while the GUI thread is busy, at most :data:`LONGEST_WAIT_S` at
-        a time; let CPython start them otherwise."""
+        """Defer full passes while the GUI thread is busy (within the bounds above); let
+        CPython start them otherwise."""
         if self._threshold is None:
             return
         now, cpu = self._clock(), self._cpu()
@@ -87,20 +99,22 @@ class FullPassesBetweenBursts(QObject):
         busy = elapsed > 0 and (cpu - self._seen_cpu) / elapsed > BUSY_SHARE
         self._seen_at, self._seen_cpu = now, cpu
         passes = _full_passes()
-        if passes != self._full_passes:  # one ran: the next may be deferred as long again
+        if passes != self._full_passes:  # one ran: the next may be held back as long again
             self._full_passes = passes
-            self._deferring_since = None
-        if busy and self._deferring_since is None:
-            self._deferring_since = now
-        elif not busy:
-            self._deferring_since = None
-        waited_enough = (
-            self._deferring_since is not None and now - self._deferring_since >= LONGEST_WAIT_S
+            self._held_s = 0.0
+            self._busy_since = None
+        if self.deferring() and gc.get_count()[2] >= MIDDLE_PASSES_PER_FULL:
+            self._held_s += elapsed
+        if not busy:
+            self._busy_since = None
+        elif self._busy_since is None:
+            self._busy_since = now
+        hold = (
+            self._busy_since is not None
+            and now - self._busy_since < LONGEST_WAIT_S
+            and self._held_s < LONGEST_HELD_S
         )
-        if busy and not waited_enough:
-            self._set_last_threshold(OUT_OF_REACH)
-        else:
-            self._set_last_threshold(self._threshold)
+        self._set_last_threshold(OUT_OF_REACH if hold else self._threshold)
 
     @staticmethod
     def _set_last_threshold(value: int) -> None:
