@@ -251,8 +251,14 @@ def test_a_deadline_at_infinity_neither_fails_nor_holds_back_the_others(
 
     async def schedule() -> None:
         done = _bounded(loop.create_future())
-        forever = asyncio.ensure_future(asyncio.sleep(math.inf))
-        await asyncio.sleep(0)  # it has asked for its deadline
+        asking = _bounded(loop.create_future())
+
+        async def sleep_forever() -> None:
+            asking.set_result(None)  # the deadline is asked for in this same step, just below
+            await asyncio.sleep(math.inf)
+
+        forever = asyncio.ensure_future(sleep_forever())
+        await asking
         loop.call_later(0.01, _then_finish, ran, "soon", done)
         await done
         still_asleep.append(not forever.done())
