@@ -67,8 +67,7 @@ def driver_values(
     for name in times:
         values[name] = utc_from_text(values[name])
     for name in json_columns:
-        if values[name] is not None:
-            values[name] = json.loads(values[name])
+        values[name] = _json(values[name])
     return values
 
 

@@ -181,8 +181,9 @@ def qt_event_loop(app: QApplication) -> asyncio.AbstractEventLoop:
             # Rounded up: Qt counts whole milliseconds, and a wake before the deadline finds
             # nothing due (it re-arms for what is left). A far deadline (``sleep(inf)``; Qt's
             # interval is a 32-bit count of milliseconds) wakes after LONGEST_TIMER_WAIT_S first.
-            wait = min(when - self.time(), LONGEST_TIMER_WAIT_S)
-            self._armed_for = self.time() + wait
+            now = self.time()
+            wait = min(when - now, LONGEST_TIMER_WAIT_S)
+            self._armed_for = now + wait
             self._deadline.start(max(0, math.ceil(wait * 1000)))
 
         def _run_due(self) -> None:
