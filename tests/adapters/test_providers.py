@@ -10,8 +10,10 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import openai
 import pytest
 
+from mooring.adapters.providers import openai_chat
 from mooring.adapters.providers.common import ProviderOptions
 from mooring.adapters.providers.factory import SdkProviderFactory
 from mooring.adapters.secrets import KeyringSecrets
@@ -195,6 +197,44 @@ async def test_an_openai_endpoint_that_wants_max_completion_tokens_gets_it_from_
     assert "max_tokens" not in retried
     assert retried["max_completion_tokens"] == 4096
     assert later["max_completion_tokens"] == 4096
+
+
+async def test_an_openai_request_is_what_the_sdks_create_sends_for_it(
+    model_endpoint: ModelEndpoint, build: Any
+) -> None:
+    """The adapter sends its body through the client's ``post``, skipping ``create``'s
+    parameter transform: the endpoint must get what ``create`` would send for it (a richer
+    request than a chat's first: tool calls, results, an error flag, a tool offer)."""
+    call = ToolCallRequest(
+        id="call_9", name="suppliers__lookup", arguments={"q": "x"}, raw_arguments='{"q": "x"}'
+    )
+    request = ChatRequest(
+        model="model-small",
+        messages=(
+            ChatTurnMessage(role=Role.USER, content="look up x «and» y"),
+            ChatTurnMessage(role=Role.ASSISTANT, content="Looking.", tool_calls=(call,)),
+            ChatTurnMessage(
+                role=Role.TOOL, content="no such supplier", tool_call_id="call_9", is_error=True
+            ),
+        ),
+        tools=(LOOKUP,),
+        system="You are terse.",
+    )
+    model_endpoint.script(Text("Done."), Text("Done."))
+    await collect(build(config_for(ProviderKind.OPENAI, model_endpoint)), request)
+    client = openai.AsyncOpenAI(api_key=KEY, base_url=model_endpoint.openai_url, max_retries=0)
+    try:
+        stream = await client.chat.completions.create(**openai_chat.request_body(request))
+        async for _ in stream:
+            pass
+    finally:
+        await client.close()
+    ours, sdks = model_endpoint.model_requests[-2:]
+    assert (ours.method, ours.path) == (sdks.method, sdks.path)
+    assert ours.body == sdks.body
+    assert ours.body["messages"][3]["content"].startswith("ERROR: ")
+    same = ("authorization", "content-type", "content-length", "accept", "user-agent")
+    assert {h: ours.headers.get(h) for h in same} == {h: sdks.headers.get(h) for h in same}
 
 
 async def test_the_model_is_sent_the_system_prompt_messages_and_key(
