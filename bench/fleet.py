@@ -198,13 +198,16 @@ class Sample:
 
 
 def sample(pid: int) -> Sample | None:
-    """Read ``/proc/<pid>/stat`` and ``statm`` now (``None`` once the process is gone)."""
+    """Read ``/proc/<pid>/stat`` and ``statm`` now (``None`` once the process is gone, or has
+    ended and waits to be reaped: a zombie's memory reads 0, which is no sample of it)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
         statm = Path(f"/proc/{pid}/statm").read_text()
     except OSError:
         return None
     fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in ("Z", "X"):  # the state: ended
+        return None
     cpu = (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
     return Sample(time.monotonic(), cpu, int(statm.split()[1]) * PAGE)
 

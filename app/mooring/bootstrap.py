@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from mooring.services.notifier import Notifier
     from mooring.storage.db import Database
     from mooring.ui.app import Loaded
+    from mooring.ui.collector import FullPassesBetweenBursts
     from mooring.ui.main_window import MainWindow, WindowInfo
 
 log = logging.getLogger("mooring.bootstrap")
@@ -219,13 +220,16 @@ def run_gui(
     pending: set[asyncio.Future[None]] = set()
 
     windows: list[MainWindow] = []
+    collectors: list[FullPassesBetweenBursts] = []
 
     def attach(window: MainWindow) -> None:
         from mooring.ui.collector import FullPassesBetweenBursts
         from mooring.ui.notifiers import STILL_RUNNING, TrayNotifier, tray_icon
 
         # Process-wide, so here (the window's entry point) and not where tests build windows.
-        FullPassesBetweenBursts(parent=window).start()
+        collector = FullPassesBetweenBursts(parent=window)
+        collector.start()
+        collectors.append(collector)
         bg = parts[0].bg
         windows.append(window)
         tray = TrayNotifier(tray_icon(window), window)
@@ -317,6 +321,8 @@ def run_gui(
             window.tasks.feed.refresh_many(v.record for v in window.tasks.feed.model.unfinished())
 
     async def shutdown() -> None:
+        for collector in collectors:  # the window is gone: CPython's own rule from here on
+            collector.stop()
         if not parts:
             return  # closed before the host was built
         host, bg = parts[0].host, parts[0].bg
