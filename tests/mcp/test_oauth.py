@@ -8,6 +8,7 @@ redirects to Mooring's loopback callback, as a real browser would after an insta
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -317,6 +318,29 @@ async def test_two_credential_profiles_keep_separate_tokens_and_their_own_tasks(
         assert {entry["client"] for entry in asked} == {clients[owner]}
     calls = [entry for entry in demo.log.entries() if entry["method"] == "tools/call"]
     assert sorted(entry["client"] for entry in calls) == sorted(clients.values())
+
+
+async def test_a_signed_in_connections_requests_are_in_flight_together_not_one_by_one(
+    auth_server: AuthServer, demo: DemoServer, start: Start, secrets: KeyringSecrets
+) -> None:
+    """The SDK's provider holds its lock until each response's headers arrive: a slow answer
+    (a JSON reply comes with its headers at the end) held every other request of the account
+    back, so polls went one by one however many were due. With a valid token, requests go
+    together; only a refresh or a sign-in takes the lock."""
+    url = demo.start_http("--oauth-issuer", auth_server.issuer, "--fault-slow-get-ms", "400")
+    providers = OAuthProviders(secrets, sign_in=LoopbackSignIn(open_url=Browser(), timeout=20))
+    connection = start(http_definition(url), providers, None)
+    await ready(connection)
+    created = [await connection.call_tool("slow_compute", {"seconds": 60}) for _ in range(4)]
+    task_ids = [c.task.task_id for c in created if isinstance(c, TaskCreated)]
+    assert len(task_ids) == 4, created
+    seen = await asyncio.gather(*(connection.get_task(t) for t in task_ids))
+    assert all(isinstance(s, ServerTask) and s.status == "working" for s in seen), seen
+    gets = [e for e in demo.log.entries() if e["method"] == "tasks/get"]
+    assert len(gets) == 4
+    assert max(e["inflight"] for e in gets) > 1  # the four overlapped at the server
+    assert len({e["client"] for e in gets}) == 1
+    assert len(auth_server.seen("register")) == 1  # one sign-in, not one per request
 
 
 async def test_headless_sign_in_prints_the_address_and_completes_when_it_is_opened(

@@ -39,6 +39,7 @@ from urllib.parse import parse_qs, urlparse
 import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.utils import extract_field_from_www_auth
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -47,6 +48,7 @@ from mcp.shared.auth import (
     OAuthToken,
     ProtectedResourceMetadata,
 )
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import AnyUrl, ValidationError
 
 from mooring.core.ports import SecretStore
@@ -466,6 +468,38 @@ class MooringOAuthProvider(OAuthClientProvider):
     async def _auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        # The SDK's flow holds its lock until the response's headers arrive, so an account's
+        # requests went one at a time (a JSON answer's headers come when it is complete: one
+        # slow answer held back every poll of the account). With a valid token nothing needs
+        # the lock: the request goes at once. A refusal, a refresh or a sign-in takes the
+        # SDK's locked flow, as before.
+        token = self.context.current_tokens
+        if self._initialized and token is not None and self.context.is_token_valid():
+            self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+            self._add_auth_header(request)
+            response = yield request
+            if not _refused(response):
+                return
+            if response.status_code == 401 and self.context.current_tokens is token:
+                # Dead before its time (revoked, or an expiry never told): the locked flow
+                # refreshes before it sends again, rather than sending it once more only to be
+                # refused. A token another request renewed meanwhile is left alone.
+                self.context.token_expiry_time = time.time() - 1.0
+        locked = self._locked_flow(request)
+        try:
+            outgoing = await locked.__anext__()
+            while True:
+                outgoing = await locked.asend((yield outgoing))
+        except StopAsyncIteration:
+            return
+        finally:
+            await locked.aclose()
+
+    async def _locked_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """The SDK's flow (under its lock), with a refresh before any sign-in and any failure
+        answered by the server's own refusal."""
         inner = super()._auth_flow(request)
         refreshed = False
         try:
@@ -496,6 +530,17 @@ class MooringOAuthProvider(OAuthClientProvider):
             yield request  # the server's own 401 answers the transport
         finally:
             await inner.aclose()
+
+
+def _refused(response: httpx2.Response) -> bool:
+    """Whether the server refused the request's token (the SDK's flow answers these): ``401``,
+    or ``403`` asking for more scope."""
+    if response.status_code == 401:
+        return True
+    return (
+        response.status_code == 403
+        and extract_field_from_www_auth(response, "error") == "insufficient_scope"
+    )
 
 
 def _describe(exc: Exception) -> str:
