@@ -108,7 +108,7 @@ async def test_two_accounts_on_one_server_share_its_bound_and_each_asks_with_its
         report = await later.host.reconcile()
 
         assert sorted(r.id for r in report.refreshed) == sorted(owners)
-        task_owner = {r.task_id: owners[r.id] for r in report.refreshed}
+        task_owner = {str(r.task_id): owners[r.id] for r in report.refreshed}
         gets = [e for e in demo.log.entries()[len(created) :] if e["method"] == "tasks/get"]
         assert sorted(g["taskId"] for g in gets) == sorted(task_owner)
         for get in gets:  # each task asked about with its own account's token only
