@@ -48,7 +48,6 @@ from mcp.shared.auth import (
     OAuthToken,
     ProtectedResourceMetadata,
 )
-from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 from pydantic import AnyUrl, ValidationError
 
 from mooring.core.ports import SecretStore
@@ -431,6 +430,9 @@ class MooringOAuthProvider(OAuthClientProvider):
 
     async def _initialize(self) -> None:
         await super()._initialize()
+        # Not yet: until the stored expiry is read, an expired token would look valid to a
+        # request that skips the lock (see _auth_flow).
+        self._initialized = False
         if self.context.current_tokens is not None:
             self.context.token_expiry_time = await anyio.to_thread.run_sync(
                 self._storage.token_expiry
@@ -440,6 +442,7 @@ class MooringOAuthProvider(OAuthClientProvider):
             self.context.protected_resource_metadata = prm
             self.context.oauth_metadata = asm
             self.context.auth_server_url = auth_server_url
+        self._initialized = True
 
     async def _remember_discovery(self) -> None:
         # Keyring writes, like its reads, run off the event loop (D-Bus, maybe a prompt).
@@ -475,16 +478,19 @@ class MooringOAuthProvider(OAuthClientProvider):
         # SDK's locked flow, as before.
         token = self.context.current_tokens
         if self._initialized and token is not None and self.context.is_token_valid():
-            self.context.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
             self._add_auth_header(request)
             response = yield request
             if not _refused(response):
                 return
+            await response.aread()  # done with it: it must not hold its connection meanwhile
             if response.status_code == 401 and self.context.current_tokens is token:
                 # Dead before its time (revoked, or an expiry never told): the locked flow
                 # refreshes before it sends again, rather than sending it once more only to be
                 # refused. A token another request renewed meanwhile is left alone.
                 self.context.token_expiry_time = time.time() - 1.0
+            # The SDK's flow only adds the header, with a valid token: a refused one must not
+            # go again if no valid one comes of it.
+            request.headers.pop("Authorization", None)
         locked = self._locked_flow(request)
         try:
             outgoing = await locked.__anext__()
