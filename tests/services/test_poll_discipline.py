@@ -344,3 +344,53 @@ async def test_polls_due_close_together_go_out_together_and_never_early(
     short = working("short", checked=T0, interval_ms=100)
     monitor.track(replace(short, next_poll_at=T0 + timedelta(milliseconds=103)))
     assert monitor.due_at("short") == T0 + timedelta(milliseconds=110)  # a tenth of 100 ms
+
+
+async def test_many_tasks_due_together_are_polled_a_few_at_a_time_per_server_to_their_ends(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    """The monitor's per-server bound (``polling.per_server_concurrency``, 4): tasks due
+    together take the server's poll slots in turn; each is followed to its end."""
+    host = await hosts()
+    log = tmp_path / "slots.log"
+    # Each status answer takes a while, so polls sent together overlap on the server; it
+    # reports no changes, so every task is followed by polling alone.
+    server = demo_definition(
+        tmp_path / "slots.sqlite3",
+        log,
+        fault_slow_get_ms=100,
+        conformance_fixtures=1,
+        fault_no_task_notifications=1,
+    )
+    await host.store.add_server(server)
+    records = [
+        await host.host.call(server, "slow_compute", {"seconds": 1, "label": f"s{n}"})
+        for n in range(12)
+    ]
+    assert all(r.task_id is not None for r in records), [(r.state, r.reason) for r in records][:2]
+    ended = anyio.Event()
+    finished: set[str] = set()
+
+    def listen(event: Event) -> None:
+        if isinstance(event, TaskDidChange) and event.record.is_terminal:
+            finished.add(event.record.id)
+            if len(finished) == len(records):
+                ended.set()
+
+    host.events.subscribe(listen)
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as group:
+            group.start_soon(host.monitor.run)
+            for record in records:
+                host.monitor.track(record, now=True)
+            await ended.wait()
+            group.cancel_scope.cancel()
+
+    for record in records:
+        stored = await host.store.get(record.id)
+        assert stored is not None
+        assert stored.state is LocalState.COMPLETED, stored
+    gets = [json.loads(line) for line in log.read_text().splitlines()]
+    gets = [g for g in gets if g.get("method") == "tasks/get"]
+    assert {g["taskId"] for g in gets} == {r.task_id for r in records}
+    assert 1 < max(g["inflight"] for g in gets) <= 4

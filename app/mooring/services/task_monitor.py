@@ -32,6 +32,7 @@ import itertools
 import logging
 import math
 import random
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -114,8 +115,13 @@ class TaskMonitor:
         self._asleep_until: datetime | None = None
         """When the scheduling loop wakes by itself (``None``: it is awake, or waits for a
         plan); a plan for later than that needs no wake-up (most plans, a poll's next)."""
-        self._inflight: dict[str, asyncio.Task[None]] = {}
-        self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self._inflight: set[str] = set()
+        """Records waiting for a poll slot or being polled."""
+        self._waiting: dict[str | None, deque[str]] = {}
+        """Per server (``None``: not known yet): its due records waiting for a poll slot."""
+        self._pollers: dict[str | None, int] = {}
+        """Per server: how many of its poll slots are taken (a poller each)."""
+        self._poller_tasks: set[asyncio.Task[None]] = set()
         self._cancel_sent: set[str] = set()
         self._notifications: dict[str, int] = {}
         self._locks = KeyedLocks()
@@ -408,7 +414,8 @@ class TaskMonitor:
                 del self._due_at[record_id]
                 if record_id in self._inflight:
                     continue  # the poll in flight is the news; it plans the next one
-                self._inflight[record_id] = asyncio.create_task(self._poll(record_id))
+                self._inflight.add(record_id)
+                self._queue(record_id, self._server_of.get(record_id))
             timeout = None
             if self._heap:
                 self._asleep_until = self._heap[0][0]
@@ -420,15 +427,62 @@ class TaskMonitor:
             finally:
                 self._asleep_until = None
 
+    def _queue(self, record_id: str, server_id: str | None) -> None:
+        """Put a due record in its server's line; start a poller for the server while it has
+        fewer than ``per_server`` (a few pollers per server take the due records in turn: a
+        task per due record, waiting at the server's gate, made hundreds of waiting tasks when
+        a launch made a thousand records due together)."""
+        self._waiting.setdefault(server_id, deque()).append(record_id)
+        if self._pollers.get(server_id, 0) < self._per_server:
+            self._pollers[server_id] = self._pollers.get(server_id, 0) + 1
+            task = asyncio.create_task(self._take_turns(server_id))
+            self._poller_tasks.add(task)
+            task.add_done_callback(self._poller_tasks.discard)
+
+    async def _take_turns(self, server_id: str | None) -> None:
+        """One poll slot of a server: poll its due records in turn until none waits."""
+        try:
+            line = self._waiting[server_id]
+            while line and not self._stopping:
+                record_id = line.popleft()
+                if server_id is None:
+                    await self._find_server(record_id)
+                else:
+                    await self._poll(record_id)
+        finally:
+            self._pollers[server_id] -= 1
+            if not self._pollers[server_id]:
+                del self._pollers[server_id]
+                if not self._waiting.get(server_id, True):
+                    del self._waiting[server_id]
+
+    async def _find_server(self, record_id: str) -> None:
+        """A due record whose server is not known here yet: read it, then line it up."""
+        try:
+            found = await self._ledger.get(record_id)
+        except Exception:
+            log.exception("reading %s for its poll failed", record_id)
+            found = None
+        if found is None:
+            self._polled(record_id)
+            return
+        self._server_of[record_id] = found.server_id
+        self._queue(record_id, found.server_id)
+
     async def stop(self) -> None:
         """Stop scheduling; polls in flight are abandoned (their writes complete or not at all:
-        each is one transaction on the writer thread)."""
+        each is one transaction on the writer thread), and those waiting are not made."""
         self._stopping = True
         self._wake.set()
-        for task in self._inflight.values():
+        pollers = list(self._poller_tasks)
+        for task in pollers:
             task.cancel()
-        if self._inflight:
-            await asyncio.gather(*self._inflight.values(), return_exceptions=True)
+        if pollers:
+            await asyncio.gather(*pollers, return_exceptions=True)
+        waiting = [record_id for line in self._waiting.values() for record_id in line]
+        self._waiting.clear()
+        for record_id in waiting:
+            self._polled(record_id)
         for pending in list(self._background):
             pending.cancel()
 
@@ -439,20 +493,10 @@ class TaskMonitor:
         answer, cancel)."""
         return self._locks.hold(record_id)
 
-    def _semaphore(self, server_id: str) -> asyncio.Semaphore:
-        if server_id not in self._semaphores:
-            self._semaphores[server_id] = asyncio.Semaphore(self._per_server)
-        return self._semaphores[server_id]
-
     async def _poll(self, record_id: str) -> None:
+        """Poll one due record, in one of its server's poll slots."""
         try:
-            server_id = self._server_of.get(record_id)
-            if server_id is None:
-                found = await self._ledger.get(record_id)
-                if found is None:
-                    return
-                server_id = self._server_of[record_id] = found.server_id
-            async with self._semaphore(server_id), self._lock(record_id):
+            async with self._lock(record_id):
                 now = self._clock.now()
                 held = self._stored.pop(record_id, None)  # none while in flight
                 if held is None or now - held.read_at >= RECORD_REREAD:
@@ -482,13 +526,18 @@ class TaskMonitor:
             if self._failures.pop(record_id, 0) >= _FAILURES_BEFORE_ISSUE and self._issues:
                 await self._issues.resolve(IssueKind.TASK_UNREADABLE, record_id)
         finally:
-            self._inflight.pop(record_id, None)
-            again = self._due_at.get(record_id)
-            if again is not None:
-                heapq.heappush(self._heap, (again, next(self._counter), record_id))
-                self._wake_for(again)
-            else:
-                self._forget(record_id)
+            self._polled(record_id)
+
+    def _polled(self, record_id: str) -> None:
+        """A record's turn is over (polled or not): line up its next poll if one was planned
+        meanwhile, else forget it."""
+        self._inflight.discard(record_id)
+        again = self._due_at.get(record_id)
+        if again is not None:
+            heapq.heappush(self._heap, (again, next(self._counter), record_id))
+            self._wake_for(again)
+        else:
+            self._forget(record_id)
 
     async def _failed(self, record_id: str, why: str, base: timedelta) -> None:
         """A poll failed before the server could be asked: retry later and later, and tell the
