@@ -394,3 +394,52 @@ async def test_many_tasks_due_together_are_polled_a_few_at_a_time_per_server_to_
     gets = [g for g in gets if g.get("method") == "tasks/get"]
     assert {g["taskId"] for g in gets} == {r.task_id for r in records}
     assert 1 < max(g["inflight"] for g in gets) <= 4
+
+
+async def test_a_record_asked_about_before_its_server_is_known_here_is_read_then_polled(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    """A poll asked for by id alone (an answer delivered for a task this monitor no longer
+    keeps) reads the record for its server first, then polls it in that server's line."""
+    first = await hosts()
+    log = tmp_path / "late.log"
+    server = demo_definition(
+        tmp_path / "late.sqlite3",
+        log,
+        conformance_fixtures=1,
+        fault_no_task_notifications=1,
+    )
+    await first.store.add_server(server)
+    record = await first.host.call(server, "slow_compute", {"seconds": 0.5})
+    assert record.task_id is not None
+    await first.host.stop()
+
+    later = await hosts()  # knows nothing of it but its id
+    with anyio.fail_after(60):
+        ended = await_terminal(later, record.id)
+        async with anyio.create_task_group() as group:
+            group.start_soon(later.monitor.run)
+            later.monitor.poll_soon(record.id)
+            await ended.wait()
+            group.cancel_scope.cancel()
+    stored = await later.store.get(record.id)
+    assert stored is not None
+    assert stored.state is LocalState.COMPLETED
+    gets = [json.loads(line) for line in log.read_text().splitlines()]
+    assert any(g.get("method") == "tasks/get" for g in gets)
+
+
+def await_terminal(host: Host, record_id: str) -> anyio.Event:
+    """An event set once the record is told to have ended."""
+    ended = anyio.Event()
+
+    def listen(event: Event) -> None:
+        if (
+            isinstance(event, TaskDidChange)
+            and event.record.id == record_id
+            and event.record.is_terminal
+        ):
+            ended.set()
+
+    host.events.subscribe(listen)
+    return ended

@@ -460,8 +460,13 @@ class TaskMonitor:
         """A due record whose server is not known here yet: read it, then line it up."""
         try:
             found = await self._ledger.get(record_id)
+        except KnownError as exc:  # e.g. the database is locked: try again later, as a poll
+            log.warning("poll of %s failed: %s; will retry", record_id, exc.message)
+            await self._failed(record_id, exc.message, _RETRY_AFTER_PROBLEM)
+            found = None
         except Exception:
-            log.exception("reading %s for its poll failed", record_id)
+            log.exception("poll of %s failed", record_id)
+            await self._failed(record_id, "an internal error (see the log)", _RETRY_AFTER_BUG)
             found = None
         if found is None:
             self._polled(record_id)
