@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
@@ -25,7 +25,14 @@ from mooring.core.tasks.reconcile import ServerTask
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.services.task_monitor import TaskMonitor
-from tests.services.conftest import SAMPLES, Host, HostFactory, demo_definition, run_until
+from tests.services.conftest import (
+    SAMPLES,
+    Host,
+    HostFactory,
+    demo_definition,
+    logged,
+    run_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -368,30 +375,18 @@ async def test_many_tasks_due_together_are_polled_a_few_at_a_time_per_server_to_
         for n in range(12)
     ]
     assert all(r.task_id is not None for r in records), [(r.state, r.reason) for r in records][:2]
-    ended = anyio.Event()
-    finished: set[str] = set()
 
-    def listen(event: Event) -> None:
-        if isinstance(event, TaskDidChange) and event.record.is_terminal:
-            finished.add(event.record.id)
-            if len(finished) == len(records):
-                ended.set()
+    def due_together() -> None:
+        for record in records:
+            host.monitor.track(record, now=True)
 
-    host.events.subscribe(listen)
-    with anyio.fail_after(60):
-        async with anyio.create_task_group() as group:
-            group.start_soon(host.monitor.run)
-            for record in records:
-                host.monitor.track(record, now=True)
-            await ended.wait()
-            group.cancel_scope.cancel()
+    await followed_to_their_ends(host, {r.id for r in records}, due_together)
 
     for record in records:
         stored = await host.store.get(record.id)
         assert stored is not None
         assert stored.state is LocalState.COMPLETED, stored
-    gets = [json.loads(line) for line in log.read_text().splitlines()]
-    gets = [g for g in gets if g.get("method") == "tasks/get"]
+    gets = logged(log, "tasks/get")
     assert {g["taskId"] for g in gets} == {r.task_id for r in records}
     assert 1 < max(g["inflight"] for g in gets) <= 4
 
@@ -415,31 +410,34 @@ async def test_a_record_asked_about_before_its_server_is_known_here_is_read_then
     await first.host.stop()
 
     later = await hosts()  # knows nothing of it but its id
-    with anyio.fail_after(60):
-        ended = await_terminal(later, record.id)
-        async with anyio.create_task_group() as group:
-            group.start_soon(later.monitor.run)
-            later.monitor.poll_soon(record.id)
-            await ended.wait()
-            group.cancel_scope.cancel()
+    await followed_to_their_ends(later, {record.id}, lambda: later.monitor.poll_soon(record.id))
     stored = await later.store.get(record.id)
     assert stored is not None
     assert stored.state is LocalState.COMPLETED
-    gets = [json.loads(line) for line in log.read_text().splitlines()]
-    assert any(g.get("method") == "tasks/get" for g in gets)
+    assert logged(log, "tasks/get")
 
 
-def await_terminal(host: Host, record_id: str) -> anyio.Event:
-    """An event set once the record is told to have ended."""
+async def followed_to_their_ends(
+    host: Host, record_ids: set[str], start: Callable[[], None]
+) -> None:
+    """Run the host's monitor, ``start`` it on the records, until each is told to have ended
+    (within a minute)."""
     ended = anyio.Event()
+    finished: set[str] = set()
 
     def listen(event: Event) -> None:
-        if (
-            isinstance(event, TaskDidChange)
-            and event.record.id == record_id
-            and event.record.is_terminal
-        ):
-            ended.set()
+        if isinstance(event, TaskDidChange) and event.record.is_terminal:
+            finished.add(event.record.id)
+            if record_ids <= finished:
+                ended.set()
 
-    host.events.subscribe(listen)
-    return ended
+    unsubscribe = host.events.subscribe(listen)
+    try:
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                group.start_soon(host.monitor.run)
+                start()
+                await ended.wait()
+                group.cancel_scope.cancel()
+    finally:
+        unsubscribe()

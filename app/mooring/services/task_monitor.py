@@ -460,13 +460,8 @@ class TaskMonitor:
         """A due record whose server is not known here yet: read it, then line it up."""
         try:
             found = await self._ledger.get(record_id)
-        except KnownError as exc:  # e.g. the database is locked: try again later, as a poll
-            log.warning("poll of %s failed: %s; will retry", record_id, exc.message)
-            await self._failed(record_id, exc.message, _RETRY_AFTER_PROBLEM)
-            found = None
-        except Exception:
-            log.exception("poll of %s failed", record_id)
-            await self._failed(record_id, "an internal error (see the log)", _RETRY_AFTER_BUG)
+        except Exception as exc:  # noqa: BLE001  (logged by _poll_failed, retried as a poll)
+            await self._poll_failed(record_id, exc)
             found = None
         if found is None:
             self._polled(record_id)
@@ -521,12 +516,8 @@ class TaskMonitor:
             log.info("task %s changed elsewhere; reading it again", record_id)
             self._schedule(record_id, self._clock.now())
             del exc
-        except KnownError as exc:
-            log.warning("poll of %s failed: %s; will retry", record_id, exc.message)
-            await self._failed(record_id, exc.message, _RETRY_AFTER_PROBLEM)
-        except Exception:
-            log.exception("poll of %s failed", record_id)
-            await self._failed(record_id, "an internal error (see the log)", _RETRY_AFTER_BUG)
+        except Exception as exc:  # noqa: BLE001  (logged by _poll_failed, with its traceback)
+            await self._poll_failed(record_id, exc)
         else:
             if self._failures.pop(record_id, 0) >= _FAILURES_BEFORE_ISSUE and self._issues:
                 await self._issues.resolve(IssueKind.TASK_UNREADABLE, record_id)
@@ -543,6 +534,15 @@ class TaskMonitor:
             self._wake_for(again)
         else:
             self._forget(record_id)
+
+    async def _poll_failed(self, record_id: str, exc: Exception) -> None:
+        """A poll (or the read before it) raised: a known problem is retried soon, a bug later."""
+        if isinstance(exc, KnownError):
+            log.warning("poll of %s failed: %s; will retry", record_id, exc.message)
+            await self._failed(record_id, exc.message, _RETRY_AFTER_PROBLEM)
+        else:
+            log.error("poll of %s failed", record_id, exc_info=exc)
+            await self._failed(record_id, "an internal error (see the log)", _RETRY_AFTER_BUG)
 
     async def _failed(self, record_id: str, why: str, base: timedelta) -> None:
         """A poll failed before the server could be asked: retry later and later, and tell the
