@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 import threading
 from pathlib import Path
@@ -23,6 +24,7 @@ class StandIn:
 
     def __init__(self) -> None:
         self.connected: list[str] = []
+        self.calls: list[str] = []
 
     def add_task_listener(self, _listener: Any) -> None: ...
     def add_status_listener(self, _listener: Any) -> None: ...
@@ -34,7 +36,11 @@ class StandIn:
 
     async def connect(self, server: ServerDefinition, _profile_id: str | None = None) -> str:
         self.connected.append(server.alias)
+        self.calls.append(f"connect {server.alias}")
         return "connection"
+
+    async def aclose(self) -> None:
+        self.calls.append("aclose")
 
 
 async def test_the_first_connect_imports_the_sdk_on_a_worker_thread(
@@ -97,3 +103,31 @@ def test_the_window_loader_can_wait_for_the_import_it_started(
     gate.release.set()
     waiter.join(30)
     assert seen_when_back == [True]  # back only once the whole import was done
+
+
+async def test_a_connect_waiting_for_the_import_when_the_gateway_closes_reaches_a_closed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The window quits while its first connect waits for the SDK's import: the real gateway,
+    # built once the import is done, must be closed before that connect reaches it, or it
+    # would start a server process that nothing stops.
+    gate = type(sys)("mooring_test_gate")
+    gate.entered = threading.Event()  # type: ignore[attr-defined]
+    gate.release = threading.Event()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "mooring_test_gate", gate)
+    (tmp_path / f"{HEAVY}.py").write_text(
+        "import mooring_test_gate as gate\ngate.entered.set()\ngate.release.wait(30)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, HEAVY, raising=False)
+    stand_in = StandIn()
+    gateway = LazyGateway(lambda: cast(Any, stand_in), modules=(HEAVY,))
+    server = ServerDefinition(
+        id="s1", alias="demo", transport=Transport.HTTP, url="http://127.0.0.1:9/mcp", created_at=T0
+    )
+    connecting = asyncio.ensure_future(gateway.connect(server))
+    assert await asyncio.to_thread(gate.entered.wait, 30)  # the import is under way
+    await gateway.aclose()
+    gate.release.set()
+    assert cast(object, await connecting) == "connection"
+    assert stand_in.calls == ["aclose", "connect demo"]

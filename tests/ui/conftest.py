@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,11 +40,35 @@ def _qasync_loop() -> asyncio.AbstractEventLoop:
 @pytest.fixture(autouse=True)
 def collect_between_tests(qapp: QApplication) -> Iterator[None]:
     """Delete what a test left behind before the next test's loop starts (a Qt object freed
-    by the garbage collector in the middle of another test's event loop can crash Qt)."""
+    by the garbage collector in the middle of another test's event loop can crash Qt); fail
+    the test that left a server process running.
+
+    A stdio server still running here was left by this test (its loop is closed, so nothing
+    will stop it): the garbage collector would report its pipes only in some later test."""
     yield
+    left = running_children()
     gc.collect()
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     gc.collect()
+    assert not left, f"the test left child processes running: {left}"
+
+
+def running_children() -> list[str]:
+    """This process's children that have not ended (pid and command line)."""
+    me = str(os.getpid())
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        state, parent = stat.rsplit(")", 1)[1].split()[:2]
+        if parent == me and state not in ("Z", "X"):
+            found.append(f"{entry.name}: {command.strip()}")
+    return found
 
 
 @pytest.fixture

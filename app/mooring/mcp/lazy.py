@@ -38,6 +38,7 @@ class LazyGateway:
         self._tools_listeners: list[Callable[[str, str | None], None]] = []
         self._coverage_listeners: list[CoverageListener] = []
         self._expected: list[tuple[str, str | None, ServerTask]] = []
+        self._closed = False
 
     @property
     def loaded(self) -> bool:
@@ -104,7 +105,13 @@ class LazyGateway:
             self.warm()
             if self._importing is not None:
                 await asyncio.wrap_future(self._importing)
-        return await self.load().connect(server, profile_id)
+        real = self.load()
+        if self._closed:
+            # Closed while the SDK was loading (the window quit at launch): the real gateway
+            # is closed before it connects, so its connection answers "not sent" and starts
+            # no server process that nothing would stop.
+            await real.aclose()
+        return await real.connect(server, profile_id)
 
     def statuses(self) -> list[ConnectionStatus]:
         return self._real.statuses() if self._real is not None else []
@@ -152,5 +159,6 @@ class LazyGateway:
             self._real.secrets_changed(server_id)
 
     async def aclose(self) -> None:
+        self._closed = True
         if self._real is not None:
             await self._real.aclose()
