@@ -17,14 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
-from mooring.core.clock import parse_timestamp
+from mooring.core.clock import SystemClock, parse_timestamp
 from mooring.core.events import Event, TaskDidChange
+from mooring.core.tasks.checks import PollMark
 from mooring.core.tasks.reconcile import ServerTask
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.services.task_monitor import TaskMonitor
+from mooring.storage.store import SqlStore
 from tests.services.conftest import (
     SAMPLES,
     Host,
@@ -441,3 +444,114 @@ async def followed_to_their_ends(
                 group.cancel_scope.cancel()
     finally:
         unsubscribe()
+
+
+class CheckWatch(SqlStore):
+    """The host's store, with checks gathered for a minute (stored when the monitor stops),
+    telling the test which records' checks wait to be stored."""
+
+    def __init__(self, host: Host) -> None:
+        super().__init__(host.db, SystemClock(), check_gather_s=60)
+        self.waiting: set[str] = set()
+        self.changed = anyio.Event()
+
+    async def mark_checked(self, mark: PollMark, *, gather: bool = False) -> bool:
+        assert gather  # a scheduled poll's check
+        self.waiting.add(mark.record_id)
+        self.changed.set()
+        return await super().mark_checked(mark, gather=gather)
+
+
+async def test_a_poll_slot_is_free_once_the_server_answered_and_stopping_stores_the_checks(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    """With one slot per server, three tasks due together are all asked about while the first
+    answers' checks still wait to be stored with the others; stopping the monitor stores
+    them."""
+    host = await hosts()
+    log = tmp_path / "slot.log"
+    server = demo_definition(
+        tmp_path / "slot.sqlite3", log, conformance_fixtures=1, fault_no_task_notifications=1
+    )
+    await host.store.add_server(server)
+    records = [
+        await host.host.call(server, "slow_compute", {"seconds": 120, "label": f"s{n}"})
+        for n in range(3)
+    ]
+    # Asked once, so the status each reports ("computing ...") is stored: polls from now on
+    # find nothing new, and only their checks are stored.
+    before = {r.id: await host.monitor.refresh(r) for r in records}
+    store = CheckWatch(host)
+    monitor = TaskMonitor(
+        ledger=store,
+        catalog=host.store,
+        gateway=host.gateway,
+        events=host.events,
+        clock=SystemClock(),
+        per_server=1,
+    )
+    ids = {r.id for r in records}
+    with anyio.fail_after(30):  # the checks gather for 60 s: the slots must not wait for them
+        async with anyio.create_task_group() as group:
+            group.start_soon(monitor.run)
+            for record in records:
+                monitor.track(record, now=True)
+            while not ids <= store.waiting:
+                store.changed = anyio.Event()
+                await store.changed.wait()
+            for record in records:  # asked, answered, not stored yet
+                assert (await host.store.get(record.id)) == before[record.id]
+            await monitor.stop()
+            group.cancel_scope.cancel()
+    assert max(g["inflight"] for g in logged(log, "tasks/get")) == 1
+    for record in records:
+        was, stored = before[record.id], await host.store.get(record.id)
+        assert stored is not None
+        assert stored.poll_count == was.poll_count + 1
+        assert stored.last_checked_at is not None
+        assert stored.last_checked_at != was.last_checked_at
+        assert stored.state is LocalState.WORKING
+
+
+async def test_polls_a_stop_cut_short_or_left_waiting_are_made_when_the_monitor_runs_again(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    """Stopping abandons the poll in flight and those waiting for a slot; none is forgotten:
+    the monitor run again polls every task."""
+    host = await hosts()
+    log = tmp_path / "again.log"
+    server = demo_definition(
+        tmp_path / "again.sqlite3", log, conformance_fixtures=1, fault_no_task_notifications=1
+    )
+    await host.store.add_server(server)
+    records = [
+        await host.host.call(server, "slow_compute", {"seconds": 120, "label": f"s{n}"})
+        for n in range(3)
+    ]
+    for record in records:
+        await host.monitor.refresh(record)  # its status stored: later polls are quiet checks
+    store = CheckWatch(host)
+    monitor = TaskMonitor(
+        ledger=store,
+        catalog=host.store,
+        gateway=host.gateway,
+        events=host.events,
+        clock=SystemClock(),
+        per_server=1,
+    )
+    ids = {r.id for r in records}
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as group:
+            group.start_soon(monitor.run)
+            for record in records:
+                monitor.track(record, now=True)
+            await anyio.lowlevel.checkpoint()  # a turn of the loop; stop cuts in wherever
+            await monitor.stop()
+            group.cancel_scope.cancel()
+        async with anyio.create_task_group() as group:
+            group.start_soon(monitor.run)
+            while not ids <= store.waiting:
+                store.changed = anyio.Event()
+                await store.changed.wait()
+            await monitor.stop()
+            group.cancel_scope.cancel()

@@ -156,3 +156,66 @@ def test_a_refused_check_is_found_among_more_checks_than_one_in_list_holds(db: D
         return repo.unmarked(session, marks)
 
     assert db.call_sync(store_all) == frozenset({moved.id})
+
+
+def test_checks_arriving_one_after_another_wait_to_be_stored_together(db: Database) -> None:
+    # The answers to a tick's polls come back one by one: their checks wait for each other
+    # (here until told to store them) and go in one statement, each caller learning its own.
+    made = records(db, 20)
+    store = SqlStore(db, SystemClock(), check_gather_s=60)
+    statements: list[str] = []
+
+    def capture(_c: Any, _cur: Any, statement: str, _p: Any, _ctx: Any, _many: bool) -> None:
+        if statement.startswith("UPDATE task_records"):
+            statements.append(statement)
+
+    event.listen(db.engine, "before_cursor_execute", capture)
+    try:
+
+        async def one_by_one() -> list[bool]:
+            checks = []
+            for record in made:
+                checks.append(asyncio.ensure_future(store.mark_checked(mark(record), gather=True)))
+                await asyncio.sleep(0)  # the next answer comes in a later turn of the loop
+            assert not statements  # nothing stored yet: gathering
+            assert all(stored(db, r.id).poll_count == 3 for r in made)
+            await store.store_checks()
+            return list(await asyncio.gather(*checks))
+
+        assert asyncio.run(one_by_one()) == [True] * len(made)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", capture)
+    assert len(statements) == 1
+    assert all(stored(db, r.id).poll_count == 4 for r in made)
+
+
+def test_a_check_whose_caller_stopped_waiting_is_stored_all_the_same(db: Database) -> None:
+    # The monitor stops while a poll's check is gathering: the poll is abandoned, the check
+    # it made is kept.
+    [record] = records(db, 1)
+    store = SqlStore(db, SystemClock(), check_gather_s=60)
+
+    async def abandon() -> None:
+        waiting = asyncio.ensure_future(store.mark_checked(mark(record), gather=True))
+        await asyncio.sleep(0)
+        waiting.cancel()
+        await store.store_checks()
+
+    asyncio.run(abandon())
+    assert stored(db, record.id).poll_count == 4
+    assert stored(db, record.id).last_checked_at == T0 + timedelta(seconds=5)
+
+
+def test_a_check_a_caller_waits_on_is_stored_at_once_with_those_gathered(db: Database) -> None:
+    # A launch reconciliation waits for each check to go on: it is not held for a tick, and
+    # the scheduled polls' checks gathering meanwhile go with it.
+    scheduled, reconciled = records(db, 2)
+    store = SqlStore(db, SystemClock(), check_gather_s=60)
+
+    async def both() -> list[bool]:
+        gathering = asyncio.ensure_future(store.mark_checked(mark(scheduled), gather=True))
+        await asyncio.sleep(0)
+        return [await store.mark_checked(mark(reconciled)), await gathering]
+
+    assert asyncio.run(both()) == [True, True]
+    assert stored(db, scheduled.id).poll_count == stored(db, reconciled.id).poll_count == 4

@@ -102,10 +102,16 @@ class TaskLedger(Protocol):
         ...
 
     async def apply(self, reconciliation: Reconciliation) -> list[TaskInput]: ...
-    async def mark_checked(self, mark: PollMark) -> bool:
+    async def mark_checked(self, mark: PollMark, *, gather: bool = False) -> bool:
         """Store a check that found nothing new (a few columns, batched with the checks of
         other records); returns once it is on disk. Skipped if the record moved on since the
-        version the mark was made against: then ``False``."""
+        version the mark was made against: then ``False``. ``gather``: wait a moment for other
+        checks to store it with them (a scheduled poll's check; not one a caller waits on to
+        go on, as a launch reconciliation does)."""
+        ...
+
+    async def store_checks(self) -> None:
+        """Store the checks :meth:`mark_checked` still gathers, now (before stopping)."""
         ...
 
     async def unfinished(self) -> list[TaskRecord]: ...

@@ -1,14 +1,16 @@
 """Watching every active task with one scheduler.
 
 One asyncio task holds a heap of (next poll time, record id) and sleeps until the earliest is
-due, or until something wakes it (a new task, a notification, a cancel). Due polls run under a
-per-server semaphore, so a thousand waiting tasks cost a thousand heap entries and nothing else,
-and no server gets more than ``per_server`` status requests at once.
+due, or until something wakes it (a new task, a notification, a cancel). Due records wait in
+their server's line and are polled as its ``per_server`` slots free up (a slot is free again
+once the server answered), so a thousand waiting tasks cost a thousand heap entries and nothing
+else, and no server gets more than ``per_server`` status requests at once.
 
 Each poll: load the record, ``tasks/get`` through the task's own server connection and account,
 reconcile (pure), persist everything in one transaction, then tell listeners ("write, then
 tell"), then schedule the next poll from the pure schedule. A poll that learned nothing new
-stores only the check (when, how many, when next), batched with other tasks' checks.
+stores only the check (when, how many, when next), gathered with the other checks of its tick
+and stored with them (``stop`` stores those still gathering).
 
 Discipline (docs/tasks.md, "How polling is scheduled"):
 
@@ -119,9 +121,10 @@ class TaskMonitor:
         """Records waiting for a poll slot or being polled."""
         self._waiting: dict[str | None, deque[str]] = {}
         """Per server (``None``: not known yet): its due records waiting for a poll slot."""
-        self._pollers: dict[str | None, int] = {}
-        """Per server: how many of its poll slots are taken (a poller each)."""
-        self._poller_tasks: set[asyncio.Task[None]] = set()
+        self._asking: dict[str | None, int] = {}
+        """Per server: how many of its poll slots are taken (a poll asking it, its answer not
+        in yet)."""
+        self._poll_tasks: set[asyncio.Task[None]] = set()
         self._cancel_sent: set[str] = set()
         self._notifications: dict[str, int] = {}
         self._locks = KeyedLocks()
@@ -428,33 +431,39 @@ class TaskMonitor:
                 self._asleep_until = None
 
     def _queue(self, record_id: str, server_id: str | None) -> None:
-        """Put a due record in its server's line; start a poller for the server while it has
-        fewer than ``per_server`` (a few pollers per server take the due records in turn: a
-        task per due record, waiting at the server's gate, made hundreds of waiting tasks when
-        a launch made a thousand records due together)."""
+        """Put a due record in its server's line, and poll as many of the line as the server
+        has free slots for (a task per due record, waiting at the server's gate, made hundreds
+        of waiting tasks when a launch made a thousand records due together)."""
         self._waiting.setdefault(server_id, deque()).append(record_id)
-        if self._pollers.get(server_id, 0) < self._per_server:
-            self._pollers[server_id] = self._pollers.get(server_id, 0) + 1
-            task = asyncio.create_task(self._take_turns(server_id))
-            self._poller_tasks.add(task)
-            task.add_done_callback(self._poller_tasks.discard)
+        self._take_turns(server_id)
 
-    async def _take_turns(self, server_id: str | None) -> None:
-        """One poll slot of a server: poll its due records in turn until none waits."""
-        try:
-            line = self._waiting[server_id]
-            while line and not self._stopping:
-                record_id = line.popleft()
-                if server_id is None:
-                    await self._find_server(record_id)
-                else:
-                    await self._poll(record_id)
-        finally:
-            self._pollers[server_id] -= 1
-            if not self._pollers[server_id]:
-                del self._pollers[server_id]
-                if not self._waiting.get(server_id, True):
-                    del self._waiting[server_id]
+    def _take_turns(self, server_id: str | None) -> None:
+        """Start a poll of the server's waiting records for each of its free slots."""
+        line = self._waiting.get(server_id)
+        while line and not self._stopping and self._asking.get(server_id, 0) < self._per_server:
+            self._asking[server_id] = self._asking.get(server_id, 0) + 1
+            turn = _Turn(self, server_id, line.popleft())
+            task = asyncio.create_task(self._take_turn(turn))
+            self._poll_tasks.add(task)
+            task.add_done_callback(turn.over)
+        if line is not None and not line:
+            del self._waiting[server_id]
+
+    def _slot_freed(self, server_id: str | None) -> None:
+        self._asking[server_id] -= 1
+        if not self._asking[server_id]:
+            del self._asking[server_id]
+        self._take_turns(server_id)
+
+    async def _take_turn(self, turn: _Turn) -> None:
+        """One poll in one of the server's slots. The slot is free again as soon as the server
+        answered: storing and telling what it said ask nothing of the server (and a check that
+        found nothing new waits a moment to be stored with its tick's others)."""
+        turn.started = True
+        if turn.server_id is None:
+            await self._find_server(turn.record_id)
+        else:
+            await self._poll(turn.record_id, answered=turn.free)
 
     async def _find_server(self, record_id: str) -> None:
         """A due record whose server is not known here yet: read it, then line it up."""
@@ -463,6 +472,10 @@ class TaskMonitor:
         except Exception as exc:  # noqa: BLE001  (logged by _poll_failed, retried as a poll)
             await self._poll_failed(record_id, exc)
             found = None
+        except asyncio.CancelledError:
+            self._replan(record_id)  # stopping: a later run reads it
+            self._polled(record_id)
+            raise
         if found is None:
             self._polled(record_id)
             return
@@ -471,17 +484,23 @@ class TaskMonitor:
 
     async def stop(self) -> None:
         """Stop scheduling; polls in flight are abandoned (their writes complete or not at all:
-        each is one transaction on the writer thread), and those waiting are not made."""
+        each is one transaction on the writer thread), and those waiting are not made: both are
+        planned again, for a later :meth:`run`. The checks of polls already answered are
+        stored."""
         self._stopping = True
         self._wake.set()
-        pollers = list(self._poller_tasks)
-        for task in pollers:
+        polls = list(self._poll_tasks)
+        for task in polls:
             task.cancel()
-        if pollers:
-            await asyncio.gather(*pollers, return_exceptions=True)
+        if polls:
+            await asyncio.gather(*polls, return_exceptions=True)
+        # The checks of polls already answered are kept (gathered to be stored together).
+        with contextlib.suppress(Exception):  # a failure was logged; the records are as before
+            await self._ledger.store_checks()
         waiting = [record_id for line in self._waiting.values() for record_id in line]
         self._waiting.clear()
         for record_id in waiting:
+            self._replan(record_id)
             self._polled(record_id)
         for pending in list(self._background):
             pending.cancel()
@@ -493,8 +512,9 @@ class TaskMonitor:
         answer, cancel)."""
         return self._locks.hold(record_id)
 
-    async def _poll(self, record_id: str) -> None:
-        """Poll one due record, in one of its server's poll slots."""
+    async def _poll(self, record_id: str, *, answered: Callable[[], None] | None = None) -> None:
+        """Poll one due record, in one of its server's poll slots (``answered`` is called once
+        the server's answer is in)."""
         try:
             async with self._lock(record_id):
                 now = self._clock.now()
@@ -511,18 +531,33 @@ class TaskMonitor:
                     self._writer.tell_unchanged(held.record, note="changed elsewhere")
                     self._forget(record_id)
                     return
-                await self._refresh(held.record, inputs=held.inputs, read_at=held.read_at)
+                await self._refresh(
+                    held.record,
+                    inputs=held.inputs,
+                    read_at=held.read_at,
+                    answered=answered,
+                    gather=True,
+                )
         except RecordChanged as exc:
             log.info("task %s changed elsewhere; reading it again", record_id)
             self._schedule(record_id, self._clock.now())
             del exc
         except Exception as exc:  # noqa: BLE001  (logged by _poll_failed, with its traceback)
             await self._poll_failed(record_id, exc)
+        except asyncio.CancelledError:
+            self._replan(record_id)  # abandoned (stopping): a later run polls it
+            raise
         else:
             if self._failures.pop(record_id, 0) >= _FAILURES_BEFORE_ISSUE and self._issues:
                 await self._issues.resolve(IssueKind.TASK_UNREADABLE, record_id)
         finally:
             self._polled(record_id)
+
+    def _replan(self, record_id: str) -> None:
+        """A poll not made or not finished because the monitor stops: plan it again, as soon
+        as allowed, unless a poll is planned already (a later run makes it)."""
+        if record_id not in self._due_at:
+            self._schedule(record_id, self._clock.now())
 
     def _polled(self, record_id: str) -> None:
         """A record's turn is over (polled or not): line up its next poll if one was planned
@@ -646,6 +681,8 @@ class TaskMonitor:
         connection: ServerConnection | None = None,
         inputs: list[TaskInput] | None = None,
         read_at: datetime | None = None,
+        answered: Callable[[], None] | None = None,
+        gather: bool = False,
     ) -> TaskRecord:
         if record.task_id is None:
             return record
@@ -654,8 +691,14 @@ class TaskMonitor:
         if connection is None:
             log.warning("task %s: its server %s no longer exists", record.id, record.server_id)
             return record
-        observation = await connection.get_task(record.task_id, wire=record.wire)
-        return await self._observe(record, observation, connection, stored=inputs, read_at=read_at)
+        try:
+            observation = await connection.get_task(record.task_id, wire=record.wire)
+        finally:
+            if answered is not None:
+                answered()
+        return await self._observe(
+            record, observation, connection, stored=inputs, read_at=read_at, gather=gather
+        )
 
     async def _observe(
         self,
@@ -666,6 +709,7 @@ class TaskMonitor:
         polled: bool = True,
         stored: list[TaskInput] | None = None,
         read_at: datetime | None = None,
+        gather: bool = False,
     ) -> TaskRecord:
         """Persist what the server said (a poll's answer, or a notification: not ``polled``),
         tell, plan the next poll a full interval from now, then deliver saved answers and a
@@ -692,7 +736,7 @@ class TaskMonitor:
             await self.emit_run_span(rec.record)
             stored_inputs = None
         else:
-            rec, new_inputs, stored_inputs = await self._store(record, rec, stored)
+            rec, new_inputs, stored_inputs = await self._store(record, rec, stored, gather=gather)
         current = rec.record
         if current.is_monitored and current.next_poll_at is not None:
             self._schedule(current.id, self._poll_at(current), replace=True)
@@ -727,7 +771,12 @@ class TaskMonitor:
         return current
 
     async def _store(
-        self, before: TaskRecord, rec: Reconciliation, stored: list[TaskInput] | None = None
+        self,
+        before: TaskRecord,
+        rec: Reconciliation,
+        stored: list[TaskInput] | None = None,
+        *,
+        gather: bool = False,
     ) -> tuple[Reconciliation, list[TaskInput], list[TaskInput] | None]:
         """Persist a poll: in full when it learned something, else only the check (a few
         columns, batched with other tasks' checks; the stored version stays ``before``'s).
@@ -742,7 +791,7 @@ class TaskMonitor:
         if mark is None:
             added = await self._ledger.apply(rec)
             return rec, added, None if stored is None else [*stored, *added]
-        if not await self._ledger.mark_checked(mark):
+        if not await self._ledger.mark_checked(mark, gather=gather):
             raise RecordChanged(before.id, "its check was not stored over a newer version")
         return dataclasses.replace(rec, record=mark.applied_to(before)), [], stored
 
@@ -1020,6 +1069,32 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 PROGRESS_EVERY = 0.5
 """Seconds: a task's notifications that only move its status message on (progress) are
 written at most this often (the newest one then); any other news is written at once."""
+
+
+class _Turn:
+    """One due record's poll in one of its server's slots."""
+
+    def __init__(self, monitor: TaskMonitor, server_id: str | None, record_id: str) -> None:
+        self.monitor = monitor
+        self.server_id = server_id
+        self.record_id = record_id
+        self.started = False
+        self._freed = False
+
+    def free(self) -> None:
+        """Give the slot back (once): the server answered, or the turn is over."""
+        if not self._freed:
+            self._freed = True
+            self.monitor._slot_freed(self.server_id)
+
+    def over(self, task: asyncio.Task[None]) -> None:
+        """The turn's task ended, perhaps cancelled before it began (stopping): then the record
+        had no turn, and its poll is planned again."""
+        self.monitor._poll_tasks.discard(task)
+        self.free()
+        if not self.started:
+            self.monitor._replan(self.record_id)
+            self.monitor._polled(self.record_id)
 
 
 def progress_only(last: Observation | None, seen: Observation | None) -> bool:
