@@ -471,7 +471,11 @@ async def test_a_poll_slot_is_free_once_the_server_answered_and_stopping_stores_
     host = await hosts()
     log = tmp_path / "slot.log"
     server = demo_definition(
-        tmp_path / "slot.sqlite3", log, conformance_fixtures=1, fault_no_task_notifications=1
+        tmp_path / "slot.sqlite3",
+        log,
+        conformance_fixtures=1,
+        fault_no_task_notifications=1,
+        poll_interval_ms=2_500,  # checks gather only for tasks polled this seldom or less
     )
     await host.store.add_server(server)
     records = [
@@ -521,7 +525,11 @@ async def test_polls_a_stop_cut_short_or_left_waiting_are_made_when_the_monitor_
     host = await hosts()
     log = tmp_path / "again.log"
     server = demo_definition(
-        tmp_path / "again.sqlite3", log, conformance_fixtures=1, fault_no_task_notifications=1
+        tmp_path / "again.sqlite3",
+        log,
+        conformance_fixtures=1,
+        fault_no_task_notifications=1,
+        poll_interval_ms=2_500,  # checks gather only for tasks polled this seldom or less
     )
     await host.store.add_server(server)
     records = [

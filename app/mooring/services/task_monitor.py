@@ -536,7 +536,7 @@ class TaskMonitor:
                     inputs=held.inputs,
                     read_at=held.read_at,
                     answered=answered,
-                    gather=True,
+                    gather=self._gathers(record_id),
                 )
         except RecordChanged as exc:
             log.info("task %s changed elsewhere; reading it again", record_id)
@@ -552,6 +552,13 @@ class TaskMonitor:
                 await self._issues.resolve(IssueKind.TASK_UNREADABLE, record_id)
         finally:
             self._polled(record_id)
+
+    def _gathers(self, record_id: str) -> bool:
+        """Whether this record's quiet checks may wait a tick to be stored with others: only
+        when a tick is at most a tenth of its interval (the next poll is planned once the check
+        is stored; a shorter interval would be stretched)."""
+        known = self._interval_of.get(record_id)
+        return known is not None and known.interval >= POLL_TICK * 10
 
     def _replan(self, record_id: str) -> None:
         """A poll not made or not finished because the monitor stops: plan it again, as soon

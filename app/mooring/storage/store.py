@@ -33,7 +33,9 @@ log = logging.getLogger("mooring.storage")
 CHECK_GATHER_S = 0.25
 """How long a scheduled poll's check waits for the other checks of its tick before they are
 stored together (a check the caller waits on to go on, as a launch reconciliation's, is stored
-at once). The polls due in one tick (the monitor's 250 ms ``POLL_TICK``) go out together, but
+at once; the monitor asks it only of tasks polled every 2.5 s or more, so the wait stays within
+a tenth of their interval). The polls due in one tick (the monitor's 250 ms ``POLL_TICK``) go
+out together, but
 their answers come back one by one: stored as they came, a thousand tasks polled every 5 s
 made ~35 small transactions a second, each two hand-offs to the writer thread and a tussle
 for the GIL with it. Gathered for a tick, the host's CPU per ``tasks/get`` fell by ~10 %
