@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -74,20 +75,32 @@ async def test_the_first_connect_imports_the_sdk_on_a_worker_thread(
     assert told == [True]  # told once, with the real gateway built (the collector settles)
 
 
-def test_the_window_loader_can_wait_for_the_import_it_started(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The window's loader (a worker thread) waits for the SDK beside its "Loading" shell, so
-    # the import never competes with a live window for the interpreter.
-    gate = type(sys)("mooring_test_gate")
-    gate.entered = threading.Event()  # type: ignore[attr-defined]
-    gate.release = threading.Event()  # type: ignore[attr-defined]
+@dataclass
+class Gate:
+    """Where the heavy module's import stops until released."""
+
+    entered: threading.Event
+    release: threading.Event
+
+
+def held_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gate:
+    """Make importing :data:`HEAVY` stop at a gate (``entered`` set) until ``release``."""
+    gate = Gate(threading.Event(), threading.Event())
     monkeypatch.setitem(sys.modules, "mooring_test_gate", gate)
     (tmp_path / f"{HEAVY}.py").write_text(
         "import mooring_test_gate as gate\ngate.entered.set()\ngate.release.wait(30)\nDONE = True\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, HEAVY, raising=False)
+    return gate
+
+
+def test_the_window_loader_can_wait_for_the_import_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The window's loader (a worker thread) waits for the SDK beside its "Loading" shell, so
+    # the import never competes with a live window for the interpreter.
+    gate = held_import(tmp_path, monkeypatch)
     gateway = LazyGateway(lambda: cast(Any, StandIn()), modules=(HEAVY,))
     gateway.wait_warm()  # nothing under way: returns at once
     gateway.warm()
@@ -111,15 +124,7 @@ async def test_a_connect_waiting_for_the_import_when_the_gateway_closes_reaches_
     # The window quits while its first connect waits for the SDK's import: the real gateway,
     # built once the import is done, must be closed before that connect reaches it, or it
     # would start a server process that nothing stops.
-    gate = type(sys)("mooring_test_gate")
-    gate.entered = threading.Event()  # type: ignore[attr-defined]
-    gate.release = threading.Event()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "mooring_test_gate", gate)
-    (tmp_path / f"{HEAVY}.py").write_text(
-        "import mooring_test_gate as gate\ngate.entered.set()\ngate.release.wait(30)\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, HEAVY, raising=False)
+    gate = held_import(tmp_path, monkeypatch)
     stand_in = StandIn()
     gateway = LazyGateway(lambda: cast(Any, stand_in), modules=(HEAVY,))
     server = ServerDefinition(

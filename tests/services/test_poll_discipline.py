@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -461,17 +461,34 @@ class CheckWatch(SqlStore):
         self.changed.set()
         return await super().mark_checked(mark, gather=gather)
 
+    async def until_waiting(self, record_ids: set[str]) -> None:
+        """Until each of these records' checks waits to be stored."""
+        while not record_ids <= self.waiting:
+            self.changed = anyio.Event()
+            await self.changed.wait()
 
-async def test_a_poll_slot_is_free_once_the_server_answered_and_stopping_stores_the_checks(
-    hosts: HostFactory, tmp_path: Path
-) -> None:
-    """With one slot per server, three tasks due together are all asked about while the first
-    answers' checks still wait to be stored with the others; stopping the monitor stores
-    them."""
-    host = await hosts()
-    log = tmp_path / "slot.log"
+
+@dataclass
+class QuietTasks:
+    """Three long tasks on one demo server whose polls find nothing new, and a monitor with one
+    slot for the server whose checks gather (:class:`CheckWatch`)."""
+
+    records: list[TaskRecord]
+    before: dict[str, TaskRecord]
+    """Each record as stored before the monitor runs."""
+    store: CheckWatch
+    monitor: TaskMonitor
+    log: Path
+
+    @property
+    def ids(self) -> set[str]:
+        return {r.id for r in self.records}
+
+
+async def quiet_tasks(host: Host, tmp_path: Path, name: str) -> QuietTasks:
+    log = tmp_path / f"{name}.log"
     server = demo_definition(
-        tmp_path / "slot.sqlite3",
+        tmp_path / f"{name}.sqlite3",
         log,
         conformance_fixtures=1,
         fault_no_task_notifications=1,
@@ -494,22 +511,30 @@ async def test_a_poll_slot_is_free_once_the_server_answered_and_stopping_stores_
         clock=SystemClock(),
         per_server=1,
     )
-    ids = {r.id for r in records}
+    return QuietTasks(records, before, store, monitor, log)
+
+
+async def test_a_poll_slot_is_free_once_the_server_answered_and_stopping_stores_the_checks(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    """With one slot per server, three tasks due together are all asked about while the first
+    answers' checks still wait to be stored with the others; stopping the monitor stores
+    them."""
+    host = await hosts()
+    quiet = await quiet_tasks(host, tmp_path, "slot")
     with anyio.fail_after(30):  # the checks gather for 60 s: the slots must not wait for them
         async with anyio.create_task_group() as group:
-            group.start_soon(monitor.run)
-            for record in records:
-                monitor.track(record, now=True)
-            while not ids <= store.waiting:
-                store.changed = anyio.Event()
-                await store.changed.wait()
-            for record in records:  # asked, answered, not stored yet
-                assert (await host.store.get(record.id)) == before[record.id]
-            await monitor.stop()
+            group.start_soon(quiet.monitor.run)
+            for record in quiet.records:
+                quiet.monitor.track(record, now=True)
+            await quiet.store.until_waiting(quiet.ids)
+            for record in quiet.records:  # asked, answered, not stored yet
+                assert (await host.store.get(record.id)) == quiet.before[record.id]
+            await quiet.monitor.stop()
             group.cancel_scope.cancel()
-    assert max(g["inflight"] for g in logged(log, "tasks/get")) == 1
-    for record in records:
-        was, stored = before[record.id], await host.store.get(record.id)
+    assert max(g["inflight"] for g in logged(quiet.log, "tasks/get")) == 1
+    for record in quiet.records:
+        was, stored = quiet.before[record.id], await host.store.get(record.id)
         assert stored is not None
         assert stored.poll_count == was.poll_count + 1
         assert stored.last_checked_at is not None
@@ -523,43 +548,17 @@ async def test_polls_a_stop_cut_short_or_left_waiting_are_made_when_the_monitor_
     """Stopping abandons the poll in flight and those waiting for a slot; none is forgotten:
     the monitor run again polls every task."""
     host = await hosts()
-    log = tmp_path / "again.log"
-    server = demo_definition(
-        tmp_path / "again.sqlite3",
-        log,
-        conformance_fixtures=1,
-        fault_no_task_notifications=1,
-        poll_interval_ms=2_500,  # checks gather only for tasks polled this seldom or less
-    )
-    await host.store.add_server(server)
-    records = [
-        await host.host.call(server, "slow_compute", {"seconds": 120, "label": f"s{n}"})
-        for n in range(3)
-    ]
-    for record in records:
-        await host.monitor.refresh(record)  # its status stored: later polls are quiet checks
-    store = CheckWatch(host)
-    monitor = TaskMonitor(
-        ledger=store,
-        catalog=host.store,
-        gateway=host.gateway,
-        events=host.events,
-        clock=SystemClock(),
-        per_server=1,
-    )
-    ids = {r.id for r in records}
+    quiet = await quiet_tasks(host, tmp_path, "again")
     with anyio.fail_after(30):
         async with anyio.create_task_group() as group:
-            group.start_soon(monitor.run)
-            for record in records:
-                monitor.track(record, now=True)
+            group.start_soon(quiet.monitor.run)
+            for record in quiet.records:
+                quiet.monitor.track(record, now=True)
             await anyio.lowlevel.checkpoint()  # a turn of the loop; stop cuts in wherever
-            await monitor.stop()
+            await quiet.monitor.stop()
             group.cancel_scope.cancel()
         async with anyio.create_task_group() as group:
-            group.start_soon(monitor.run)
-            while not ids <= store.waiting:
-                store.changed = anyio.Event()
-                await store.changed.wait()
-            await monitor.stop()
+            group.start_soon(quiet.monitor.run)
+            await quiet.store.until_waiting(quiet.ids)
+            await quiet.monitor.stop()
             group.cancel_scope.cancel()

@@ -158,6 +158,21 @@ def test_a_refused_check_is_found_among_more_checks_than_one_in_list_holds(db: D
     assert db.call_sync(store_all) == frozenset({moved.id})
 
 
+async def gathering(store: SqlStore, record: TaskRecord) -> asyncio.Future[bool]:
+    """Start a scheduled poll's check of ``record``; return once the store holds it (the
+    check's task stops at its first wait only after handing the check over)."""
+    handed = asyncio.Event()
+
+    async def check() -> bool:
+        storing = store.mark_checked(mark(record), gather=True)
+        handed.set()  # seen by the caller once this task waits inside ``storing``
+        return await storing
+
+    task = asyncio.ensure_future(check())
+    await asyncio.wait_for(handed.wait(), 10)
+    return task
+
+
 def test_checks_arriving_one_after_another_wait_to_be_stored_together(db: Database) -> None:
     # The answers to a tick's polls come back one by one: their checks wait for each other
     # (here until told to store them) and go in one statement, each caller learning its own.
@@ -173,10 +188,7 @@ def test_checks_arriving_one_after_another_wait_to_be_stored_together(db: Databa
     try:
 
         async def one_by_one() -> list[bool]:
-            checks = []
-            for record in made:
-                checks.append(asyncio.ensure_future(store.mark_checked(mark(record), gather=True)))
-                await asyncio.sleep(0)  # the next answer comes in a later turn of the loop
+            checks = [await gathering(store, record) for record in made]  # one after another
             assert not statements  # nothing stored yet: gathering
             assert all(stored(db, r.id).poll_count == 3 for r in made)
             await store.store_checks()
@@ -196,8 +208,7 @@ def test_a_check_whose_caller_stopped_waiting_is_stored_all_the_same(db: Databas
     store = SqlStore(db, SystemClock(), check_gather_s=60)
 
     async def abandon() -> None:
-        waiting = asyncio.ensure_future(store.mark_checked(mark(record), gather=True))
-        await asyncio.sleep(0)
+        waiting = await gathering(store, record)
         waiting.cancel()
         await store.store_checks()
 
@@ -213,9 +224,8 @@ def test_a_check_a_caller_waits_on_is_stored_at_once_with_those_gathered(db: Dat
     store = SqlStore(db, SystemClock(), check_gather_s=60)
 
     async def both() -> list[bool]:
-        gathering = asyncio.ensure_future(store.mark_checked(mark(scheduled), gather=True))
-        await asyncio.sleep(0)
-        return [await store.mark_checked(mark(reconciled)), await gathering]
+        held = await gathering(store, scheduled)
+        return [await store.mark_checked(mark(reconciled)), await held]
 
     assert asyncio.run(both()) == [True, True]
     assert stored(db, scheduled.id).poll_count == stored(db, reconciled.id).poll_count == 4

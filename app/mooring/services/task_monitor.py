@@ -473,8 +473,7 @@ class TaskMonitor:
             await self._poll_failed(record_id, exc)
             found = None
         except asyncio.CancelledError:
-            self._replan(record_id)  # stopping: a later run reads it
-            self._polled(record_id)
+            self._abandoned(record_id)  # stopping: a later run reads it
             raise
         if found is None:
             self._polled(record_id)
@@ -500,8 +499,7 @@ class TaskMonitor:
         waiting = [record_id for line in self._waiting.values() for record_id in line]
         self._waiting.clear()
         for record_id in waiting:
-            self._replan(record_id)
-            self._polled(record_id)
+            self._abandoned(record_id)
         for pending in list(self._background):
             pending.cancel()
 
@@ -565,6 +563,11 @@ class TaskMonitor:
         as allowed, unless a poll is planned already (a later run makes it)."""
         if record_id not in self._due_at:
             self._schedule(record_id, self._clock.now())
+
+    def _abandoned(self, record_id: str) -> None:
+        """A record's turn ends without a poll because the monitor stops: planned again."""
+        self._replan(record_id)
+        self._polled(record_id)
 
     def _polled(self, record_id: str) -> None:
         """A record's turn is over (polled or not): line up its next poll if one was planned
@@ -1100,8 +1103,7 @@ class _Turn:
         self.monitor._poll_tasks.discard(task)
         self.free()
         if not self.started:
-            self.monitor._replan(self.record_id)
-            self.monitor._polled(self.record_id)
+            self.monitor._abandoned(self.record_id)
 
 
 def progress_only(last: Observation | None, seen: Observation | None) -> bool:
