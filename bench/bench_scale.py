@@ -361,9 +361,6 @@ def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]
         if wanted("poll_discipline"):
             results.append(_discipline(gets, listens, busy, [t for _u, t in pairs], interval))
         if wanted("poll_cpu_per_get"):
-            # Covered tasks are polled only as a safety net, so the steady state has no polls
-            # to measure: this watch polls them at their interval (the safety net set to it),
-            # as a server that reports nothing would be polled.
             blocks = 1 if size.name == "small" else POLL_CPU_PAIRS
             results.append(_cpu_per_get(fleet, big, pairs_file, seconds, interval, pairs=blocks))
         if pairs_of:
