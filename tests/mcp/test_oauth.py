@@ -343,6 +343,27 @@ async def test_a_signed_in_connections_requests_are_in_flight_together_not_one_b
     assert len(auth_server.seen("register")) == 1  # one sign-in, not one per request
 
 
+async def test_a_server_that_never_asked_for_sign_in_gets_its_requests_in_flight_together(
+    demo: DemoServer, start: Start, secrets: KeyringSecrets
+) -> None:
+    """OAuth is attached to every HTTP server without an ``Authorization`` header, in case it
+    asks. Without a token, every request took the SDK's locked flow, which holds its lock
+    until the response's headers arrive: a plain server's polls went one by one behind one
+    slow answer. They go together until the server refuses one."""
+    url = demo.start_http("--fault-slow-get-ms", "400")
+    providers = OAuthProviders(secrets, sign_in=None)
+    connection = start(http_definition(url), providers, None)
+    await ready(connection)
+    created = [await connection.call_tool("slow_compute", {"seconds": 60}) for _ in range(4)]
+    task_ids = [c.task.task_id for c in created if isinstance(c, TaskCreated)]
+    assert len(task_ids) == 4, created
+    seen = await asyncio.gather(*(connection.get_task(t) for t in task_ids))
+    assert all(isinstance(s, ServerTask) and s.status == "working" for s in seen), seen
+    gets = [e for e in demo.log.entries() if e["method"] == "tasks/get"]
+    assert len(gets) == 4
+    assert max(e["inflight"] for e in gets) > 1  # the four overlapped at the server
+
+
 async def test_headless_sign_in_prints_the_address_and_completes_when_it_is_opened(
     auth_server: AuthServer, protected_url: str, start: Start, secrets: KeyringSecrets
 ) -> None:

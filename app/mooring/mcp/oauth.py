@@ -427,6 +427,9 @@ class MooringOAuthProvider(OAuthClientProvider):
         )
         self._storage = storage
         self._label = label
+        self._asked = False
+        """Whether the server ever refused a request of this provider's (then a request with no
+        token takes the locked flow, which signs in)."""
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -473,17 +476,26 @@ class MooringOAuthProvider(OAuthClientProvider):
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         # The SDK's flow holds its lock until the response's headers arrive, so an account's
         # requests went one at a time (a JSON answer's headers come when it is complete: one
-        # slow answer held back every poll of the account). With a valid token nothing needs
-        # the lock: the request goes at once. A refusal, a refresh or a sign-in takes the
-        # SDK's locked flow, as before.
+        # slow answer held back every poll of the account). With a valid token, or with none
+        # on a server that never asked for one (OAuth is attached to every HTTP server in case
+        # it asks), nothing needs the lock: the request goes at once. A refusal, a refresh or
+        # a sign-in takes the SDK's locked flow, as before.
         token = self.context.current_tokens
-        if self._initialized and token is not None and self.context.is_token_valid():
-            self._add_auth_header(request)
+        if self._initialized and (
+            self.context.is_token_valid() if token is not None else not self._asked
+        ):
+            if token is not None:
+                self._add_auth_header(request)
             response = yield request
             if not _refused(response):
                 return
+            self._asked = True
             await response.aread()  # done with it: it must not hold its connection meanwhile
-            if response.status_code == 401 and self.context.current_tokens is token:
+            if (
+                token is not None
+                and response.status_code == 401
+                and self.context.current_tokens is token
+            ):
                 # Dead before its time (revoked, or an expiry never told): the locked flow
                 # refreshes before it sends again, rather than sending it once more only to be
                 # refused. A token another request renewed meanwhile is left alone.
@@ -512,6 +524,8 @@ class MooringOAuthProvider(OAuthClientProvider):
             outgoing = await inner.__anext__()
             while True:
                 response = yield outgoing
+                if outgoing is request and _refused(response):
+                    self._asked = True
                 if (
                     outgoing is request
                     and response.status_code == 401
