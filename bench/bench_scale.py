@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.fleet import Fleet, Watched, child_env, data_folder, log_time, populate
-from bench.suite import Result, Size, measured, unmeasured
+from bench.suite import PAIRED, Result, Size, in_turn, measured, paired, unmeasured
 from mooring.settings.paths import Paths
 
 IDS = (
@@ -115,8 +115,7 @@ def _reconcile(fleet: Fleet, big: Paths, pairs_file: Path, count: int, *, pairs:
     told apart; the ratio is the geometric mean of the pairs' ratios."""
     what = (
         f"mooring reconcile, {count} active tasks on {len(fleet.servers)} servers over HTTP, "
-        f"in {pairs} pair(s) beside the raw SDK, which side first alternating (value, "
-        "baseline: medians; ratio: geometric mean of the pairs' ratios)"
+        f"in {pairs} pair(s) beside the raw SDK, {PAIRED}"
     )
     as_populated = big.database.with_name("as-populated.sqlite3")
     _copy_database(big.database, as_populated)
@@ -124,7 +123,7 @@ def _reconcile(fleet: Fleet, big: Paths, pairs_file: Path, count: int, *, pairs:
     listens = 0
     for block in range(pairs):
         sides: dict[str, Watched] = {}
-        for side in ("mooring", "raw") if block % 2 == 0 else ("raw", "mooring"):
+        for side in in_turn(block, "mooring", "raw"):
             if side == "raw":
                 sides[side] = Watched.run([sys.executable, "-m", "bench.raw_gets", str(pairs_file)])
                 continue
@@ -145,17 +144,13 @@ def _reconcile(fleet: Fleet, big: Paths, pairs_file: Path, count: int, *, pairs:
         return unmeasured(
             "reconcile_1000", what, unit="s", target="<= 1.3x", reason=f"exit codes: {failed[0]}"
         )
-    ratio = statistics.geometric_mean([m.wall_s / r.wall_s for m, r in runs])
-    return measured(
+    return paired(
         "reconcile_1000",
         what,
-        value=statistics.median(m.wall_s for m, _r in runs),
-        baseline=statistics.median(r.wall_s for _m, r in runs),
+        [(m.wall_s, r.wall_s) for m, r in runs],
         unit="s wall (whole process)",
         target="<= 1.3x",
-        met=ratio <= 1.3,
-        ratio=ratio,
-        pair_ratios=[round(m.wall_s / r.wall_s, 3) for m, r in runs],
+        limit=1.3,
         cpu_s=round(statistics.median(m.cpu_s for m, _r in runs), 3),
         baseline_cpu_s=round(statistics.median(r.cpu_s for _m, r in runs), 3),
         cpu_ratio=round(statistics.geometric_mean([m.cpu_s / r.cpu_s for m, r in runs]), 3),
@@ -382,29 +377,22 @@ def _tracing_pairs(
     measured that, not tracing."""
     pairs = [(untraced, _watch(big, seconds, tracing=True))]
     for block in range(1, 1 if size.name == "small" else TRACING_PAIRS):
-        if block % 2:
-            traced = _watch(big, seconds, tracing=True)
-            pairs.append((_watch(big, seconds, tracing=False), traced))
-        else:
-            untraced = _watch(big, seconds, tracing=False)
-            pairs.append((untraced, _watch(big, seconds, tracing=True)))
+        ran = {
+            side: _watch(big, seconds, tracing=side == "on") for side in in_turn(block, "off", "on")
+        }
+        pairs.append((ran["off"], ran["on"]))
     return pairs
 
 
 def _tracing_overhead(pairs: list[tuple[Watched, Watched]]) -> Result:
-    ratio = statistics.geometric_mean([on.cpu_s / off.cpu_s for off, on in pairs])
-    return measured(
+    return paired(
         "tracing_overhead",
         "CPU of the wait_cpu_1000 watch with trace files written vs tracing off, in "
-        f"{len(pairs)} pairs of watches run one after the other, which side first alternating "
-        "(value, baseline: medians; ratio: geometric mean of the pairs' ratios)",
-        value=statistics.median(on.cpu_s for _off, on in pairs),
-        baseline=statistics.median(off.cpu_s for off, _on in pairs),
+        f"{len(pairs)} pairs of watches run one after the other, {PAIRED}",
+        [(on.cpu_s, off.cpu_s) for off, on in pairs],
         unit="CPU s",
         target="<= 1.05x",
-        met=ratio <= 1.05,
-        ratio=ratio,
-        pair_ratios=[round(on.cpu_s / off.cpu_s, 3) for off, on in pairs],
+        limit=1.05,
     )
 
 
@@ -421,14 +409,13 @@ def _cpu_per_get(
     geometric mean of the pairs' ratios."""
     what = (
         "host CPU per tasks/get in the second half of the watch (steady state), in "
-        f"{pairs} pair(s) beside the raw SDK, which side first alternating (value, baseline: "
-        "medians; ratio: geometric mean of the pairs' ratios)"
+        f"{pairs} pair(s) beside the raw SDK, {PAIRED}"
     )
     runs: list[tuple[_PerGet, float]] = []
     for block in range(pairs):
-        watched: _PerGet | str | None = None
-        raw: float | str | None = None
-        for side in ("watch", "raw") if block % 2 == 0 else ("raw", "watch"):
+        watched: _PerGet | str = ""
+        raw: float | str = ""
+        for side in in_turn(block, "watch", "raw"):
             if side == "watch":
                 # Covered tasks are polled only as a safety net, so the steady state has no
                 # polls to measure: this watch polls them at their interval (the safety net set
@@ -436,36 +423,31 @@ def _cpu_per_get(
                 run = _watch(big, seconds, tracing=False, covered_interval_ms=interval)
                 watched = _steady_per_get(run, _gets_during(fleet, run), seconds)
             else:
-                done = Watched.run(
-                    [sys.executable, "-m", "bench.raw_gets", str(pairs_file), "--rounds", "3"]
-                )
-                raw = (
-                    float(_json_line(done.stdout)["steady_cpu_per_get_ms"])
-                    if done.returncode == 0
-                    else f"raw SDK baseline exited {done.returncode}"
-                )
+                raw = _raw_per_get(pairs_file)
         if isinstance(watched, str) or isinstance(raw, str):
-            reason = watched if isinstance(watched, str) else raw
+            reason = watched if isinstance(watched, str) else str(raw)
             return unmeasured(
-                "poll_cpu_per_get", what, unit="ms CPU", target="<= 1.5x", reason=str(reason)
+                "poll_cpu_per_get", what, unit="ms CPU", target="<= 1.5x", reason=reason
             )
-        assert watched is not None
-        assert raw is not None
         runs.append((watched, raw))
-    ratio = statistics.geometric_mean([w.ms / raw for w, raw in runs])
-    return measured(
+    return paired(
         "poll_cpu_per_get",
         what,
-        value=statistics.median(w.ms for w, _raw in runs),
-        baseline=statistics.median(raw for _w, raw in runs),
+        [(w.ms, raw) for w, raw in runs],
         unit="ms CPU",
         target="<= 1.5x",
-        met=ratio <= 1.5,
-        ratio=ratio,
-        pair_ratios=[round(w.ms / raw, 3) for w, raw in runs],
+        limit=1.5,
         gets=[w.gets for w, _raw in runs],
         cpu_s=[round(w.cpu_s, 3) for w, _raw in runs],
     )
+
+
+def _raw_per_get(pairs_file: Path) -> float | str:
+    """The raw SDK's CPU per get over three steady rounds, or why not."""
+    done = Watched.run([sys.executable, "-m", "bench.raw_gets", str(pairs_file), "--rounds", "3"])
+    if done.returncode != 0:
+        return f"raw SDK baseline exited {done.returncode}"
+    return float(_json_line(done.stdout)["steady_cpu_per_get_ms"])
 
 
 @dataclass(frozen=True)

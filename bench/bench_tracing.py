@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.fleet import child_env
-from bench.suite import Result, Size, measured
+from bench.suite import Result, Size, in_turn, measured
 from mooring.adapters.telemetry import TelemetryConfig, setup_tracing
 from mooring.core.approval.policy import Guards
 from mooring.core.clock import SystemClock
@@ -103,7 +103,7 @@ def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]
     ratios = []
     for block in range(pairs):
         pair: dict[str, list[float]] = {}
-        for side in ("off", "on") if block % 2 == 0 else ("on", "off"):
+        for side in in_turn(block, "off", "on"):
             pair[side] = _block(folder, side, block, calls)
             times[side] += pair[side]
         ratios.append(statistics.median(pair["on"]) / statistics.median(pair["off"]))

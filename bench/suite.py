@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 import platform
+import statistics
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -94,6 +96,47 @@ def measured(
         notes["reason"] = "reported, no pass/fail target"
     row.update(notes)
     return row
+
+
+PAIRED = (
+    "which side first alternating (value, baseline: medians; ratio: geometric mean of the "
+    "pairs' ratios)"
+)
+"""How a figure measured in pairs (:func:`paired`) is taken, for its ``what``."""
+
+
+def in_turn(block: int, first: str, second: str) -> tuple[str, str]:
+    """The order of the two sides in pair ``block``: which goes first alternates, so drift in
+    the machine's speed and any edge of going first hit both sides alike over the pairs."""
+    return (first, second) if block % 2 == 0 else (second, first)
+
+
+def paired(
+    id: str,
+    what: str,
+    pairs: Sequence[tuple[float, float]],
+    *,
+    unit: str,
+    target: str,
+    limit: float,
+    **notes: Any,
+) -> Result:
+    """A figure from (value, baseline) pairs: medians of each side, and the geometric mean of
+    the pairs' ratios as the ratio, met when at most ``limit``."""
+    ratios = [value / baseline for value, baseline in pairs]
+    ratio = statistics.geometric_mean(ratios)
+    return measured(
+        id,
+        what,
+        value=statistics.median(value for value, _ in pairs),
+        baseline=statistics.median(baseline for _, baseline in pairs),
+        unit=unit,
+        target=target,
+        met=ratio <= limit,
+        ratio=ratio,
+        pair_ratios=[round(r, 3) for r in ratios],
+        **notes,
+    )
 
 
 def unmeasured(id: str, what: str, *, unit: str, target: str, reason: str) -> Result:

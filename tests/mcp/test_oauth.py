@@ -14,6 +14,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import anyio
@@ -141,6 +142,19 @@ async def finish(connection: McpConnection, task_id: str) -> None:
     assert isinstance(ack, Acknowledged), ack
     done = await reaches(connection, task_id, "completed")
     assert done.result is not None
+
+
+async def four_polls_together(connection: McpConnection, demo: DemoServer) -> list[dict[str, Any]]:
+    """Start four long tasks, poll them all at once; the server's log entries of the polls
+    (``inflight``: how many requests it was answering as each arrived)."""
+    created = [await connection.call_tool("slow_compute", {"seconds": 60}) for _ in range(4)]
+    task_ids = [c.task.task_id for c in created if isinstance(c, TaskCreated)]
+    assert len(task_ids) == 4, created
+    seen = await asyncio.gather(*(connection.get_task(t) for t in task_ids))
+    assert all(isinstance(s, ServerTask) and s.status == "working" for s in seen), seen
+    gets = [e for e in demo.log.entries() if e["method"] == "tasks/get"]
+    assert len(gets) == 4
+    return gets
 
 
 def files_holding(root: Path, secrets: set[str]) -> list[Path]:
@@ -331,13 +345,7 @@ async def test_a_signed_in_connections_requests_are_in_flight_together_not_one_b
     providers = OAuthProviders(secrets, sign_in=LoopbackSignIn(open_url=Browser(), timeout=20))
     connection = start(http_definition(url), providers, None)
     await ready(connection)
-    created = [await connection.call_tool("slow_compute", {"seconds": 60}) for _ in range(4)]
-    task_ids = [c.task.task_id for c in created if isinstance(c, TaskCreated)]
-    assert len(task_ids) == 4, created
-    seen = await asyncio.gather(*(connection.get_task(t) for t in task_ids))
-    assert all(isinstance(s, ServerTask) and s.status == "working" for s in seen), seen
-    gets = [e for e in demo.log.entries() if e["method"] == "tasks/get"]
-    assert len(gets) == 4
+    gets = await four_polls_together(connection, demo)
     assert max(e["inflight"] for e in gets) > 1  # the four overlapped at the server
     assert len({e["client"] for e in gets}) == 1
     assert len(auth_server.seen("register")) == 1  # one sign-in, not one per request
@@ -354,13 +362,7 @@ async def test_a_server_that_never_asked_for_sign_in_gets_its_requests_in_flight
     providers = OAuthProviders(secrets, sign_in=None)
     connection = start(http_definition(url), providers, None)
     await ready(connection)
-    created = [await connection.call_tool("slow_compute", {"seconds": 60}) for _ in range(4)]
-    task_ids = [c.task.task_id for c in created if isinstance(c, TaskCreated)]
-    assert len(task_ids) == 4, created
-    seen = await asyncio.gather(*(connection.get_task(t) for t in task_ids))
-    assert all(isinstance(s, ServerTask) and s.status == "working" for s in seen), seen
-    gets = [e for e in demo.log.entries() if e["method"] == "tasks/get"]
-    assert len(gets) == 4
+    gets = await four_polls_together(connection, demo)
     assert max(e["inflight"] for e in gets) > 1  # the four overlapped at the server
 
 
