@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,6 +12,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from mooring.bootstrap import build_host
 from mooring.core.conversation import ToolRound
 from mooring.core.elicitation import ELICITATION_METHOD
 from mooring.core.tasks.inputs import TaskInput
@@ -17,8 +20,11 @@ from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
 from mooring.core.tasks.words import state_words
 from mooring.services.host import TaskView
+from mooring.settings.paths import Paths
+from mooring.settings.store import Settings
+from mooring.storage.db import Database
 from mooring.ui.models.tasks import TaskListModel, TaskRole
-from mooring.ui.views.tasks_panel import TaskCard, times_of
+from mooring.ui.views.tasks_panel import TaskCard, TasksPanel, times_of
 from tests.core.tasks.factories import T0, make_record
 
 
@@ -217,3 +223,41 @@ def test_a_completed_card_shows_the_tools_text_result(qtbot: QtBot) -> None:
         )
     )
     assert card.result_label.text() == "Imported 120 suppliers"
+
+
+def test_the_card_is_drawn_again_for_its_own_news_not_for_tasks_arriving_above_it(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    paths = Paths(data_dir=tmp_path, config_dir=tmp_path, log_dir=tmp_path, overridden=True)
+    db = Database.open(paths.database)
+    try:
+        panel = TasksPanel(build_host(paths, Settings({}), db))
+        qtbot.addWidget(panel)
+        panel.show()
+        chosen = make_record(id="chosen", status_message="row 40 of 120")
+        older = make_record(id="older", created_at=T0 - timedelta(days=1))
+        panel.model.reset_views([view_of(chosen), view_of(older)])
+        assert panel.select("chosen")
+        drawn: list[str] = []
+        panel.card.changed.connect(lambda: drawn.append(panel.card.message_label.text()))
+
+        # Others' news: new tasks above it (Qt calls the moved row a new selection), then a
+        # change spanning rows on both sides of it.
+        panel.model.upsert_many([view_of(make_record(id=f"new-{n}")) for n in range(3)])
+        panel.model.upsert_many(
+            [
+                view_of(make_record(id=i, status_message="moved", updated_at=T0 + timedelta(1)))
+                for i in ("new-0", "older")
+            ]
+        )
+        assert [panel.model.row_of(i) for i in ("new-0", "chosen", "older")] == [0, 3, 4]
+        assert panel.card.message_label.text() == "row 40 of 120"
+        assert drawn == []
+
+        later = dataclasses.replace(
+            chosen, status_message="row 80 of 120", updated_at=T0 + timedelta(seconds=5)
+        )
+        panel.model.upsert_many([view_of(later)])
+        assert drawn == ["row 80 of 120"]
+    finally:
+        db.close()

@@ -511,7 +511,7 @@ class TasksPanel(QWidget):
     def _on_selection(self, *_args: object) -> None:
         indexes = self.list_view.selectionModel().selectedIndexes()
         view = indexes[0].data(TaskRole.VIEW) if indexes else None
-        self.card.show_view(view if isinstance(view, TaskView) else None)
+        self._show(view if isinstance(view, TaskView) else None)
 
     def _on_data_changed(
         self, top_left: QModelIndex, bottom_right: QModelIndex, *_: object
@@ -521,7 +521,14 @@ class TasksPanel(QWidget):
             return
         row = self.model.row_of(shown.id)
         if top_left.row() <= row <= bottom_right.row():
-            self.card.show_view(self.model.view(shown.id))
+            self._show(self.model.view(shown.id))
+
+    def _show(self, view: TaskView | None) -> None:
+        # Qt reports rows inserted above the chosen one as a new selection (the same task,
+        # moved down), and one batch's change spans every row between its first and last: the
+        # card is drawn again only when it is to show another task or news of its own.
+        if view != self.card.view:
+            self.card.show_view(view)
 
     def _on_rows_inserted(self, _parent: QModelIndex, first: int, _last: int) -> None:
         if not self.list_view.selectionModel().hasSelection():
