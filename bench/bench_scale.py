@@ -85,15 +85,20 @@ def gui_probe(*args: str, timeout_s: float = 600) -> dict[str, Any]:
 
 GC_FIELDS = ("gc_passes", "gc_full_passes", "gc_longest_ms", "worst_gap_in_gc_ms")
 """What the window's garbage collector did meanwhile (see ``gui_probe.CollectorPasses``)."""
-CPU_FIELDS = ("worst_gap_gui_cpu_ms", "worst_gap_other_threads_cpu_ms", "longest_gui_busy_ms")
+CPU_FIELDS = (
+    "worst_gap_gui_cpu_ms",
+    "worst_gap_other_threads_cpu_ms",
+    "worst_gap_queued_ms",
+    "longest_gui_busy_ms",
+)
 """Whose time the gaps were (see ``gui_probe.Heartbeat``)."""
 
 
 def gap_spread(shown: dict[str, Any], idle: dict[str, Any]) -> dict[str, Any]:
     """Beside a worst gap: the 99th percentile gap and the gaps over a frame's 33 ms, in the
-    window and in the idle baseline; whose time the worst gap was (the window's GUI thread, its
-    other threads, or neither: the process was waiting for a core), the longest the GUI thread
-    itself worked between two beats, and every gap over a frame so attributed; and the
+    window and in the idle baseline; whose time the worst gap was (the window's GUI thread
+    working, its other threads working, the GUI thread waiting for a core), the longest the GUI
+    thread itself worked between two beats, and every gap over a frame so split; and the
     window's collector passes, with how much of the worst gap was one."""
     return {
         **{name: shown[name] for name in (*GC_FIELDS, *CPU_FIELDS, "stalls") if name in shown},

@@ -69,6 +69,16 @@ class CollectorPasses:
         }
 
 
+def _run_queue_wait_s() -> float:
+    """The calling thread's time so far ready to run but waiting for a core (0 when the system
+    does not say)."""
+    try:
+        with open("/proc/thread-self/schedstat", "rb") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 class Heartbeat:
     """A 10 ms ``QTimer`` and the time of every beat (and, given one, the collector's passes
     meanwhile)."""
@@ -80,6 +90,9 @@ class Heartbeat:
         """The GUI thread's own CPU time at each beat."""
         self.process_cpu: list[float] = []
         """The whole process's CPU time (every thread) at each beat."""
+        self.queued: list[float] = []
+        """How long the GUI thread has waited, ready to run, for a core (Linux's schedstat;
+        0 elsewhere) at each beat."""
         self._beat()
         self.timer = QTimer()
         self.timer.setInterval(BEAT_MS)
@@ -90,6 +103,7 @@ class Heartbeat:
         self.beats.append(time.monotonic())
         self.gui_cpu.append(time.thread_time())
         self.process_cpu.append(time.process_time())
+        self.queued.append(_run_queue_wait_s())
 
     def gaps_ms(self, start: float = 0.0, end: float = float("inf")) -> list[float]:
         """The waits between two beats, for beats that came between ``start`` and ``end`` (the
@@ -129,16 +143,18 @@ class Heartbeat:
         """Whose time a gap was. The GUI thread's CPU in a gap is the window's own work (a
         beat cannot come while it runs); the rest of the process's CPU there is its other
         threads (holding the GIL the GUI thread waits for, or working beside it without the
-        GIL, as SQLite does); the wall time neither covers, the process was not running at all
-        (the machine's other processes had the cores). ``longest_gui_busy_ms`` is the most CPU
-        the GUI thread spent between two beats: the longest the window's own work kept a beat
+        GIL, as SQLite does); ``queued``: how long the GUI thread was ready to run but had no
+        core (the machine's other processes had them). What is left of the gap, the GUI thread
+        was waiting: for the GIL, or for an event. ``longest_gui_busy_ms`` is the most CPU the
+        GUI thread spent between two beats: the longest the window's own work kept a beat
         waiting. ``stalls``: the gaps over a frame, longest first, each ``[seconds from
-        start, gap ms, GUI thread CPU ms, other threads' CPU ms]``."""
+        start, gap ms, GUI thread CPU ms, other threads' CPU ms, queued ms]``."""
         spans = [
             (
                 (self.beats[i + 1] - self.beats[i]) * 1e3,
                 (self.gui_cpu[i + 1] - self.gui_cpu[i]) * 1e3,
                 (self.process_cpu[i + 1] - self.process_cpu[i]) * 1e3,
+                (self.queued[i + 1] - self.queued[i]) * 1e3,
                 self.beats[i] - start,
             )
             for i in range(len(self.beats) - 1)
@@ -146,14 +162,15 @@ class Heartbeat:
         ]
         if not spans:
             return {}
-        _, gui, process, _ = max(spans)
+        _, gui, process, queued, _ = max(spans)
         return {
             "worst_gap_gui_cpu_ms": round(gui, 1),
             "worst_gap_other_threads_cpu_ms": round(max(0.0, process - gui), 1),
+            "worst_gap_queued_ms": round(queued, 1),
             "longest_gui_busy_ms": round(max(span[1] for span in spans), 1),
             "stalls": [
-                [round(at, 3), round(w, 1), round(g, 1), round(max(0.0, p - g), 1)]
-                for w, g, p, at in sorted(spans, reverse=True)[:8]
+                [round(at, 3), round(w, 1), round(g, 1), round(max(0.0, p - g), 1), round(q, 1)]
+                for w, g, p, q, at in sorted(spans, reverse=True)[:8]
                 if w > STALL_MS
             ],
         }
