@@ -145,7 +145,8 @@ def _reconcile(fleet: Fleet, big: Paths, pairs_file: Path, count: int, *, pairs:
             )
         runs.append((sides["mooring"], sides["raw"]))
     failed = [
-        f"reconcile {m.returncode}, raw SDK {r.returncode}"
+        f"reconcile {m.returncode}, raw SDK {r.returncode}: "
+        f"{(m.stderr_tail + r.stderr_tail)[-300:]}"
         for m, r in runs
         if m.returncode not in (0, 1) or r.returncode != 0
     ]
@@ -455,7 +456,7 @@ def _raw_per_get(pairs_file: Path) -> float | str:
     """The raw SDK's CPU per get over three steady rounds, or why not."""
     done = Watched.run([sys.executable, "-m", "bench.raw_gets", str(pairs_file), "--rounds", "3"])
     if done.returncode != 0:
-        return f"raw SDK baseline exited {done.returncode}"
+        return f"raw SDK baseline exited {done.returncode}: {done.stderr_tail[-300:]}"
     return float(_json_line(done.stdout)["steady_cpu_per_get_ms"])
 
 

@@ -18,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -225,6 +226,8 @@ class Watched:
     cpu_s: float
     """CPU of the whole run (the child's own rusage, taken as it was reaped)."""
     stdout: str
+    stderr_tail: str = ""
+    """The end of what it wrote to stderr (why it failed, when it did)."""
 
     @property
     def wall_s(self) -> float:
@@ -249,40 +252,44 @@ class Watched:
         """Run ``argv`` to its end (killed after ``timeout_s``), sampling it meanwhile."""
         started_wall = time.time()
         started = time.monotonic()
-        process = subprocess.Popen(
-            list(argv),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env or child_env(),
-        )
-        assert process.stdout is not None
-        stream = process.stdout
-        out: list[str] = []
-        reader = threading.Thread(target=lambda: out.append(stream.read()), daemon=True)
-        reader.start()
-        samples: list[Sample] = []
-        reaped: list[tuple[int, Any, float]] = []
-        over = threading.Event()
+        # stderr to a file, not a pipe: nobody need drain it meanwhile
+        with tempfile.TemporaryFile() as errors:
+            process = subprocess.Popen(
+                list(argv),
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+                env=env or child_env(),
+            )
+            assert process.stdout is not None
+            stream = process.stdout
+            out: list[str] = []
+            reader = threading.Thread(target=lambda: out.append(stream.read()), daemon=True)
+            reader.start()
+            samples: list[Sample] = []
+            reaped: list[tuple[int, Any, float]] = []
+            over = threading.Event()
 
-        def reap() -> None:
-            # Reap it ourselves: wait4 gives the child's own CPU (rusage) as it ends, and the
-            # end is seen at once (not at the next sample).
-            _pid, status, usage = os.wait4(process.pid, 0)
-            reaped.append((status, usage, time.monotonic()))
-            over.set()
+            def reap() -> None:
+                # Reap it ourselves: wait4 gives the child's own CPU (rusage) as it ends, and the
+                # end is seen at once (not at the next sample).
+                _pid, status, usage = os.wait4(process.pid, 0)
+                reaped.append((status, usage, time.monotonic()))
+                over.set()
 
-        threading.Thread(target=reap, daemon=True).start()
-        while not over.wait(every_s):  # the sampling period; wakes as the child ends
-            now = sample(process.pid)
-            if now is not None:
-                samples.append(now)
-            if time.monotonic() - started > timeout_s:
-                process.kill()
-        status, usage, ended = reaped[0]
-        process.returncode = os.waitstatus_to_exitcode(status)
-        reader.join()
-        stream.close()
+            threading.Thread(target=reap, daemon=True).start()
+            while not over.wait(every_s):  # the sampling period; wakes as the child ends
+                now = sample(process.pid)
+                if now is not None:
+                    samples.append(now)
+                if time.monotonic() - started > timeout_s:
+                    process.kill()
+            status, usage, ended = reaped[0]
+            process.returncode = os.waitstatus_to_exitcode(status)
+            reader.join()
+            stream.close()
+            errors.seek(max(0, errors.seek(0, os.SEEK_END) - 800))
+            tail = errors.read().decode(errors="replace")
         return cls(
             started,
             ended,
@@ -291,6 +298,7 @@ class Watched:
             samples,
             usage.ru_utime + usage.ru_stime,
             "".join(out),
+            tail,
         )
 
 
