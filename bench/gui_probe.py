@@ -19,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow
@@ -69,30 +70,51 @@ class CollectorPasses:
         }
 
 
-def _run_queue_wait_s() -> float:
-    """The calling thread's time so far ready to run but waiting for a core (0 when the system
-    does not say)."""
-    try:
-        with open("/proc/thread-self/schedstat", "rb") as stats:
-            return int(stats.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
+class _RunQueue:
+    """The GUI thread's time so far ready to run but waiting for a core, from Linux's
+    ``schedstat`` (0 where the system does not say). The file stays open: it is read at every
+    beat, on the thread being measured."""
+
+    def __init__(self) -> None:
+        try:
+            self._fd: int | None = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+
+    def waited_s(self) -> float:
+        if self._fd is None:
+            return 0.0
+        try:
+            return int(os.pread(self._fd, 128, 0).split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
+
+class _Gap(NamedTuple):
+    """The wait between two beats, and whose time it was (ms)."""
+
+    at: float
+    """The first beat (monotonic)."""
+    until: float
+    """The beat that ended it."""
+    wall_ms: float
+    gui_ms: float
+    """The GUI thread's CPU."""
+    process_ms: float
+    """The whole process's CPU."""
+    queued_ms: float
+    """The GUI thread ready to run with no core free."""
 
 
 class Heartbeat:
-    """A 10 ms ``QTimer`` and the time of every beat (and, given one, the collector's passes
-    meanwhile)."""
+    """A 10 ms ``QTimer`` and, at every beat, the time, the GUI thread's CPU, the process's CPU
+    and the GUI thread's wait for a core (and, given one, the collector's passes meanwhile).
+    Made on the GUI thread."""
 
     def __init__(self, collector: CollectorPasses | None = None) -> None:
         self.collector = collector
-        self.beats: list[float] = []
-        self.gui_cpu: list[float] = []
-        """The GUI thread's own CPU time at each beat."""
-        self.process_cpu: list[float] = []
-        """The whole process's CPU time (every thread) at each beat."""
-        self.queued: list[float] = []
-        """How long the GUI thread has waited, ready to run, for a core (Linux's schedstat;
-        0 elsewhere) at each beat."""
+        self._queue = _RunQueue()
+        self._beats: list[tuple[float, float, float, float]] = []
         self._beat()
         self.timer = QTimer()
         self.timer.setInterval(BEAT_MS)
@@ -100,80 +122,69 @@ class Heartbeat:
         self.timer.start()
 
     def _beat(self) -> None:
-        self.beats.append(time.monotonic())
-        self.gui_cpu.append(time.thread_time())
-        self.process_cpu.append(time.process_time())
-        self.queued.append(_run_queue_wait_s())
+        self._beats.append(
+            (time.monotonic(), time.thread_time(), time.process_time(), self._queue.waited_s())
+        )
 
-    def gaps_ms(self, start: float = 0.0, end: float = float("inf")) -> list[float]:
+    def gaps(self, start: float = 0.0, end: float = float("inf")) -> list[_Gap]:
         """The waits between two beats, for beats that came between ``start`` and ``end`` (the
         gap that ends a stall counts)."""
         return [
-            (b - a) * 1e3
-            for a, b in zip(self.beats, self.beats[1:], strict=False)
-            if start <= b <= end
+            _Gap(a[0], b[0], *((y - x) * 1e3 for x, y in zip(a, b, strict=True)))
+            for a, b in zip(self._beats, self._beats[1:], strict=False)
+            if start <= b[0] <= end
         ]
-
-    def worst_gap_ms(self, start: float = 0.0, end: float = float("inf")) -> float:
-        """The longest wait between two beats (see :meth:`gaps_ms`)."""
-        return max(self.gaps_ms(start, end), default=0.0)
 
     def report(self, start: float = 0.0, end: float = float("inf")) -> dict[str, Any]:
         """The worst gap; how the gaps spread (the 99th percentile, the number over a frame's
-        33 ms): one gap decides the worst, many the spread; and whose time the gaps were."""
-        gaps = sorted(self.gaps_ms(start, end))
+        33 ms): one gap decides the worst, many the spread; and whose time the gaps were.
+
+        Whose time: the GUI thread's CPU in a gap is the window's own work (a beat cannot come
+        while it runs); the rest of the process's CPU there is its other threads (holding the
+        GIL the GUI thread waits for, or working beside it without the GIL, as SQLite does);
+        ``queued``: how long the GUI thread was ready to run but had no core (the machine's
+        other processes had them). What is left of the gap, the GUI thread was waiting: for
+        the GIL, or for an event. ``longest_gui_busy_ms`` is the most CPU the GUI thread spent
+        between two beats: the longest the window's own work kept a beat waiting. ``stalls``:
+        the gaps over a frame, longest first, each ``[seconds from start, gap ms, GUI thread
+        CPU ms, other threads' CPU ms, queued ms]``."""
+        gaps = sorted(self.gaps(start, end), key=lambda gap: gap.wall_ms)
+        walls = [gap.wall_ms for gap in gaps]
         report: dict[str, Any] = {
-            "worst_gap_ms": gaps[-1] if gaps else 0.0,
-            "p99_gap_ms": gaps[int(0.99 * (len(gaps) - 1))] if gaps else 0.0,
-            "gaps_over_33ms": sum(1 for gap in gaps if gap > STALL_MS),
-            "beats": len(gaps),
+            "worst_gap_ms": walls[-1] if walls else 0.0,
+            "p99_gap_ms": walls[int(0.99 * (len(walls) - 1))] if walls else 0.0,
+            "gaps_over_33ms": sum(1 for wall in walls if wall > STALL_MS),
+            "beats": len(walls),
         }
-        report.update(self._cpu_in_gaps(start, end))
+        if gaps:
+            worst = gaps[-1]
+            report.update(
+                worst_gap_gui_cpu_ms=round(worst.gui_ms, 1),
+                worst_gap_other_threads_cpu_ms=round(_others(worst), 1),
+                worst_gap_queued_ms=round(worst.queued_ms, 1),
+                longest_gui_busy_ms=round(max(gap.gui_ms for gap in gaps), 1),
+                stalls=[
+                    [
+                        round(gap.at - start, 3),
+                        round(gap.wall_ms, 1),
+                        round(gap.gui_ms, 1),
+                        round(_others(gap), 1),
+                        round(gap.queued_ms, 1),
+                    ]
+                    for gap in reversed(gaps[-8:])
+                    if gap.wall_ms > STALL_MS
+                ],
+            )
         if self.collector is not None:
-            pairs = [
-                (a, b)
-                for a, b in zip(self.beats, self.beats[1:], strict=False)
-                if start <= b <= end
-            ]
-            worst = max(pairs, key=lambda pair: pair[1] - pair[0], default=None)
-            report.update(self.collector.report(start, end, worst))
+            report.update(
+                self.collector.report(start, end, (gaps[-1].at, gaps[-1].until) if gaps else None)
+            )
         return report
 
-    def _cpu_in_gaps(self, start: float, end: float) -> dict[str, Any]:
-        """Whose time a gap was. The GUI thread's CPU in a gap is the window's own work (a
-        beat cannot come while it runs); the rest of the process's CPU there is its other
-        threads (holding the GIL the GUI thread waits for, or working beside it without the
-        GIL, as SQLite does); ``queued``: how long the GUI thread was ready to run but had no
-        core (the machine's other processes had them). What is left of the gap, the GUI thread
-        was waiting: for the GIL, or for an event. ``longest_gui_busy_ms`` is the most CPU the
-        GUI thread spent between two beats: the longest the window's own work kept a beat
-        waiting. ``stalls``: the gaps over a frame, longest first, each ``[seconds from
-        start, gap ms, GUI thread CPU ms, other threads' CPU ms, queued ms]``."""
-        spans = [
-            (
-                (self.beats[i + 1] - self.beats[i]) * 1e3,
-                (self.gui_cpu[i + 1] - self.gui_cpu[i]) * 1e3,
-                (self.process_cpu[i + 1] - self.process_cpu[i]) * 1e3,
-                (self.queued[i + 1] - self.queued[i]) * 1e3,
-                self.beats[i] - start,
-            )
-            for i in range(len(self.beats) - 1)
-            if start <= self.beats[i + 1] <= end
-        ]
-        if not spans:
-            return {}
-        _, gui, process, queued, _ = max(spans)
-        return {
-            "worst_gap_gui_cpu_ms": round(gui, 1),
-            "worst_gap_other_threads_cpu_ms": round(max(0.0, process - gui), 1),
-            "worst_gap_queued_ms": round(queued, 1),
-            "longest_gui_busy_ms": round(max(span[1] for span in spans), 1),
-            "stalls": [
-                [round(at, 3), round(w, 1), round(g, 1), round(max(0.0, p - g), 1), round(q, 1)]
-                for w, g, p, q, at in sorted(spans, reverse=True)[:8]
-                if w > STALL_MS
-            ],
-        }
+
+def _others(gap: _Gap) -> float:
+    """The CPU of the process's other threads in ``gap``."""
+    return max(0.0, gap.process_ms - gap.gui_ms)
 
 
 class FirstPaint(QObject):
