@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import signal
@@ -464,6 +465,9 @@ async def test_the_gateway_keeps_one_connection_per_server_and_profile(
 
 
 STARTS_THEN_WAITS = "import signal, sys; open(sys.argv[1], 'w').close(); signal.pause()"
+SAYS_ITS_PID_THEN_WAITS = (
+    "import os, signal, sys; open(sys.argv[1], 'w').write(str(os.getpid())); signal.pause()"
+)
 
 
 async def test_closing_the_gateway_waits_for_a_connection_it_is_replacing(
@@ -488,6 +492,31 @@ async def test_closing_the_gateway_waits_for_a_connection_it_is_replacing(
         assert old.status.state is ConnectionState.STOPPED
         new = await replacing
     assert new.status.state is ConnectionState.STOPPED
+
+
+async def test_a_replacement_cancelled_midway_still_leaves_the_close_to_wait_for_the_old_server(
+    settings: ConnectionSettings, tmp_path: Path
+) -> None:
+    """The window closing just after a server was edited cancels its jobs first, the connect
+    that is replacing the server among them, while the old server is still given its grace
+    period. The gateway's close must still wait for that server: it ran on after the app under
+    a loaded machine (a window test's teardown found the old demo server running)."""
+    gateway = McpGateway(settings=settings)
+    started = tmp_path / "started"
+    slow_to_stop = stdio_definition(sys.executable, "-c", SAYS_ITS_PID_THEN_WAITS, str(started))
+    old = await gateway.connect(slow_to_stop)
+    pid = int(await eventually(lambda: started.exists() and started.read_text(), bool))
+    edited = dataclasses.replace(slow_to_stop, args=(*slow_to_stop.args, "edited"))
+    replacing = asyncio.ensure_future(gateway.connect(edited))
+    await eventually(lambda: gateway.connection(slow_to_stop.id), lambda found: found is None)
+    replacing.cancel()  # the window's jobs are cancelled before the host stops
+    with contextlib.suppress(asyncio.CancelledError):
+        await replacing
+    with anyio.fail_after(30):
+        await gateway.aclose()
+    assert old.status.state is ConnectionState.STOPPED
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 async def test_task_notifications_reach_gateway_listeners(

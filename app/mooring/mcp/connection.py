@@ -310,6 +310,12 @@ class McpConnection:
         """Where the connection stands now."""
         return self._status
 
+    @property
+    def stopped(self) -> bool:
+        """Whether the connection has ended for good: its owner task is over (a stdio server's
+        process has ended), or it was closed before it started."""
+        return self._finished.is_set() or (self._closing and not self._started)
+
     def start(self) -> None:
         """Start the owner task on the running event loop (idempotent)."""
         if self._started:

@@ -209,12 +209,14 @@ class McpGateway:
     async def _stop(self, connection: McpConnection) -> None:
         # Stopping a stdio server may take the SDK's grace period and escalation (seconds): a
         # close meanwhile (the window quitting just after a server was edited) waits for it
-        # too, or the loop would end under it and leave the server process running.
+        # too, or the loop would end under it and leave the server process running. The
+        # window cancels its jobs (this connect among them) before it closes the gateway: a
+        # connection whose stop was cancelled stays here until it has stopped.
         self._stopping.add(connection)
         try:
             await connection.aclose()
         finally:
-            self._stopping.discard(connection)
+            self._stopping = {c for c in self._stopping if not c.stopped}
 
     async def aclose(self) -> None:
         """Stop every connection (their owner tasks exit and stdio servers end), those being
