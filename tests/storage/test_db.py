@@ -26,6 +26,8 @@ from mooring.storage import repositories as repo
 from mooring.storage.conversations import SqlConversations
 from mooring.storage.db import Database, head_revision
 from mooring.storage.errors import StorageError
+from mooring.storage.migrations import head_schema
+from mooring.storage.migrations.snapshot import migrated_schema, schema_rows
 from mooring.storage.tables import is_declared_here, metadata
 from tests.core.tasks.factories import T0
 
@@ -75,6 +77,44 @@ def test_migrations_build_exactly_the_declared_tables(db: Database) -> None:
         return list(compare_metadata(context, metadata))
 
     assert db.call_sync(diff) == []
+
+
+def test_a_new_file_gets_from_the_snapshot_exactly_the_schema_the_migrations_build(
+    tmp_path: Path,
+) -> None:
+    """A new data folder's database is built by one script, not by replaying every migration;
+    it must be the very schema the migrations build, at the same revision."""
+    by_snapshot, by_migrations = tmp_path / "snapshot.sqlite3", tmp_path / "migrations.sqlite3"
+    Database.open(by_snapshot).close()
+    Database.open(by_migrations, from_snapshot=False).close()
+    built = {}
+    for path in (by_snapshot, by_migrations):
+        conn = sqlite3.connect(path)
+        built[path] = (
+            schema_rows(conn),
+            conn.execute("SELECT version_num FROM alembic_version").fetchall(),
+        )
+        conn.close()
+    assert built[by_snapshot] == built[by_migrations]
+    assert built[by_snapshot][1] == [(head_revision(),)]
+    revision, statements = migrated_schema()
+    stale = "the schema snapshot is stale: run python -m mooring.storage.migrations.snapshot"
+    assert (revision, tuple(statements)) == (head_schema.REVISION, head_schema.STATEMENTS), stale
+
+
+def test_a_new_file_is_made_without_importing_alembic(tmp_path: Path) -> None:
+    """Files at an older revision still go through Alembic (the upgrade tests below)."""
+    script = (
+        "import sys; from pathlib import Path; from mooring.storage.db import Database; "
+        "Database.open(Path(sys.argv[1])).close(); print('alembic' in sys.modules)"
+    )
+    made = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "new.sqlite3")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert made.stdout.strip() == "False"
 
 
 def test_reopening_keeps_everything(db_path: Path) -> None:

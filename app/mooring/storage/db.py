@@ -83,8 +83,18 @@ class Database:
         )
 
     @classmethod
-    def open(cls, path: Path, *, busy_timeout_ms: int = 5_000, migrate: bool = True) -> Database:
+    def open(
+        cls,
+        path: Path,
+        *,
+        busy_timeout_ms: int = 5_000,
+        migrate: bool = True,
+        from_snapshot: bool = True,
+    ) -> Database:
         """Open (creating and migrating when needed) the database at ``path``.
+
+        A new, empty file gets the head schema in one script (``from_snapshot``; see
+        :mod:`mooring.storage.migrations.snapshot`); other files go through the migrations.
 
         Raises :class:`StorageError` when the file is newer, damaged, read-only or locked; in
         each of those cases the file is left byte-for-byte as it was.
@@ -121,7 +131,7 @@ class Database:
         event.listen(engine, "connect", functools.partial(_pragmas, busy_ms=busy_timeout_ms))
         db = cls(path, engine, state)
         if migrate and not state.up_to_date:
-            db.call_sync(_migrate)
+            db.call_sync(functools.partial(_migrate, from_snapshot=from_snapshot))
             db.schema = SchemaState(current=state.head, head=state.head, exists=True)
             log.info("database %s migrated from %s to %s", path, state.current, state.head)
         return db
@@ -245,12 +255,32 @@ def _enable_wal(cursor: Any, *, deadline: float) -> None:
         pause = min(pause * 2, 0.1)
 
 
-def _migrate(session: Session) -> None:
-    from alembic import command
-
+def _migrate(session: Session, *, from_snapshot: bool = True) -> None:
     # Under the write lock before Alembic reads the revision: two processes that both found the
     # file behind would otherwise both create its tables ("table ... already exists").
     begin_write(session)
+    if from_snapshot and _build_from_snapshot(session):
+        return
+    from alembic import command
+
     cfg = alembic_config()
     cfg.attributes["connection"] = session.connection()
     command.upgrade(cfg, "head")
+
+
+def _build_from_snapshot(session: Session) -> bool:
+    """Give an empty file the head schema in one script, stamped at the head (no Alembic
+    import, no replay of every migration); ``False`` when the file has any schema already."""
+    from mooring.storage.migrations import head_schema
+
+    connection = session.connection()
+    if head_revision() != head_schema.REVISION:  # a stale snapshot: the tests say so too
+        return False
+    if connection.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar():
+        return False
+    for statement in head_schema.STATEMENTS:
+        connection.exec_driver_sql(statement)
+    connection.exec_driver_sql(
+        "INSERT INTO alembic_version (version_num) VALUES (?)", (head_schema.REVISION,)
+    )
+    return True
