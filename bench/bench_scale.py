@@ -89,6 +89,8 @@ CPU_FIELDS = (
     "worst_gap_gui_cpu_ms",
     "worst_gap_other_threads_cpu_ms",
     "worst_gap_queued_ms",
+    "worst_gap_stolen_ms",
+    "stolen_ms",
     "longest_gui_busy_ms",
 )
 """Whose time the gaps were (see ``gui_probe.Heartbeat``)."""

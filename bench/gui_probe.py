@@ -90,6 +90,27 @@ class _RunQueue:
             return 0.0
 
 
+class _Steal:
+    """The machine's CPU time taken by the hypervisor so far (``steal`` in ``/proc/stat``, all
+    cores, in clock ticks of 10 ms): a virtual machine's thread that was "running" but got no
+    real CPU shows in no other counter. 0 where the system does not say."""
+
+    def __init__(self) -> None:
+        self._tick = 1.0 / os.sysconf("SC_CLK_TCK")
+        try:
+            self._fd: int | None = os.open("/proc/stat", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+
+    def stolen_s(self) -> float:
+        if self._fd is None:
+            return 0.0
+        try:
+            return int(os.pread(self._fd, 128, 0).split()[8]) * self._tick
+        except (OSError, IndexError, ValueError):
+            return 0.0
+
+
 class _Gap(NamedTuple):
     """The wait between two beats, and whose time it was (ms)."""
 
@@ -104,6 +125,8 @@ class _Gap(NamedTuple):
     """The whole process's CPU."""
     queued_ms: float
     """The GUI thread ready to run with no core free."""
+    stolen_ms: float
+    """The machine's CPU taken by the hypervisor (both cores, 10 ms ticks)."""
 
 
 class Heartbeat:
@@ -114,7 +137,8 @@ class Heartbeat:
     def __init__(self, collector: CollectorPasses | None = None) -> None:
         self.collector = collector
         self._queue = _RunQueue()
-        self._beats: list[tuple[float, float, float, float]] = []
+        self._steal = _Steal()
+        self._beats: list[tuple[float, float, float, float, float]] = []
         self._beat()
         self.timer = QTimer()
         self.timer.setInterval(BEAT_MS)
@@ -123,7 +147,13 @@ class Heartbeat:
 
     def _beat(self) -> None:
         self._beats.append(
-            (time.monotonic(), time.thread_time(), time.process_time(), self._queue.waited_s())
+            (
+                time.monotonic(),
+                time.thread_time(),
+                time.process_time(),
+                self._queue.waited_s(),
+                self._steal.stolen_s(),
+            )
         )
 
     def gaps(self, start: float = 0.0, end: float = float("inf")) -> list[_Gap]:
@@ -147,7 +177,9 @@ class Heartbeat:
         the GIL, or for an event. ``longest_gui_busy_ms`` is the most CPU the GUI thread spent
         between two beats: the longest the window's own work kept a beat waiting. ``stalls``:
         the gaps over a frame, longest first, each ``[seconds from start, gap ms, GUI thread
-        CPU ms, other threads' CPU ms, queued ms]``."""
+        CPU ms, other threads' CPU ms, queued ms, stolen ms]``. ``stolen``: the machine's CPU
+        the hypervisor took meanwhile (both cores, in 10 ms ticks; ``stolen_ms`` over the whole
+        window): on a virtual machine a thread it stops looks as if it were waiting."""
         gaps = sorted(self.gaps(start, end), key=lambda gap: gap.wall_ms)
         walls = [gap.wall_ms for gap in gaps]
         report: dict[str, Any] = {
@@ -162,6 +194,8 @@ class Heartbeat:
                 worst_gap_gui_cpu_ms=round(worst.gui_ms, 1),
                 worst_gap_other_threads_cpu_ms=round(_others(worst), 1),
                 worst_gap_queued_ms=round(worst.queued_ms, 1),
+                worst_gap_stolen_ms=round(worst.stolen_ms, 1),
+                stolen_ms=round(sum(gap.stolen_ms for gap in gaps), 1),
                 longest_gui_busy_ms=round(max(gap.gui_ms for gap in gaps), 1),
                 stalls=[
                     [
@@ -170,6 +204,7 @@ class Heartbeat:
                         round(gap.gui_ms, 1),
                         round(_others(gap), 1),
                         round(gap.queued_ms, 1),
+                        round(gap.stolen_ms, 1),
                     ]
                     for gap in reversed(gaps[-8:])
                     if gap.wall_ms > STALL_MS
