@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import itertools
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from bench.seed import seed
 from PySide6.QtCore import QModelIndex, Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
@@ -15,6 +18,7 @@ from pytestqt.qtbot import QtBot
 from mooring.bootstrap import build_host
 from mooring.core.conversation import ToolRound
 from mooring.core.elicitation import ELICITATION_METHOD
+from mooring.core.events import TaskDidChange
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
@@ -24,8 +28,9 @@ from mooring.settings.paths import Paths
 from mooring.settings.store import Settings
 from mooring.storage.db import Database
 from mooring.ui.models.tasks import TaskListModel, TaskRole
-from mooring.ui.views.tasks_panel import TaskCard, TasksPanel, times_of
+from mooring.ui.views.tasks_panel import TaskCard, TaskFeed, TasksPanel, times_of
 from tests.core.tasks.factories import T0, make_record
+from tests.ui.conftest import until
 
 
 def view_of(record: TaskRecord, *, inputs: tuple[TaskInput, ...] = (), **round_: Any) -> TaskView:
@@ -260,4 +265,51 @@ def test_the_card_is_drawn_again_for_its_own_news_not_for_tasks_arriving_above_i
         panel.model.upsert_many([view_of(later)])
         assert drawn == ["row 80 of 120"]
     finally:
+        db.close()
+
+
+@pytest.mark.anyio
+async def test_news_of_one_task_at_a_time_reaches_the_list_in_a_few_updates_and_all_of_it(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Task news arriving one task at a time (a listen stream, a launch's polls: each saved,
+    then told) is gathered into a few list updates, at most 20 a second, instead of a layout
+    and paint of the list per task; every task still shows its latest state."""
+    paths = Paths(data_dir=tmp_path, config_dir=tmp_path, log_dir=tmp_path, overridden=True)
+    ids = seed(paths.database, messages=0, records=60, working=60)
+    db = Database.open(paths.database)
+    host = build_host(paths, Settings({}), db)
+    try:
+        panel = TasksPanel(host)
+        qtbot.addWidget(panel)
+        panel.show()
+        await panel.feed.load()
+        updates: list[tuple[float, int]] = []
+        upsert = panel.model.upsert_many
+        loop = asyncio.get_running_loop()
+
+        def counted(views: list[TaskView]) -> None:
+            updates.append((loop.time(), len(views)))
+            upsert(views)
+
+        panel.model.upsert_many = counted  # type: ignore[method-assign]  # counts, then shows
+        for n, record_id in enumerate(ids):
+            latest = await host.ledger.get(record_id)
+            assert latest is not None
+            changed = latest.evolve(at=host.clock.now(), status_message=f"validated {n} rows")
+            await host.ledger.save(changed)
+            host.events.emit(TaskDidChange(changed, previous_state=changed.state))
+
+        def shown(record_id: str, n: int) -> bool:
+            view = panel.model.view(record_id)
+            return view is not None and view.record.status_message == f"validated {n} rows"
+
+        await until(lambda: all(shown(i, n) for n, i in enumerate(ids)), panel.model.dataChanged)
+        assert sum(count for _, count in updates) >= len(ids)
+        # Spaced by the feed's interval (the loop's timers may fire a little early), however
+        # slowly the machine saved the news: one update per task came back to back before.
+        spacings = [b - a for (a, _), (b, _) in itertools.pairwise(updates)]
+        assert min(spacings) >= 0.9 * TaskFeed.SPACING_S, spacings
+    finally:
+        await host.stop()
         db.close()

@@ -89,15 +89,24 @@ class TaskFeed:
 
     BATCH = 200
     """The most tasks one read and one model update take (bounds the GUI thread's turn)."""
+    SPACING_S = 0.05
+    """The least time between two model updates for progress alone: such news arriving one
+    task at a time (a listen stream, a launch's polls) is shown together, at most 20 times a
+    second, so the list is not laid out and painted again for every task. A new task, a new
+    state, a cancel request, a question or an answer is shown at once."""
 
     def __init__(self, host: Host, model: TaskListModel) -> None:
         self.host = host
         self.model = model
         self._pending: dict[str, TaskRecord] = {}
         self._draining: asyncio.Task[None] | None = None
+        self._updated_at = float("-inf")
+        self._hurry = asyncio.Event()
         self._unsubscribe = [
-            host.events.on(TaskDidChange, lambda e: self.refresh(e.record)),
-            host.events.on(ToolRoundDidFinish, lambda e: self.refresh(e.record)),
+            host.events.on(
+                TaskDidChange, lambda e: self.refresh(e.record, urgent=bool(e.new_inputs))
+            ),
+            host.events.on(ToolRoundDidFinish, lambda e: self.refresh(e.record, urgent=True)),
             host.events.on(AnswerDidSettle, lambda e: self.refresh_id(e.record_id)),
         ]
         self.updated: list[Callable[[TaskView], None]] = []
@@ -106,9 +115,12 @@ class TaskFeed:
         """Show what the ledger knows now (no server is asked)."""
         self.model.reset_views(await self.host.tasks(limit=limit))
 
-    def refresh(self, record: TaskRecord) -> None:
-        """Show ``record`` soon (its inputs and tool round are read off the GUI thread)."""
+    def refresh(self, record: TaskRecord, *, urgent: bool = False) -> None:
+        """Show ``record`` soon (its inputs and tool round are read off the GUI thread): at
+        once when it is ``urgent`` or more than progress changed (see :attr:`SPACING_S`)."""
         self._pending[record.id] = record
+        if urgent or self._changes_more_than_progress(record):
+            self._hurry.set()
         if self._draining is None or self._draining.done():
             self._draining = asyncio.ensure_future(self._drain())
 
@@ -123,10 +135,29 @@ class TaskFeed:
         """Read a task again (an answer settled)."""
         view = self.model.view(record_id)
         if view is not None:
-            self.refresh(view.record)
+            self.refresh(view.record, urgent=True)
+
+    def _changes_more_than_progress(self, record: TaskRecord) -> bool:
+        """Whether ``record`` is a task not shown yet, or changes what its words say (its
+        state, flags or cancel request), not only its progress or status message."""
+        shown = self.model.view(record.id)
+        if shown is None:
+            return True
+        before = shown.record
+        return (before.state, before.flags, before.cancel_requested) != (
+            record.state,
+            record.flags,
+            record.cancel_requested,
+        )
 
     async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._pending:
+            wait = self._updated_at + self.SPACING_S - loop.time()
+            if wait > 0 and not self._hurry.is_set():
+                with contextlib.suppress(TimeoutError):  # more news gathers meanwhile
+                    await asyncio.wait_for(self._hurry.wait(), wait)
+            self._hurry.clear()
             batch = list(itertools.islice(self._pending.values(), self.BATCH))
             for record in batch:
                 del self._pending[record.id]
@@ -136,6 +167,7 @@ class TaskFeed:
                 log.exception("could not read %d task(s)", len(batch))
                 continue
             self.model.upsert_many(views)
+            self._updated_at = loop.time()
             for view in views:
                 for callback in list(self.updated):
                     callback(view)
