@@ -70,45 +70,38 @@ class CollectorPasses:
         }
 
 
-class _RunQueue:
-    """The GUI thread's time so far ready to run but waiting for a core, from Linux's
-    ``schedstat`` (0 where the system does not say). The file stays open: it is read at every
-    beat, on the thread being measured."""
+class _Counter:
+    """A running total Linux keeps in a ``/proc`` file, in seconds (0 where the system does not
+    say): field ``index`` of the file's first line, times ``unit_s``. The file stays open: it is
+    read at every beat, on the thread being measured, with one ``pread``."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: str, index: int, unit_s: float) -> None:
+        self._index = index
+        self._unit_s = unit_s
         try:
-            self._fd: int | None = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+            self._fd: int | None = os.open(path, os.O_RDONLY)
         except OSError:
             self._fd = None
 
-    def waited_s(self) -> float:
+    def seconds(self) -> float:
         if self._fd is None:
             return 0.0
         try:
-            return int(os.pread(self._fd, 128, 0).split()[1]) / 1e9
+            return int(os.pread(self._fd, 128, 0).split()[self._index]) * self._unit_s
         except (OSError, IndexError, ValueError):
             return 0.0
 
 
-class _Steal:
+def _run_queue() -> _Counter:
+    """The GUI thread's time so far ready to run but waiting for a core (``schedstat``, ns)."""
+    return _Counter("/proc/thread-self/schedstat", 1, 1e-9)
+
+
+def _steal() -> _Counter:
     """The machine's CPU time taken by the hypervisor so far (``steal`` in ``/proc/stat``, all
     cores, in clock ticks of 10 ms): a virtual machine's thread that was "running" but got no
-    real CPU shows in no other counter. 0 where the system does not say."""
-
-    def __init__(self) -> None:
-        self._tick = 1.0 / os.sysconf("SC_CLK_TCK")
-        try:
-            self._fd: int | None = os.open("/proc/stat", os.O_RDONLY)
-        except OSError:
-            self._fd = None
-
-    def stolen_s(self) -> float:
-        if self._fd is None:
-            return 0.0
-        try:
-            return int(os.pread(self._fd, 128, 0).split()[8]) * self._tick
-        except (OSError, IndexError, ValueError):
-            return 0.0
+    real CPU shows in no other counter."""
+    return _Counter("/proc/stat", 8, 1.0 / os.sysconf("SC_CLK_TCK"))
 
 
 class _Gap(NamedTuple):
@@ -136,8 +129,8 @@ class Heartbeat:
 
     def __init__(self, collector: CollectorPasses | None = None) -> None:
         self.collector = collector
-        self._queue = _RunQueue()
-        self._steal = _Steal()
+        self._queue = _run_queue()
+        self._steal = _steal()
         self._beats: list[tuple[float, float, float, float, float]] = []
         self._beat()
         self.timer = QTimer()
@@ -151,8 +144,8 @@ class Heartbeat:
                 time.monotonic(),
                 time.thread_time(),
                 time.process_time(),
-                self._queue.waited_s(),
-                self._steal.stolen_s(),
+                self._queue.seconds(),
+                self._steal.seconds(),
             )
         )
 
