@@ -20,7 +20,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ import pytest
 from mooring.cli import docgen
 from mooring.cli.parser import build_parser
 from mooring.demo_server.config import build_parser as demo_server_parser
+from tests.helpers import zygote
 from tests.helpers.model_endpoints import ModelEndpoint, Text, ToolCall, ToolCalls
 
 REPO = Path(__file__).resolve().parents[2]
@@ -283,16 +283,7 @@ def _run_page(page: Path, tmp_path: Path, model_url: str) -> None:
             text = PLACEHOLDER.sub(_newest_task(env, work), text)
         argv = shlex.split(text, comments=True)
         began = time.monotonic()
-        done = subprocess.run(
-            [sys.executable, "-m", "mooring", *argv[1:]],
-            cwd=work,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = zygote.run("mooring", argv[1:], env=env, timeout=60, cwd=work, stdin_closed=True)
         timings.append(f"{time.monotonic() - began:5.1f}s {shown.text}")
         assert done.returncode == shown.expect, (
             f"{_rel(page)}:{shown.line}: `{shown.text}` exited {done.returncode}, "
@@ -301,15 +292,10 @@ def _run_page(page: Path, tmp_path: Path, model_url: str) -> None:
 
 
 def _newest_task(env: dict[str, str], cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "mooring", "tasks", "list", "--limit", "1", "--json"],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
+    done = zygote.run(
+        "mooring", ["tasks", "list", "--limit", "1", "--json"], env=env, timeout=60, cwd=cwd
     )
+    assert done.returncode == 0, done.stderr
     tasks = json.loads(done.stdout)
     assert tasks, "a page uses ID before any task exists"
     return str(tasks[0]["id"])

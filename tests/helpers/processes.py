@@ -5,17 +5,19 @@ from __future__ import annotations
 import os
 import selectors
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from tests.helpers import zygote
+
 
 def run_mooring(
     *args: str, data_dir: Path, env: dict[str, str | None] | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m mooring ARGS`` with its own data folder (``env`` None values unset)."""
+    """Run ``python -m mooring ARGS`` with its own data folder (``env`` None values unset): a
+    process forked from a zygote that has done the imports (:mod:`tests.helpers.zygote`)."""
     full_env = dict(os.environ)
     full_env["MOORING_DATA_DIR"] = str(data_dir)
     full_env.pop("DBUS_SESSION_BUS_ADDRESS", None)
@@ -24,14 +26,7 @@ def run_mooring(
             full_env.pop(key, None)
         else:
             full_env[key] = value
-    return subprocess.run(
-        [sys.executable, "-m", "mooring", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=timeout,
-        check=False,
-    )
+    return zygote.run("mooring", args, env=full_env, timeout=timeout)
 
 
 class Lines:

@@ -26,6 +26,7 @@ from mooring.storage.db import Database
 from mooring.ui.dialogs.approval import ApprovalDialog, DialogAsker
 from mooring.ui.loop import qt_event_loop
 from tests.e2e.conftest import cli  # noqa: F401  # a fixture, used by name
+from tests.helpers import zygote
 from tests.services.conftest import demo_definition
 
 
@@ -54,8 +55,13 @@ def collect_between_tests(qapp: QApplication) -> Iterator[None]:
 
 
 def running_children() -> list[str]:
-    """This process's children that have not ended (pid and command line)."""
+    """This process's children that have not ended (pid and command line): the zygote that
+    forks ``mooring`` commands is not one, but a command it forked still running is."""
     me = str(os.getpid())
+    parents = {me}
+    forking = zygote.pid()
+    if forking is not None:
+        parents.add(str(forking))
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -66,7 +72,7 @@ def running_children() -> list[str]:
         except OSError:  # ended meanwhile
             continue
         state, parent = stat.rsplit(")", 1)[1].split()[:2]
-        if parent == me and state not in ("Z", "X"):
+        if parent in parents and entry.name not in parents and state not in ("Z", "X"):
             found.append(f"{entry.name}: {command.strip()}")
     return found
 

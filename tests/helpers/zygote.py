@@ -1,0 +1,337 @@
+"""Start ``python -m mooring`` processes without paying for their imports each time.
+
+The suite runs the ``mooring`` CLI as a real process hundreds of times, and most of each
+command's CPU was importing: SQLAlchemy, the host and its services, the MCP SDK (whose type
+models pydantic builds at import). Measured here, ``mooring rules list``: 1.32 CPU-s as a new
+process, 0.19 as a fork of a process that has imported them.
+
+So each test worker keeps one *zygote*: a Python process, started once, that imports Mooring's
+modules (not Qt) and then waits. :func:`run` asks it for a command; it forks, and the fork
+becomes what ``python -m mooring ARGS`` would be: the caller's arguments, environment, working
+directory and standard streams (passed over a Unix socket), ``sys.argv`` and ``__main__`` as
+``-m`` sets them, and an ordinary interpreter exit (threads joined, ``atexit``, buffers
+flushed). The zygote waits for it and reports the exit status, signals included. Each command
+is still its own process with its own pid; only the imports are shared.
+
+What a fork cannot be is a process whose *interpreter* started under other settings: a request
+whose environment differs from the zygote's in a variable the interpreter or the C library reads
+at start (``PYTHON…``, ``LANG``/``LC_…``, ``TZ``) runs as a new process instead, and so does
+everything when ``MOORING_TEST_FRESH_PROCESSES=1``. Tests that are about start-up itself (what a
+command imports, how long it takes) start their processes themselves.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+FRESH_VARIABLE = "MOORING_TEST_FRESH_PROCESSES"
+RUNTIME_PYTHON_VARIABLES = frozenset({"PYTHON_KEYRING_BACKEND", "PYTHONBREAKPOINT"})
+"""``PYTHON…`` variables read while running, not as the interpreter starts."""
+MAX_REQUEST = 1 << 18
+STATUS_SIZE = 64
+SKIPPED = ("mooring.ui", "mooring.storage.migrations.")
+"""Not imported ahead: the window (Qt), and Alembic's scripts (run by Alembic, not imported)."""
+KEPT = frozenset({"mooring.storage.migrations.head_schema"})
+
+
+def _starts_interpreter(name: str) -> bool:
+    """Whether ``name`` is read as the interpreter (or the C library) starts (``PYTHONPATH``
+    is, but a fork can follow it: see :func:`_become`)."""
+    if name.startswith("PYTHON"):
+        return name not in RUNTIME_PYTHON_VARIABLES and name != "PYTHONPATH"
+    return name in {"LANG", "TZ"} or name.startswith("LC_")
+
+
+def _start_settings(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if _starts_interpreter(k)}
+
+
+@dataclass
+class _Zygote:
+    process: subprocess.Popen[bytes]
+    control: socket.socket
+    settings: dict[str, str]
+    lock: threading.Lock
+
+
+_zygote: _Zygote | None = None
+_zygote_lock = threading.Lock()
+
+
+def _the_zygote() -> _Zygote:
+    """This test process's zygote, started at first use and stopped at exit."""
+    global _zygote
+    with _zygote_lock:
+        if _zygote is not None and _zygote.process.poll() is None:
+            return _zygote
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = dict(os.environ)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.helpers.zygote", str(theirs.fileno())],
+            cwd=REPO,
+            env=env,
+            pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL,
+        )
+        theirs.close()
+        ready = ours.recv(STATUS_SIZE)  # the imports are done (or failed: an empty read)
+        if ready != b"ready":
+            process.wait(timeout=30)
+            raise RuntimeError(f"the zygote did not start (exit {process.returncode})")
+        _zygote = _Zygote(process, ours, _start_settings(env), threading.Lock())
+        atexit.register(_stop, _zygote)
+        return _zygote
+
+
+def pid() -> int | None:
+    """The process id of this test process's zygote, if it has one running."""
+    zygote = _zygote
+    return zygote.process.pid if zygote is not None and zygote.process.poll() is None else None
+
+
+def _stop(zygote: _Zygote) -> None:
+    zygote.control.close()  # its end of file: the zygote exits
+    try:
+        zygote.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        zygote.process.kill()
+        zygote.process.wait()
+
+
+def run(
+    module: str,
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    cwd: Path | None = None,
+    stdin_closed: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` to its end, as :func:`subprocess.run` with ``capture_output``
+    and ``text``: stdout, stderr and the exit code (``-N`` for signal N); on ``timeout`` the
+    process is killed and :class:`subprocess.TimeoutExpired` raised. It runs in ``cwd`` (or
+    this process's directory), its stdin this process's, or ``/dev/null`` if ``stdin_closed``."""
+    command = [sys.executable, "-m", module, *args]
+    where = str(cwd) if cwd is not None else os.getcwd()
+    if os.environ.get(FRESH_VARIABLE) == "1" or os.name != "posix":
+        return _fresh(command, env, timeout, where, stdin_closed)
+    zygote = _the_zygote()
+    if _start_settings(env) != zygote.settings:
+        return _fresh(command, env, timeout, where, stdin_closed)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    stdin = os.open(os.devnull, os.O_RDONLY) if stdin_closed else os.dup(0)
+    status_ours, status_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    request = json.dumps({"module": module, "args": list(args), "env": dict(env), "cwd": where})
+    try:
+        with zygote.lock:
+            socket.send_fds(
+                zygote.control, [request.encode()], [stdin, out_w, err_w, status_theirs.fileno()]
+            )
+    except OSError:  # the zygote is gone (the next run starts another): this one runs fresh
+        for fd in (out_r, err_r):
+            os.close(fd)
+        status_ours.close()
+        return _fresh(command, env, timeout, where, stdin_closed)
+    finally:
+        for fd in (stdin, out_w, err_w):
+            os.close(fd)
+        status_theirs.close()
+    try:
+        return _collect(command, out_r, err_r, status_ours, timeout)
+    finally:
+        os.close(out_r)
+        os.close(err_r)
+        status_ours.close()
+
+
+def _fresh(
+    command: list[str], env: Mapping[str, str], timeout: float, cwd: str, stdin_closed: bool
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        env=dict(env),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL if stdin_closed else None,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _collect(
+    command: list[str], out_r: int, err_r: int, status: socket.socket, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    deadline = time.monotonic() + timeout
+    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
+    pid: int | None = None
+    code: int | None = None
+    with selectors.DefaultSelector() as selector:
+        selector.register(out_r, selectors.EVENT_READ)
+        selector.register(err_r, selectors.EVENT_READ)
+        selector.register(status, selectors.EVENT_READ)
+        open_streams = 3
+        while open_streams:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                if pid is not None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+                raise subprocess.TimeoutExpired(
+                    command, timeout, b"".join(chunks[out_r]), b"".join(chunks[err_r])
+                )
+            for key, _ in selector.select(remaining):
+                if key.fileobj is status:
+                    message = status.recv(STATUS_SIZE)
+                    if not message:
+                        selector.unregister(status)
+                        open_streams -= 1
+                        continue
+                    news: dict[str, int] = json.loads(message)
+                    pid = news.get("pid", pid)
+                    code = news.get("code", code)
+                    continue
+                fd = key.fd
+                data = os.read(fd, 65536)
+                if data:
+                    chunks[fd].append(data)
+                else:
+                    selector.unregister(fd)
+                    open_streams -= 1
+    if code is None:
+        raise RuntimeError(f"the zygote lost {command!r} (pid {pid})")
+    return subprocess.CompletedProcess(
+        command,
+        code,
+        b"".join(chunks[out_r]).decode(errors="replace"),
+        b"".join(chunks[err_r]).decode(errors="replace"),
+    )
+
+
+# --- the zygote itself ---------------------------------------------------------------------
+
+
+def _preload() -> None:
+    """Import what commands import: every Mooring module but the window's, and the SDKs."""
+    import importlib
+    import pkgutil
+
+    import mooring
+
+    for info in pkgutil.walk_packages(mooring.__path__, "mooring."):
+        name = info.name
+        if (name.startswith(SKIPPED) and name not in KEPT) or name.endswith("__main__"):
+            continue
+        importlib.import_module(name)
+    for name in ("mcp.client", "mcp.server", "openai", "anthropic", "keyring"):
+        importlib.import_module(name)
+    if threading.active_count() != 1:  # a fork copies only the thread that forks
+        raise RuntimeError(f"importing started threads: {threading.enumerate()}")
+
+
+@dataclass
+class _Job:
+    module: str
+    args: list[str]
+    env: dict[str, str]
+    cwd: str
+    fds: list[int]
+
+
+def _serve(control: socket.socket) -> _Job:
+    """Fork a process per request and report how each ends; returns only in a fork."""
+    waiting: dict[int, socket.socket] = {}
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    selector = selectors.DefaultSelector()
+    selector.register(control, selectors.EVENT_READ)
+    selector.register(wake_r, selectors.EVENT_READ)
+    while True:
+        for key, _ in selector.select():
+            if key.fd == wake_r:
+                os.read(wake_r, 4096)
+                continue
+            message, fds, _, _ = socket.recv_fds(control, MAX_REQUEST, 4)
+            if not message:  # the test process is gone
+                for pid in waiting:
+                    os.kill(pid, signal.SIGKILL)
+                raise SystemExit(0)
+            request: dict[str, Any] = json.loads(message)
+            reply = socket.socket(fileno=fds[3])
+            pid = os.fork()
+            if pid == 0:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                selector.close()
+                for fd in (wake_r, wake_w):
+                    os.close(fd)
+                control.close()
+                for other in waiting.values():
+                    other.close()
+                reply.send(json.dumps({"pid": os.getpid()}).encode())
+                reply.close()
+                return _Job(request["module"], request["args"], request["env"], request["cwd"], fds)
+            for fd in fds[:3]:
+                os.close(fd)
+            waiting[pid] = reply
+        while waiting:  # reap whatever ended (a SIGCHLD may stand for several)
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            done = waiting.pop(pid, None)
+            if done is not None:
+                with contextlib.suppress(OSError):  # the caller gave up on it (a timeout)
+                    done.send(json.dumps({"code": os.waitstatus_to_exitcode(status)}).encode())
+                done.close()
+
+
+def _become(job: _Job) -> None:
+    """Turn this fork into ``python -m MODULE ARGS`` started by the caller."""
+    import random
+    import runpy
+
+    stdin, stdout, stderr, _ = job.fds
+    for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+        os.dup2(fd, target)
+        if fd > 2:
+            os.close(fd)
+    os.chdir(job.cwd)
+    # sys.path as a new interpreter would build it: the working directory (-m), PYTHONPATH,
+    # then the rest (the standard library, site-packages and their .pth entries).
+    theirs = [p for p in job.env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    ours = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    rest = sys.path[1 + len(ours) :]
+    sys.path[:] = [job.cwd, *(os.path.abspath(p) for p in theirs), *rest]
+    os.environ.clear()
+    os.environ.update(job.env)
+    random.seed()  # a fork shares its parent's sequence
+    sys.argv = [job.module, *job.args]
+    runpy.run_module(job.module, run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    channel = socket.socket(fileno=int(sys.argv[1]))
+    _preload()
+    channel.send(b"ready")
+    _become(_serve(channel))
