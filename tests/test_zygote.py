@@ -35,7 +35,8 @@ def both(*args: str, env: dict[str, str] | None = None) -> list[subprocess.Compl
 def test_a_command_sees_its_own_arguments_environment_and_directory() -> None:
     forked, fresh = both("describe", "x y", env={"ZYGOTE_PROBE": "from the test"})
     seen, expected = json.loads(forked.stdout), json.loads(fresh.stdout)
-    assert seen.pop("pid") != os.getpid()
+    assert (seen.pop("parent"), expected.pop("parent")) == (zygote.pid(), os.getpid())
+    seen.pop("pid")
     expected.pop("pid")
     assert seen == expected
     assert seen["argv"] == ["describe", "x y"]
@@ -64,7 +65,7 @@ def test_a_command_elsewhere_with_its_own_python_path_imports_from_there(tmp_pat
 
 
 def test_exit_codes_errors_and_signals_are_a_new_process_s() -> None:
-    for what in ("fail", "raise", "kill", "late"):
+    for what in ("fail", "raise", "kill", "late", "bytes"):
         forked, fresh = both(what)
         assert (forked.returncode, forked.stdout) == (fresh.returncode, fresh.stdout), what
         assert forked.stderr.splitlines()[-1:] == fresh.stderr.splitlines()[-1:], what
@@ -83,3 +84,9 @@ def test_an_interpreter_setting_of_its_own_gets_a_new_interpreter() -> None:
     done = zygote.run(PROBE, ["describe"], env=env, timeout=60)
     encoding = json.loads(done.stdout)["encoding"]
     assert codecs.lookup(encoding) == codecs.lookup("latin-1")  # a fork would keep the zygote's
+
+
+def test_fresh_processes_are_started_by_the_test_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(zygote.FRESH_VARIABLE, "1")
+    done = zygote.run(PROBE, ["describe"], env=dict(os.environ), timeout=60)
+    assert json.loads(done.stdout)["parent"] == os.getpid()

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import zygote
 from tests.helpers.processes import run_mooring
 
 REPO = Path(__file__).resolve().parents[2]
@@ -101,6 +102,14 @@ class DemoServer:
             for r in self.requests()
             if r.get("method") == method and (tool is None or r.get("tool") == tool)
         )
+
+
+@pytest.fixture
+def fresh_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every ``mooring`` command a new interpreter, as a user's are (not a fork of the zygote,
+    whose imports could hide a module a command forgot to import; see ``tests/helpers/zygote.py``).
+    The modules that use it run the first use and the canary this way."""
+    monkeypatch.setenv(zygote.FRESH_VARIABLE, "1")
 
 
 @pytest.fixture

@@ -9,7 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import Cli, HttpDemo
+
+pytestmark = pytest.mark.usefixtures("fresh_processes")  # new interpreters, as a user's
 
 SECRET = "canary-SECRET-5f0c9e1ab7"
 ARG = "canary-ARG-3d81c2"

@@ -6,7 +6,11 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import SAMPLES, Cli
+
+pytestmark = pytest.mark.usefixtures("fresh_processes")  # new interpreters, as a user's
 
 
 def fresh(tmp_path: Path) -> Cli:

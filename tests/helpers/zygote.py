@@ -25,6 +25,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import json
+import locale
 import os
 import selectors
 import signal
@@ -217,11 +218,15 @@ def _collect(
     if code is None:
         raise RuntimeError(f"the zygote lost {command!r} (pid {pid})")
     return subprocess.CompletedProcess(
-        command,
-        code,
-        b"".join(chunks[out_r]).decode(errors="replace"),
-        b"".join(chunks[err_r]).decode(errors="replace"),
+        command, code, _as_text(b"".join(chunks[out_r])), _as_text(b"".join(chunks[err_r]))
     )
+
+
+def _as_text(data: bytes) -> str:
+    """What ``subprocess.run(text=True)`` makes of ``data``: the locale's encoding, strict,
+    and universal newlines (a lone carriage return too becomes a newline)."""
+    text = data.decode(locale.getpreferredencoding(False))
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 # --- the zygote itself ---------------------------------------------------------------------

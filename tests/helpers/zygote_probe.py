@@ -27,12 +27,16 @@ def main(what: str) -> int:
                 "marker": os.environ.get("ZYGOTE_PROBE"),
                 "main": sys.modules["__main__"].__name__,
                 "pid": os.getpid(),
+                "parent": os.getppid(),
                 "threads": threading.active_count(),
                 "sigint": str(signal.getsignal(signal.SIGINT)),
                 "encoding": sys.stdout.encoding,
             },
             sys.stdout,
         )
+        return 0
+    if what == "bytes":  # line endings and characters the caller's decoding must keep as-is
+        sys.stdout.buffer.write("one\r\ntwo\rthree \u2013 \u2603\n".encode())
         return 0
     if what == "fail":
         sys.stderr.write("probe: failing as asked\n")
