@@ -76,7 +76,18 @@ def test_exit_codes_errors_and_signals_are_a_new_process_s() -> None:
 def test_a_command_past_its_timeout_is_killed_and_says_what_it_wrote() -> None:
     with pytest.raises(subprocess.TimeoutExpired) as timed_out:
         zygote.run(PROBE, ["hang"], env=dict(os.environ), timeout=2)
-    assert timed_out.value.output == b"hanging\n"
+    said, pid = timed_out.value.output.decode().split()
+    assert said == "hanging"
+    assert not Path(f"/proc/{pid}").exists()  # killed and reaped before the error was raised
+
+
+def test_a_command_gets_the_callers_umask() -> None:
+    before = os.umask(0o027)
+    try:
+        forked, fresh = both("describe")
+    finally:
+        os.umask(before)
+    assert json.loads(forked.stdout)["umask"] == json.loads(fresh.stdout)["umask"] == 0o027
 
 
 def test_an_interpreter_setting_of_its_own_gets_a_new_interpreter() -> None:

@@ -17,13 +17,18 @@ What a fork cannot be is a process whose *interpreter* started under other setti
 whose environment differs from the zygote's in a variable the interpreter or the C library reads
 at start (``PYTHON…``, ``LANG``/``LC_…``, ``TZ``) runs as a new process instead, and so does
 everything when ``MOORING_TEST_FRESH_PROCESSES=1``. Tests that are about start-up itself (what a
-command imports, how long it takes) start their processes themselves.
+command imports, how long it takes) start their processes themselves. What every fork shares
+with the zygote, set when it started: the str hash seed, resource limits and ignored signals,
+and every module loaded (so the canary and first-use tests run their commands fresh: a module
+a command forgot to import shows there).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
+import io
 import json
 import locale
 import os
@@ -92,6 +97,7 @@ def _the_zygote() -> _Zygote:
         theirs.close()
         ready = ours.recv(STATUS_SIZE)  # the imports are done (or failed: an empty read)
         if ready != b"ready":
+            ours.close()
             process.wait(timeout=30)
             raise RuntimeError(f"the zygote did not start (exit {process.returncode})")
         _zygote = _Zygote(process, ours, _start_settings(env), threading.Lock())
@@ -128,7 +134,7 @@ def run(
     process is killed and :class:`subprocess.TimeoutExpired` raised. It runs in ``cwd`` (or
     this process's directory), its stdin this process's, or ``/dev/null`` if ``stdin_closed``."""
     command = [sys.executable, "-m", module, *args]
-    where = str(cwd) if cwd is not None else os.getcwd()
+    where = os.path.abspath(cwd) if cwd is not None else os.getcwd()
     if os.environ.get(FRESH_VARIABLE) == "1" or os.name != "posix":
         return _fresh(command, env, timeout, where, stdin_closed)
     zygote = _the_zygote()
@@ -138,27 +144,40 @@ def run(
     err_r, err_w = os.pipe()
     stdin = os.open(os.devnull, os.O_RDONLY) if stdin_closed else os.dup(0)
     status_ours, status_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    request = json.dumps({"module": module, "args": list(args), "env": dict(env), "cwd": where})
+    mask = os.umask(0)
+    os.umask(mask)
+    request = json.dumps(
+        {"module": module, "args": list(args), "env": dict(env), "cwd": where, "umask": mask}
+    )
     try:
-        with zygote.lock:
-            socket.send_fds(
-                zygote.control, [request.encode()], [stdin, out_w, err_w, status_theirs.fileno()]
-            )
-    except OSError:  # the zygote is gone (the next run starts another): this one runs fresh
-        for fd in (out_r, err_r):
-            os.close(fd)
-        status_ours.close()
-        return _fresh(command, env, timeout, where, stdin_closed)
-    finally:
-        for fd in (stdin, out_w, err_w):
-            os.close(fd)
-        status_theirs.close()
-    try:
+        try:
+            with zygote.lock:
+                socket.send_fds(
+                    zygote.control,
+                    [request.encode()],
+                    [stdin, out_w, err_w, status_theirs.fileno()],
+                )
+        finally:
+            for fd in (stdin, out_w, err_w):
+                os.close(fd)
+            status_theirs.close()
+        # Closing the status socket, whatever ends this (a timeout, an error, an interrupt),
+        # tells the zygote to kill the command if it still runs.
         return _collect(command, out_r, err_r, status_ours, timeout)
+    except _Lost:  # the zygote is gone (the next run starts another): this one runs fresh
+        return _fresh(command, env, timeout, where, stdin_closed)
+    except OSError as exc:
+        if exc.errno not in (errno.EPIPE, errno.ECONNRESET, errno.ECONNREFUSED):
+            raise
+        return _fresh(command, env, timeout, where, stdin_closed)
     finally:
         os.close(out_r)
         os.close(err_r)
         status_ours.close()
+
+
+class _Lost(Exception):
+    """The zygote ended before it started the command."""
 
 
 def _fresh(
@@ -191,9 +210,14 @@ def _collect(
         while open_streams:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                if pid is not None:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGKILL)
+                # As subprocess.run: kill it and wait for it. Only the zygote kills (the pid
+                # is its child; once reaped, the number may be another process's).
+                if code is None:
+                    status.shutdown(socket.SHUT_WR)
+                    status.settimeout(30)
+                    with contextlib.suppress(OSError):
+                        while status.recv(STATUS_SIZE):
+                            pass
                 raise subprocess.TimeoutExpired(
                     command, timeout, b"".join(chunks[out_r]), b"".join(chunks[err_r])
                 )
@@ -216,6 +240,8 @@ def _collect(
                     selector.unregister(fd)
                     open_streams -= 1
     if code is None:
+        if pid is None:
+            raise _Lost(command)
         raise RuntimeError(f"the zygote lost {command!r} (pid {pid})")
     return subprocess.CompletedProcess(
         command, code, _as_text(b"".join(chunks[out_r])), _as_text(b"".join(chunks[err_r]))
@@ -256,6 +282,7 @@ class _Job:
     args: list[str]
     env: dict[str, str]
     cwd: str
+    umask: int
     fds: list[int]
 
 
@@ -274,14 +301,39 @@ def _serve(control: socket.socket) -> _Job:
             if key.fd == wake_r:
                 os.read(wake_r, 4096)
                 continue
+            if key.fileobj is not control:  # a caller hung up: its command must not outlive it
+                hung_up = key.fileobj
+                assert isinstance(hung_up, socket.socket)
+                with contextlib.suppress(OSError):
+                    hung_up.recv(STATUS_SIZE)
+                selector.unregister(hung_up)
+                for pid, reply in waiting.items():
+                    if reply is hung_up:
+                        os.kill(pid, signal.SIGKILL)
+                continue
             message, fds, _, _ = socket.recv_fds(control, MAX_REQUEST, 4)
             if not message:  # the test process is gone
                 for pid in waiting:
                     os.kill(pid, signal.SIGKILL)
                 raise SystemExit(0)
-            request: dict[str, Any] = json.loads(message)
             reply = socket.socket(fileno=fds[3])
-            pid = os.fork()
+            try:
+                request: dict[str, Any] = json.loads(message)
+                job = _Job(
+                    request["module"],
+                    request["args"],
+                    request["env"],
+                    request["cwd"],
+                    request["umask"],
+                    fds,
+                )
+                pid = os.fork()
+            except Exception as exc:  # noqa: BLE001  # say so; the caller runs it fresh
+                sys.stderr.write(f"zygote: cannot start {message[:200]!r}: {exc}\n")
+                for fd in fds[:3]:
+                    os.close(fd)
+                reply.close()
+                continue
             if pid == 0:
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
@@ -293,10 +345,11 @@ def _serve(control: socket.socket) -> _Job:
                     other.close()
                 reply.send(json.dumps({"pid": os.getpid()}).encode())
                 reply.close()
-                return _Job(request["module"], request["args"], request["env"], request["cwd"], fds)
+                return job
             for fd in fds[:3]:
                 os.close(fd)
             waiting[pid] = reply
+            selector.register(reply, selectors.EVENT_READ)
         while waiting:  # reap whatever ended (a SIGCHLD may stand for several)
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -306,6 +359,8 @@ def _serve(control: socket.socket) -> _Job:
                 break
             done = waiting.pop(pid, None)
             if done is not None:
+                with contextlib.suppress(KeyError):  # unless its caller hung up already
+                    selector.unregister(done)
                 with contextlib.suppress(OSError):  # the caller gave up on it (a timeout)
                     done.send(json.dumps({"code": os.waitstatus_to_exitcode(status)}).encode())
                 done.close()
@@ -313,30 +368,74 @@ def _serve(control: socket.socket) -> _Job:
 
 def _become(job: _Job) -> None:
     """Turn this fork into ``python -m MODULE ARGS`` started by the caller."""
-    import random
     import runpy
+    import types
 
     stdin, stdout, stderr, _ = job.fds
     for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
         os.dup2(fd, target)
         if fd > 2:
             os.close(fd)
+    _new_stdio()
     os.chdir(job.cwd)
-    # sys.path as a new interpreter would build it: the working directory (-m), PYTHONPATH,
+    os.umask(job.umask)
+    # sys.path as a new interpreter builds it: the working directory (-m), PYTHONPATH (an
+    # empty entry is the working directory; site makes entries absolute and drops repeats),
     # then the rest (the standard library, site-packages and their .pth entries).
-    theirs = [p for p in job.env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    ours = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    rest = sys.path[1 + len(ours) :]
-    sys.path[:] = [job.cwd, *(os.path.abspath(p) for p in theirs), *rest]
+    here = os.getcwd()
+    pythonpath = job.env.get("PYTHONPATH", "")
+    entries = pythonpath.split(os.pathsep) if pythonpath else []
+    extra = list(dict.fromkeys(os.path.abspath(p) if p else here for p in entries))
+    sys.path[:] = [here, *extra, *(p for p in _BASE_PATH if p not in extra)]
     os.environ.clear()
     os.environ.update(job.env)
-    random.seed()  # a fork shares its parent's sequence
     sys.argv = [job.module, *job.args]
-    runpy.run_module(job.module, run_name="__main__", alter_sys=True)
+    sys.modules["__main__"] = types.ModuleType("__main__")  # -m runs in a __main__ of its own
+    runpy._run_module_as_main(job.module, alter_argv=True)  # type: ignore[attr-defined]
+
+
+def _new_stdio() -> None:
+    """Standard streams as a new interpreter makes them for these descriptors (CPython's
+    ``create_stdio``: stdout line buffered only on a terminal, stderr always; with ``-u`` or
+    ``PYTHONUNBUFFERED``, unbuffered), nothing of the zygote's buffered in them."""
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        old = getattr(sys, name)
+        raw = io.FileIO(fd, mode, closefd=False)
+        unbuffered = mode == "w" and old.write_through  # as the zygote's own: same settings
+        buffer: io.RawIOBase | io.BufferedIOBase
+        if unbuffered:
+            buffer = raw
+        elif mode == "r":
+            buffer = io.BufferedReader(raw)
+        else:
+            buffer = io.BufferedWriter(raw)
+        stream = io.TextIOWrapper(
+            buffer,
+            encoding=old.encoding,
+            errors=old.errors,
+            newline="\n",
+            line_buffering=mode == "w" and not unbuffered and (fd == 2 or raw.isatty()),
+            write_through=unbuffered,
+        )
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
+_BASE_PATH: list[str] = []
+"""The zygote's ``sys.path`` from the standard library on (what PYTHONPATH does not add)."""
+
+
+def _base_path() -> list[str]:
+    zipped = f"python{sys.version_info[0]}{sys.version_info[1]}.zip"
+    start = next(i for i, p in enumerate(sys.path) if p.endswith(zipped))
+    return sys.path[start:]
 
 
 if __name__ == "__main__":
     channel = socket.socket(fileno=int(sys.argv[1]))
+    _BASE_PATH[:] = _base_path()
     _preload()
+    sys.stdout.flush()
+    sys.stderr.flush()
     channel.send(b"ready")
     _become(_serve(channel))

@@ -31,6 +31,10 @@ def main(what: str) -> int:
                 "threads": threading.active_count(),
                 "sigint": str(signal.getsignal(signal.SIGINT)),
                 "encoding": sys.stdout.encoding,
+                "buffering": [
+                    (s.line_buffering, s.write_through) for s in (sys.stdout, sys.stderr)
+                ],
+                "umask": os.umask(0o022),
             },
             sys.stdout,
         )
@@ -46,7 +50,7 @@ def main(what: str) -> int:
     if what == "kill":
         os.kill(os.getpid(), signal.SIGTERM)
     if what == "hang":
-        sys.stdout.write("hanging\n")
+        sys.stdout.write(f"hanging {os.getpid()}\n")
         sys.stdout.flush()
         signal.pause()
     if what == "late":  # written by an exit handler and a thread the exit waits for
