@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import io
 import json
 import os
 import signal
@@ -32,7 +33,9 @@ def main(what: str) -> int:
                 "sigint": str(signal.getsignal(signal.SIGINT)),
                 "encoding": sys.stdout.encoding,
                 "buffering": [
-                    (s.line_buffering, s.write_through) for s in (sys.stdout, sys.stderr)
+                    (s.line_buffering, s.write_through)
+                    for s in (sys.stdout, sys.stderr)
+                    if isinstance(s, io.TextIOWrapper)
                 ],
                 "umask": os.umask(0o022),
             },
