@@ -17,15 +17,21 @@ PROBE = "tests.helpers.zygote_probe"
 REPO = Path(__file__).resolve().parents[1]
 
 
-def both(*args: str, env: dict[str, str] | None = None) -> list[subprocess.CompletedProcess[str]]:
-    """The probe's outcome from the zygote and from a new interpreter, same everything."""
+def both(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> list[subprocess.CompletedProcess[str]]:
+    """The probe's outcome from the zygote and from a new interpreter, same everything (in
+    ``cwd`` with stdin closed, if given)."""
     full = {**os.environ, **(env or {})}
-    forked = zygote.run(PROBE, args, env=full, timeout=60)
+    closed = cwd is not None
+    forked = zygote.run(PROBE, args, env=full, timeout=60, cwd=cwd, stdin_closed=closed)
     fresh = subprocess.run(
         [sys.executable, "-m", PROBE, *args],
         capture_output=True,
         text=True,
         env=full,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL if closed else None,
         timeout=60,
         check=False,
     )
@@ -47,17 +53,8 @@ def test_a_command_sees_its_own_arguments_environment_and_directory() -> None:
 
 def test_a_command_elsewhere_with_its_own_python_path_imports_from_there(tmp_path: Path) -> None:
     (tmp_path / "extra").mkdir()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(["extra", str(REPO)])}
-    forked = zygote.run(PROBE, ["describe"], env=env, timeout=60, cwd=tmp_path, stdin_closed=True)
-    fresh = subprocess.run(
-        [sys.executable, "-m", PROBE, "describe"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
+    python_path = {"PYTHONPATH": os.pathsep.join(["extra", str(REPO)])}
+    forked, fresh = both("describe", env=python_path, cwd=tmp_path)
     seen, expected = json.loads(forked.stdout), json.loads(fresh.stdout)
     assert seen["path"] == expected["path"]
     assert seen["path"][:3] == [str(tmp_path), str(tmp_path / "extra"), str(REPO)]
@@ -65,12 +62,15 @@ def test_a_command_elsewhere_with_its_own_python_path_imports_from_there(tmp_pat
 
 
 def test_exit_codes_errors_and_signals_are_a_new_process_s() -> None:
+    forked_runs = {}
     for what in ("fail", "raise", "kill", "late", "bytes"):
         forked, fresh = both(what)
+        forked_runs[what] = forked
         assert (forked.returncode, forked.stdout) == (fresh.returncode, fresh.stdout), what
         assert forked.stderr.splitlines()[-1:] == fresh.stderr.splitlines()[-1:], what
-    assert both("kill")[0].returncode == -15
-    assert both("late")[0].stdout.splitlines() == ["buffered, no newlinefrom a thread", "at exit"]
+    assert forked_runs["kill"].returncode == -15
+    late = forked_runs["late"].stdout.splitlines()
+    assert late == ["buffered, no newlinefrom a thread", "at exit"]
 
 
 def test_a_command_past_its_timeout_is_killed_and_says_what_it_wrote() -> None:

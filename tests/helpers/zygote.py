@@ -306,10 +306,8 @@ def _serve(control: socket.socket) -> _Job:
                 assert isinstance(hung_up, socket.socket)
                 with contextlib.suppress(OSError):
                     hung_up.recv(STATUS_SIZE)
-                selector.unregister(hung_up)
-                for pid, reply in waiting.items():
-                    if reply is hung_up:
-                        os.kill(pid, signal.SIGKILL)
+                selector.unregister(hung_up)  # (a reaped command's socket is unregistered)
+                os.kill(key.data, signal.SIGKILL)
                 continue
             message, fds, _, _ = socket.recv_fds(control, MAX_REQUEST, 4)
             if not message:  # the test process is gone
@@ -349,7 +347,7 @@ def _serve(control: socket.socket) -> _Job:
             for fd in fds[:3]:
                 os.close(fd)
             waiting[pid] = reply
-            selector.register(reply, selectors.EVENT_READ)
+            selector.register(reply, selectors.EVENT_READ, pid)
         while waiting:  # reap whatever ended (a SIGCHLD may stand for several)
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
