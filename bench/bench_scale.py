@@ -90,6 +90,7 @@ CPU_FIELDS = (
     "worst_gap_other_threads_cpu_ms",
     "worst_gap_queued_ms",
     "worst_gap_stolen_ms",
+    "worst_gap_threads_cpu_ms",
     "stolen_ms",
     "longest_gui_busy_ms",
 )

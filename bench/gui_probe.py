@@ -21,6 +21,7 @@ import gc
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -104,6 +105,58 @@ def _steal() -> _Counter:
     return _Counter("/proc/stat", 8, 1.0 / os.sysconf("SC_CLK_TCK"))
 
 
+class _Threads:
+    """Every thread of this process and the CPU each has used so far (``schedstat``, ns), read
+    at every beat: which threads worked in a gap. A thread is named by its Python name, else
+    by the name the system gives it (Qt's, SQLite's none)."""
+
+    def __init__(self) -> None:
+        self._fds: dict[int, int] = {}
+        self._names: dict[int, str] = {}
+
+    def _name(self, tid: int) -> str:
+        for thread in threading.enumerate():
+            if thread.native_id == tid:
+                return thread.name
+        try:
+            with open(f"/proc/self/task/{tid}/comm", encoding="utf-8") as comm:
+                return comm.read().strip()
+        except OSError:
+            return str(tid)
+
+    def seconds(self) -> dict[int, float]:
+        """Each live thread's CPU so far, by thread id."""
+        try:
+            tids = [int(tid) for tid in os.listdir("/proc/self/task")]
+        except OSError:
+            return {}
+        used: dict[int, float] = {}
+        for tid in tids:
+            fd = self._fds.get(tid)
+            if fd is None:
+                try:
+                    fd = os.open(f"/proc/self/task/{tid}/schedstat", os.O_RDONLY)
+                except OSError:
+                    continue
+                self._fds[tid] = fd
+                self._names[tid] = self._name(tid)
+            try:
+                used[tid] = int(os.pread(fd, 128, 0).split()[0]) * 1e-9
+            except (OSError, IndexError, ValueError):
+                continue
+        return used
+
+    def split(self, before: dict[int, float], after: dict[int, float]) -> dict[str, float]:
+        """The CPU (ms) each thread used between two readings, busiest first, over 0.5 ms."""
+        spent: dict[str, float] = {}
+        for tid, now in after.items():
+            ms = (now - before.get(tid, 0.0)) * 1e3
+            if ms > 0.5:
+                name = self._names.get(tid, str(tid))
+                spent[name] = round(spent.get(name, 0.0) + ms, 1)
+        return dict(sorted(spent.items(), key=lambda item: -item[1]))
+
+
 class _Gap(NamedTuple):
     """The wait between two beats, and whose time it was (ms)."""
 
@@ -131,7 +184,9 @@ class Heartbeat:
         self.collector = collector
         self._queue = _run_queue()
         self._steal = _steal()
+        self._threads = _Threads()
         self._beats: list[tuple[float, float, float, float, float]] = []
+        self._per_thread: list[dict[int, float]] = []
         self._beat()
         self.timer = QTimer()
         self.timer.setInterval(BEAT_MS)
@@ -148,6 +203,7 @@ class Heartbeat:
                 self._steal.seconds(),
             )
         )
+        self._per_thread.append(self._threads.seconds())
 
     def gaps(self, start: float = 0.0, end: float = float("inf")) -> list[_Gap]:
         """The waits between two beats, for beats that came between ``start`` and ``end`` (the
@@ -170,10 +226,13 @@ class Heartbeat:
         the GIL, or for an event. ``longest_gui_busy_ms`` is the most CPU the GUI thread spent
         between two beats: the longest the window's own work kept a beat waiting. ``stalls``:
         the gaps over a frame, longest first, each ``[seconds from start, gap ms, GUI thread
-        CPU ms, other threads' CPU ms, queued ms, stolen ms]``. ``stolen``: the machine's CPU
-        the hypervisor took meanwhile (both cores, in 10 ms ticks; ``stolen_ms`` over the whole
-        window): on a virtual machine a thread it stops looks as if it were waiting."""
+        CPU ms, other threads' CPU ms, queued ms, stolen ms, {thread: CPU ms}]``. ``stolen``:
+        the machine's CPU the hypervisor took meanwhile (both cores, in 10 ms ticks;
+        ``stolen_ms`` over the whole window): on a virtual machine a thread it stops looks as if
+        it were waiting. ``worst_gap_threads_cpu_ms``: the CPU each thread used in the worst
+        gap (the GUI thread is ``MainThread``)."""
         gaps = sorted(self.gaps(start, end), key=lambda gap: gap.wall_ms)
+        at = {beat[0]: n for n, beat in enumerate(self._beats)}
         walls = [gap.wall_ms for gap in gaps]
         report: dict[str, Any] = {
             "worst_gap_ms": walls[-1] if walls else 0.0,
@@ -188,6 +247,9 @@ class Heartbeat:
                 worst_gap_other_threads_cpu_ms=round(_others(worst), 1),
                 worst_gap_queued_ms=round(worst.queued_ms, 1),
                 worst_gap_stolen_ms=round(worst.stolen_ms, 1),
+                worst_gap_threads_cpu_ms=self._threads.split(
+                    self._per_thread[at[worst.at]], self._per_thread[at[worst.until]]
+                ),
                 stolen_ms=round(sum(gap.stolen_ms for gap in gaps), 1),
                 longest_gui_busy_ms=round(max(gap.gui_ms for gap in gaps), 1),
                 stalls=[
@@ -198,6 +260,9 @@ class Heartbeat:
                         round(_others(gap), 1),
                         round(gap.queued_ms, 1),
                         round(gap.stolen_ms, 1),
+                        self._threads.split(
+                            self._per_thread[at[gap.at]], self._per_thread[at[gap.until]]
+                        ),
                     ]
                     for gap in reversed(gaps[-8:])
                     if gap.wall_ms > STALL_MS
@@ -334,6 +399,7 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
                 start = reconciling.get("start", report_start)
                 report.update(beat.report(start, end or time.monotonic()))
                 report["reconcile_s"] = None if end is None else end - start
+                report["reconcile_started"] = start
                 report["cut_after_s"] = None if end is not None else seconds
                 window.close()
 
