@@ -200,7 +200,7 @@ def run_gui(
         # shell says "Loading": left to the first connection, with the window up, part of it
         # (anyio's backend, ~70 ms) loaded on the GUI thread and froze the window.
         if isinstance(host.gateway, LazyGateway):
-            host.gateway.warm()
+            host.gateway.warm(then=lambda: _warm_http(db))
         if isinstance(host.secrets, KeyringSecrets):
             host.secrets.warm()  # likewise the keyring's probe (~40 ms) of the first secret
         bg = build_background(paths, settings, host, headless=False)
@@ -367,6 +367,18 @@ class _GuiParts:
     provider: LazyTracerProvider
 
 
+def _warm_http(db: Database) -> None:
+    """With an HTTP server configured, build the TLS context every HTTP connection shares now,
+    behind the window's shell: the launch reconciliation's first connection built it (~50 ms
+    of CPU) beside the live window, whose worst stall that was."""
+    from mooring.core.servers import Transport
+    from mooring.mcp.transport import warm_http
+    from mooring.storage.repositories.servers import list_servers
+
+    if any(server.transport is Transport.HTTP for server in db.call_sync(list_servers)):
+        warm_http()
+
+
 def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
     from mooring.services.preferences import SettingsEditor
     from mooring.settings.schema import SETTINGS
@@ -494,10 +506,17 @@ def wire(
         make_gateway,
         # anyio's asyncio backend last: anyio loads it on its first primitive (~70 ms), which
         # would otherwise be on the event loop's thread, in the window the one that paints.
+        # httpx2 imports its connection layer (httpcore2, h11) and truststore only when its
+        # first client is built or connects: in a window that was on the first HTTP
+        # connection, beside the launch reconciliation (~30 ms of CPU).
         modules=(
             "mooring.mcp.connection",
             "mooring.mcp.gateway",
             "mooring.mcp.oauth",
+            "httpcore2",
+            "httpcore2._backends.anyio",
+            "h11",
+            "truststore",
             "anyio._backends._asyncio",
         ),
     )

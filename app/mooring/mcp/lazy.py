@@ -11,12 +11,15 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import importlib
+import logging
 import threading
 from collections.abc import Callable, Sequence
 
 from mooring.core.ports import ConnectionStatus, Gateway, ServerConnection
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.reconcile import Observation, ServerTask
+
+log = logging.getLogger(__name__)
 
 TaskListener = Callable[[str, str, Observation | None], None]
 CoverageListener = Callable[[str, frozenset[str], bool], None]
@@ -72,8 +75,11 @@ class LazyGateway:
                 self._loaded()
         return self._real
 
-    def warm(self) -> None:
-        """Start importing the SDK in a worker thread, unless done or under way."""
+    def warm(self, *, then: Callable[[], None] | None = None) -> None:
+        """Start importing the SDK in a worker thread, unless done or under way; ``then``
+        runs on that thread after the imports (what the first connection would do on the
+        caller's loop otherwise: building the TLS context), before :meth:`wait_warm` returns.
+        Its failure is left for the connection that needs it to meet again, and report."""
         if self._real is not None or self._importing is not None or not self._modules:
             return
         importing: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -84,8 +90,11 @@ class LazyGateway:
             try:
                 for name in self._modules:
                     importlib.import_module(name)
-            except ImportError:
-                pass  # the factory's own import reports it, where it is used
+                if then is not None:
+                    then()
+            except Exception:  # a head start only: see the docstring
+                # The factory's own import (or the connection) meets it again and reports it.
+                log.debug("warming the MCP SDK failed", exc_info=True)
             finally:
                 importing.set_result(None)
 

@@ -139,6 +139,12 @@ def tls_context() -> ssl.SSLContext:
         return _tls
 
 
+def warm_http() -> None:
+    """Build the TLS context now (~50 ms of CPU loading the system's certificates) rather than
+    at the first HTTP connection, on a worker thread beside a live window."""
+    tls_context()
+
+
 # HTTP statuses seen while one request is in flight. The SDK's HTTP transport runs each POST
 # in a task spawned under the sender's contextvars (its context-carrying streams), so a list set
 # here by the requesting task is the one the response hook appends to.
