@@ -18,7 +18,7 @@ import pytest
 from mooring.core.tasks.reconcile import Observation, ServerTask
 from mooring.mcp.connection import ConnectionSettings
 from mooring.mcp.gateway import McpGateway
-from tests.mcp.servers import DemoServer, eventually
+from tests.mcp.servers import DemoServer, eventually, http_definition
 from tests.mcp.test_demo_wire import created_task, demo_definition
 
 pytestmark = pytest.mark.anyio
@@ -166,3 +166,35 @@ async def test_with_few_tasks_watched_a_new_task_joins_the_stream_without_waitin
         with anyio.fail_after(30):
             await gateway.aclose()
     assert heard.repeats() == []
+
+
+async def test_listening_connections_share_one_replay_budget(
+    demo: DemoServer, settings: ConnectionSettings
+) -> None:
+    # Every reopen makes a server replay each listed task: ten servers reconciling at launch
+    # replayed ten times the budget between them. Streams that listen at once split it, so
+    # each waits longer before a reopen, and a stream left alone has it all again.
+    gateway, _heard = gateway_with(settings, reopen_after=3600, replay_per_second=200)
+    gateway.want_task_notifications(True)
+    url = demo.start_http()
+    try:
+        first = await gateway.connect(http_definition(url, alias="first"))
+        for _ in range(2):
+            await created_task(first, "slow_compute", {"seconds": 120})
+        await eventually(lambda: first.subscription.opened, lambda n: n >= 1)
+        alone = first.subscription.reopen_window
+        assert alone == pytest.approx(2 / 200)
+
+        second = await gateway.connect(http_definition(url, alias="second"))
+        for _ in range(4):
+            await created_task(second, "slow_compute", {"seconds": 120})
+        await eventually(lambda: second.subscription.opened, lambda n: n >= 1)
+        assert first.subscription.reopen_window == pytest.approx(2 * alone)
+        assert second.subscription.reopen_window == pytest.approx(4 / 100)
+
+        with anyio.fail_after(30):
+            await second.aclose()
+        assert first.subscription.reopen_window == pytest.approx(alone)
+    finally:
+        with anyio.fail_after(30):
+            await gateway.aclose()

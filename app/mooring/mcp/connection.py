@@ -68,7 +68,12 @@ from mooring.core.tasks.reconcile import (
 from mooring.core.tasks.wire import TaskWire
 from mooring.core.tools import ToolInfo
 from mooring.mcp import tasks_ext, tasks_legacy, translate
-from mooring.mcp.task_listen import CoverageChanged, TaskNotified, TaskSubscription
+from mooring.mcp.task_listen import (
+    CoverageChanged,
+    ReplayBudget,
+    TaskNotified,
+    TaskSubscription,
+)
 from mooring.mcp.translate import Failure, FailureKind
 from mooring.mcp.transport import (
     AuthFor,
@@ -175,7 +180,9 @@ class ConnectionSettings:
     listen_replay_per_second: float = 200.0
     """A reopen makes the server replay every watched task's state: with few tasks watched the
     stream is reopened sooner than ``listen_reopen_after``, spaced so that these replays stay
-    under this many frames a second (20 tasks: after 0.1 s; 1,000 tasks: after 5 s)."""
+    under this many frames a second, for all of a gateway's connections together (one
+    listening connection with 20 tasks: after 0.1 s; with 1,000 tasks, or ten listening with
+    100 each: after 5 s)."""
 
 
 @dataclass(eq=False)
@@ -261,7 +268,10 @@ class McpConnection:
         open_transport: TransportOpener | None = None,
         on_tools_changed: ToolsChanged | None = None,
         on_coverage: CoverageChanged | None = None,
+        replay_budget: ReplayBudget | None = None,
     ) -> None:
+        """``replay_budget``: the listen streams' replay budget this connection shares with
+        its gateway's others (``None``: one of its own, ``settings.listen_replay_per_second``)."""
         self.server = server
         self._on_tools_changed = on_tools_changed
         self._long_lived = False  # a watcher wants notifications: see want_task_notifications
@@ -288,7 +298,7 @@ class McpConnection:
         self.subscription = TaskSubscription(
             alias=server.alias,
             reopen_after=self.settings.listen_reopen_after,
-            replay_per_second=self.settings.listen_replay_per_second,
+            replay_budget=replay_budget or ReplayBudget(self.settings.listen_replay_per_second),
             notify=on_task_notification,
             on_coverage=on_coverage,
         )

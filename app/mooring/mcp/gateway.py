@@ -17,6 +17,7 @@ from mooring.core.ports import ConnectionStatus
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.reconcile import Observation, ServerTask
 from mooring.mcp.connection import ConnectionSettings, InputHandler, McpConnection
+from mooring.mcp.task_listen import ReplayBudget
 from mooring.mcp.transport import AuthFor, HeadersFor, TransportOpener
 
 logger = logging.getLogger("mooring.mcp.gateway")
@@ -59,6 +60,8 @@ class McpGateway:
     ) -> None:
         self._open_transport = open_transport
         self.settings = settings or ConnectionSettings()
+        self._replay_budget = ReplayBudget(self.settings.listen_replay_per_second)
+        """Shared by every connection's listen stream (see ``ConnectionSettings``)."""
         self._env_for = env_for
         self._input_handler = input_handler
         self._headers_for = headers_for
@@ -117,6 +120,7 @@ class McpGateway:
             open_transport=self._open_transport,
             on_tools_changed=self._tools_notifier(server.id, profile_id),
             on_coverage=self._coverage_notifier(server.id),
+            replay_budget=self._replay_budget,
         )
         connection.want_task_notifications(self._notifications_wanted)
         for seen in self._expected.pop(key, {}).values():

@@ -9,8 +9,10 @@ request with the current state of every listed task. So :class:`TaskSubscription
 * opens the first stream at once, and takes tasks seen later into a replacement stream with the
   full set (the old stream stays open until then): at most once per ``reopen_after`` seconds,
   and sooner while few tasks are watched — a reopen makes the server replay every listed task,
-  so reopens are spaced to keep that replay under ``replay_per_second`` frames a second (a task
-  that starts among a few others is heard of within a fraction of a second, not seconds);
+  so reopens are spaced to keep that replay under a :class:`ReplayBudget` of frames a second,
+  which every connection of a gateway shares (a task that starts among a few others is heard
+  of within a fraction of a second, not seconds; ten servers reconciling 1,000 tasks at launch
+  do not replay 2,000 frames a second at the window between them);
   tasks that end are simply dropped at the next reopen (a last stream is closed when none is
   left);
 * remembers the last state it saw of each watched task (from ``tasks/get``, the call that
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import math
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
@@ -69,6 +72,25 @@ def _marker(seen: ServerTask) -> _Marker:
     )
 
 
+class ReplayBudget:
+    """How many replayed frames a second the listen streams of one gateway may cost, together:
+    each stream that is listening gets an equal share (its server's replays and the host's
+    reading of them are the cost; ten streams at the full rate each were ten times it)."""
+
+    def __init__(self, per_second: float) -> None:
+        self.per_second = per_second
+        self._members: weakref.WeakSet[TaskSubscription] = weakref.WeakSet()
+
+    def join(self, member: TaskSubscription) -> None:
+        """Count ``member`` among those sharing the budget while it listens."""
+        self._members.add(member)
+
+    def share(self) -> float:
+        """The frames a second one listening stream may cost now."""
+        listening = sum(1 for member in self._members if member.listening)
+        return self.per_second / max(1, listening)
+
+
 class TaskSubscription:
     """The listen half of one connection: what it watches, and the one stream for it."""
 
@@ -78,14 +100,19 @@ class TaskSubscription:
         alias: str,
         reopen_after: float,
         notify: TaskNotified | None,
-        replay_per_second: float | None = None,
+        replay_budget: ReplayBudget | None = None,
         on_coverage: CoverageChanged | None = None,
     ) -> None:
+        """``replay_budget``: shared with the gateway's other connections (``None``: reopen
+        once per ``reopen_after`` whatever the number of tasks watched)."""
         self._alias = alias
         self._on_coverage = on_coverage
         self._covered: frozenset[str] = frozenset()
         self._reopen_after = reopen_after
-        self._replay_per_second = replay_per_second
+        self._budget = replay_budget
+        if replay_budget is not None:
+            replay_budget.join(self)
+        self._running = False
         self._notify = notify
         self._wanted = False
         self._watched: set[str] = set()
@@ -112,6 +139,12 @@ class TaskSubscription:
         if not wanted and self._scope is not None:
             self._scope.cancel()
         self._changed.set()
+
+    @property
+    def listening(self) -> bool:
+        """Whether this subscription holds a stream, or is about to open one, on a live
+        session."""
+        return self._running and self._wanted and bool(self._watched)
 
     @property
     def watched(self) -> frozenset[str]:
@@ -210,6 +243,7 @@ class TaskSubscription:
         this session, and polling carries on.
         """
         self._listened = frozenset()
+        self._running = True
         try:
             while not over():
                 if not self._wanted or not self._watched:
@@ -227,14 +261,23 @@ class TaskSubscription:
                     self._lose_coverage()
                     await self._next_change()  # the server closed it: listen again on news
         finally:
+            self._running = False
             self._lose_coverage()  # the session is over (or we gave up on it): poll again
 
     def _window(self) -> float:
         """How long a stream is kept before a reopen takes in the tasks seen since (without a
         replay budget: ``reopen_after``)."""
-        if not self._replay_per_second:
+        if self._budget is None:
             return self._reopen_after
-        return min(self._reopen_after, len(self._watched) / self._replay_per_second)
+        share = self._budget.share()
+        if share <= 0:
+            return self._reopen_after
+        return min(self._reopen_after, len(self._watched) / share)
+
+    @property
+    def reopen_window(self) -> float:
+        """How long a stream is kept now before a reopen takes in tasks seen since (s)."""
+        return self._window()
 
     async def _next_change(self) -> None:
         self._changed = anyio.Event()
