@@ -12,11 +12,16 @@ from typing import ClassVar
 
 import pytest
 from google.protobuf import json_format
+from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.sampling import ALWAYS_ON, Decision, ParentBased
+from opentelemetry.trace import INVALID_SPAN, NonRecordingSpan, SpanContext, TraceFlags, TraceState
 
 from mooring.adapters.telemetry import (
+    LifecycleSampler,
     OtlpJsonLinesExporter,
     TelemetryConfig,
     filter_requests,
@@ -188,3 +193,33 @@ def test_status_requests_are_written_only_when_each_poll_is_asked_for(
     assert "mooring.task.reconcile" in names
     assert "MCP send tasks/cancel" in names
     assert ("MCP send tasks/get" in names) is each_poll
+
+
+def test_the_sampler_follows_a_parent_as_the_sdks_default_sampler_does() -> None:
+    # Ours decides in one step what ParentBased(ALWAYS_ON) decides in three: it must decide
+    # the same for every kind of parent a span can have (none, local or remote, sampled or
+    # not, with a vendor's trace state), and keep only the per-poll requests out.
+    ours, sdk = LifecycleSampler(), ParentBased(ALWAYS_ON)
+    state = TraceState([("vendor", "opaque")])
+    parents: list[Context | None] = [None, trace.set_span_in_context(INVALID_SPAN)]
+    for remote in (False, True):
+        for flags in (TraceFlags(TraceFlags.SAMPLED), TraceFlags(TraceFlags.DEFAULT)):
+            context = SpanContext(
+                0xABC, 0xDEF, is_remote=remote, trace_flags=flags, trace_state=state
+            )
+            parents.append(trace.set_span_in_context(NonRecordingSpan(context)))
+    decisions = []
+    for parent in parents:
+        mine = ours.should_sample(parent, 0xABC, "mooring.create", attributes={"a": "1"})
+        theirs = sdk.should_sample(parent, 0xABC, "mooring.create", attributes={"a": "1"})
+        assert mine.decision is theirs.decision
+        assert dict(mine.attributes or {}) == dict(theirs.attributes or {})
+        assert mine.trace_state == theirs.trace_state
+        decisions.append(mine.decision)
+    assert Decision.DROP in decisions  # the unsampled parents' children
+    assert Decision.RECORD_AND_SAMPLE in decisions
+
+    poll = {"mcp.method.name": "tasks/get"}
+    assert ours.should_sample(None, 0xABC, "MCP send", attributes=poll).decision is Decision.DROP
+    each = LifecycleSampler(each_poll=True).should_sample(None, 0xABC, "MCP send", attributes=poll)
+    assert each.decision is Decision.RECORD_AND_SAMPLE

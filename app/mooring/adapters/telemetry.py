@@ -26,13 +26,7 @@ from opentelemetry.sdk.trace.export import (
     SpanExporter,
     SpanExportResult,
 )
-from opentelemetry.sdk.trace.sampling import (
-    ALWAYS_ON,
-    Decision,
-    ParentBased,
-    Sampler,
-    SamplingResult,
-)
+from opentelemetry.sdk.trace.sampling import Decision, Sampler, SamplingResult
 from opentelemetry.trace import Link, SpanKind, TraceState
 from opentelemetry.util.types import Attributes
 
@@ -118,11 +112,13 @@ files exist for. Their count and errors are aggregated on ``mooring.task.run`` i
 
 class LifecycleSampler(Sampler):
     """Records every span except the per-poll request spans (unless ``each_poll``); everything
-    else follows its parent, as the SDK's default sampler does."""
+    else follows its parent, as the SDK's default sampler (``ParentBased(ALWAYS_ON)``) does:
+    a root span or a sampled parent's child is recorded, an unsampled parent's child is not,
+    and the parent's trace state is kept. Decided here in one step, not through the SDK's
+    three samplers (some 10 µs a span on the test machine, every span of every tool round)."""
 
     def __init__(self, *, each_poll: bool = False) -> None:
         self._each_poll = each_poll
-        self._inner = ParentBased(ALWAYS_ON)
 
     def should_sample(
         self,
@@ -140,9 +136,12 @@ class LifecycleSampler(Sampler):
             and attributes.get("mcp.method.name") in PER_POLL_METHODS
         ):
             return SamplingResult(Decision.DROP)
-        return self._inner.should_sample(
-            parent_context, trace_id, name, kind, attributes, links, trace_state
-        )
+        parent = trace.get_current_span(parent_context).get_span_context()
+        if parent is None or not parent.is_valid:
+            return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes, None)
+        if not parent.trace_flags.sampled:
+            return SamplingResult(Decision.DROP, None, parent.trace_state)
+        return SamplingResult(Decision.RECORD_AND_SAMPLE, attributes, parent.trace_state)
 
     def get_description(self) -> str:
         return f"LifecycleSampler(each_poll={self._each_poll})"
