@@ -368,9 +368,12 @@ class _GuiParts:
 
 
 def _warm_http(db: Database) -> None:
-    """With an HTTP server configured, build the TLS context every HTTP connection shares now,
-    behind the window's shell: the launch reconciliation's first connection built it (~50 ms
-    of CPU) beside the live window, whose worst stall that was."""
+    """With an HTTP server configured, load what the first HTTP connection loads now, behind
+    the window's shell: httpx2's connection layer (httpcore2, h11) and truststore, which it
+    imports only when its first client is built or connects (~30 ms of CPU), and the TLS
+    context every HTTP connection shares (~50 ms). The launch reconciliation's first
+    connection did both beside the live window, whose worst stall that was. With stdio
+    servers only, none of it is ever needed."""
     from mooring.core.servers import Transport
     from mooring.mcp.transport import warm_http
     from mooring.storage.repositories.servers import list_servers
@@ -506,17 +509,10 @@ def wire(
         make_gateway,
         # anyio's asyncio backend last: anyio loads it on its first primitive (~70 ms), which
         # would otherwise be on the event loop's thread, in the window the one that paints.
-        # httpx2 imports its connection layer (httpcore2, h11) and truststore only when its
-        # first client is built or connects: in a window that was on the first HTTP
-        # connection, beside the launch reconciliation (~30 ms of CPU).
         modules=(
             "mooring.mcp.connection",
             "mooring.mcp.gateway",
             "mooring.mcp.oauth",
-            "httpcore2",
-            "httpcore2._backends.anyio",
-            "h11",
-            "truststore",
             "anyio._backends._asyncio",
         ),
     )

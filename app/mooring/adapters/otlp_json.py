@@ -41,7 +41,9 @@ _INT64 = (-(2**63), 2**63 - 1)
 
 def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
     """Spans as one OTLP/JSON ``ExportTraceServiceRequest``, grouped by resource, then by
-    instrumentation scope, in the order the spans came."""
+    instrumentation scope, in the order the spans came. A resource is its object: spans from
+    two providers with equal resources make two groups (the SDK's encoder merges them; a
+    Mooring process has one provider)."""
     # Grouped by the resource object itself: a ``Resource`` hashes by encoding its attributes
     # as JSON, every time (10 µs a span here), and a provider's spans all share one object.
     grouped: dict[int, dict[InstrumentationScope | None, list[dict[str, Any]]]] = defaultdict(

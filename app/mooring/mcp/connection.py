@@ -180,9 +180,10 @@ class ConnectionSettings:
     listen_replay_per_second: float = 200.0
     """A reopen makes the server replay every watched task's state: with few tasks watched the
     stream is reopened sooner than ``listen_reopen_after``, spaced so that these replays stay
-    under this many frames a second, for all of a gateway's connections together (one
-    listening connection with 20 tasks: after 0.1 s; with 1,000 tasks, or ten listening with
-    100 each: after 5 s)."""
+    under this many frames a second, shared by a gateway's listening connections (one with 20
+    tasks: after 0.1 s; with 1,000 tasks, or ten listening with 100 each: after 5 s). The cap
+    ``listen_reopen_after`` wins: a stream with more tasks than its share over that time
+    replays more."""
 
 
 @dataclass(eq=False)

@@ -10,9 +10,9 @@ request with the current state of every listed task. So :class:`TaskSubscription
   full set (the old stream stays open until then): at most once per ``reopen_after`` seconds,
   and sooner while few tasks are watched — a reopen makes the server replay every listed task,
   so reopens are spaced to keep that replay under a :class:`ReplayBudget` of frames a second,
-  which every connection of a gateway shares (a task that starts among a few others is heard
-  of within a fraction of a second, not seconds; ten servers reconciling 1,000 tasks at launch
-  do not replay 2,000 frames a second at the window between them);
+  which the listening connections of a gateway share (a task that starts among a few others is
+  heard of within a fraction of a second, not seconds; ten servers reconciling 1,000 tasks at
+  launch do not replay 2,000 frames a second at the window between them);
   tasks that end are simply dropped at the next reopen (a last stream is closed when none is
   left);
 * remembers the last state it saw of each watched task (from ``tasks/get``, the call that
@@ -142,8 +142,8 @@ class TaskSubscription:
 
     @property
     def listening(self) -> bool:
-        """Whether this subscription holds a stream, or is about to open one, on a live
-        session."""
+        """Whether this subscription wants a stream for its tasks on a live session: one is
+        open, about to open, or (once the server closed one) waiting for news to open again."""
         return self._running and self._wanted and bool(self._watched)
 
     @property

@@ -15,6 +15,7 @@ goes (:class:`StderrLog`).
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import ssl
 import tempfile
@@ -139,9 +140,16 @@ def tls_context() -> ssl.SSLContext:
         return _tls
 
 
+HTTP_MODULES: Final = ("httpcore2", "httpcore2._backends.anyio", "h11", "truststore")
+"""What httpx2 imports only when its first client is built or first connects."""
+
+
 def warm_http() -> None:
-    """Build the TLS context now (~50 ms of CPU loading the system's certificates) rather than
-    at the first HTTP connection, on a worker thread beside a live window."""
+    """Load what the first HTTP connection would: :data:`HTTP_MODULES` and the TLS context
+    (~50 ms of CPU loading the system's certificates). For a worker thread, ahead of a
+    window's first HTTP connection, which would otherwise do it beside the live window."""
+    for name in HTTP_MODULES:
+        importlib.import_module(name)
     tls_context()
 
 
