@@ -5,7 +5,8 @@
 - ``bare``: the baseline: a bare ``QMainWindow`` script, first paint time.
 - ``reconcile DATA_DIR SECONDS``: the real app on a folder with live tasks; a 10 ms ``QTimer``
   heartbeat runs while launch reconciliation does; the worst gap between beats during it (cut
-  after SECONDS if it still runs then).
+  after SECONDS if it still runs then), and when reconciliation started (``reconcile_started``:
+  to line the stalls up with the servers' request logs).
 - ``cards DATA_DIR SECONDS``: the real app; for SECONDS the unfinished task cards update (each
   record saved through the ledger, then ``TaskDidChange``, as the monitor does) while a reply
   streams into the open conversation (``ReplyDidStream`` every 20 ms); the worst gap meanwhile.
@@ -113,16 +114,29 @@ class _Threads:
     def __init__(self) -> None:
         self._fds: dict[int, int] = {}
         self._names: dict[int, str] = {}
+        """Python names: a thread just started may not know its native id yet, so a system
+        name (``_system``) is looked up again at the next few beats rather than kept at once
+        (not at every beat: that would be the heartbeat's own work in the gaps it times)."""
+        self._system: dict[int, str] = {}
+        self._looks: dict[int, int] = {}
 
     def _name(self, tid: int) -> str:
+        known = self._names.get(tid)
+        if known is not None:
+            return known
+        looks = self._looks[tid] = self._looks.get(tid, 0) + 1
+        if looks > 3:
+            return self._system[tid]
         for thread in threading.enumerate():
             if thread.native_id == tid:
+                self._names[tid] = thread.name
                 return thread.name
         try:
             with open(f"/proc/self/task/{tid}/comm", encoding="utf-8") as comm:
-                return comm.read().strip()
+                self._system[tid] = comm.read().strip()
         except OSError:
-            return str(tid)
+            self._system[tid] = str(tid)
+        return self._system[tid]
 
     def seconds(self) -> dict[int, float]:
         """Each live thread's CPU so far, by thread id."""
@@ -139,11 +153,15 @@ class _Threads:
                 except OSError:
                     continue
                 self._fds[tid] = fd
-                self._names[tid] = self._name(tid)
+                for names in (self._names, self._system, self._looks):
+                    names.pop(tid, None)  # a new thread under a finished one's id
             try:
                 used[tid] = int(os.pread(fd, 128, 0).split()[0]) * 1e-9
             except (OSError, IndexError, ValueError):
                 continue
+            self._name(tid)  # while the thread lives
+        for gone in self._fds.keys() - set(tids):
+            os.close(self._fds.pop(gone))
         return used
 
     def split(self, before: dict[int, float], after: dict[int, float]) -> dict[str, float]:
@@ -152,7 +170,7 @@ class _Threads:
         for tid, now in after.items():
             ms = (now - before.get(tid, 0.0)) * 1e3
             if ms > 0.5:
-                name = self._names.get(tid, str(tid))
+                name = self._names.get(tid) or self._system.get(tid) or str(tid)
                 spent[name] = round(spent.get(name, 0.0) + ms, 1)
         return dict(sorted(spent.items(), key=lambda item: -item[1]))
 
