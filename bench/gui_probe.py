@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -93,6 +94,11 @@ class _Counter:
         except (OSError, IndexError, ValueError):
             return 0.0
 
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
 
 def _run_queue() -> _Counter:
     """The GUI thread's time so far ready to run but waiting for a core (``schedstat``, ns)."""
@@ -107,62 +113,38 @@ def _steal() -> _Counter:
 
 
 class _Threads:
-    """Every thread of this process and the CPU each has used so far (``schedstat``, ns), read
-    at every beat: which threads worked in a gap. A thread is named by its Python name, else
-    by the name the system gives it (Qt's, SQLite's none)."""
+    """Every thread of this process and the CPU each has used so far (its ``schedstat``, ns),
+    read at every beat: which threads worked in a gap. A thread is named by its Python name,
+    else by the name the system gives it (Qt's threads)."""
 
     def __init__(self) -> None:
-        self._fds: dict[int, int] = {}
+        self._counters: dict[int, _Counter] = {}
         self._names: dict[int, str] = {}
-        """Python names: a thread just started may not know its native id yet, so a system
-        name (``_system``) is looked up again at the next few beats rather than kept at once
-        (not at every beat: that would be the heartbeat's own work in the gaps it times)."""
+        """Python names, for good (a thread just started may not know its id yet: one without
+        is looked up again at the next beat, meanwhile under its ``_system`` name)."""
         self._system: dict[int, str] = {}
-        self._looks: dict[int, int] = {}
-
-    def _name(self, tid: int) -> str:
-        known = self._names.get(tid)
-        if known is not None:
-            return known
-        looks = self._looks[tid] = self._looks.get(tid, 0) + 1
-        if looks > 3:
-            return self._system[tid]
-        for thread in threading.enumerate():
-            if thread.native_id == tid:
-                self._names[tid] = thread.name
-                return thread.name
-        try:
-            with open(f"/proc/self/task/{tid}/comm", encoding="utf-8") as comm:
-                self._system[tid] = comm.read().strip()
-        except OSError:
-            self._system[tid] = str(tid)
-        return self._system[tid]
 
     def seconds(self) -> dict[int, float]:
         """Each live thread's CPU so far, by thread id."""
         try:
-            tids = [int(tid) for tid in os.listdir("/proc/self/task")]
+            tids = {int(tid) for tid in os.listdir("/proc/self/task")}
         except OSError:
             return {}
-        used: dict[int, float] = {}
-        for tid in tids:
-            fd = self._fds.get(tid)
-            if fd is None:
-                try:
-                    fd = os.open(f"/proc/self/task/{tid}/schedstat", os.O_RDONLY)
-                except OSError:
-                    continue
-                self._fds[tid] = fd
-                for names in (self._names, self._system, self._looks):
-                    names.pop(tid, None)  # a new thread under a finished one's id
-            try:
-                used[tid] = int(os.pread(fd, 128, 0).split()[0]) * 1e-9
-            except (OSError, IndexError, ValueError):
-                continue
-            self._name(tid)  # while the thread lives
-        for gone in self._fds.keys() - set(tids):
-            os.close(self._fds.pop(gone))
-        return used
+        for gone in self._counters.keys() - tids:
+            self._counters.pop(gone).close()
+        for tid in tids - self._counters.keys():  # new, or a new thread under a finished one's id
+            self._counters[tid] = _Counter(f"/proc/self/task/{tid}/schedstat", 0, 1e-9)
+            self._names.pop(tid, None)
+            self._system.pop(tid, None)
+        unnamed = tids - self._names.keys()
+        if unnamed:
+            python = {thread.native_id: thread.name for thread in threading.enumerate()}
+            for tid in unnamed:
+                if tid in python:
+                    self._names[tid] = python[tid]
+                elif tid not in self._system:
+                    self._system[tid] = _system_name(tid)
+        return {tid: counter.seconds() for tid, counter in self._counters.items()}
 
     def split(self, before: dict[int, float], after: dict[int, float]) -> dict[str, float]:
         """The CPU (ms) each thread used between two readings, busiest first, over 0.5 ms."""
@@ -173,6 +155,14 @@ class _Threads:
                 name = self._names.get(tid) or self._system.get(tid) or str(tid)
                 spent[name] = round(spent.get(name, 0.0) + ms, 1)
         return dict(sorted(spent.items(), key=lambda item: -item[1]))
+
+
+def _system_name(tid: int) -> str:
+    try:
+        with open(f"/proc/self/task/{tid}/comm", encoding="utf-8") as comm:
+            return comm.read().strip()
+    except OSError:
+        return str(tid)
 
 
 class _Gap(NamedTuple):
@@ -191,6 +181,8 @@ class _Gap(NamedTuple):
     """The GUI thread ready to run with no core free."""
     stolen_ms: float
     """The machine's CPU taken by the hypervisor (both cores, 10 ms ticks)."""
+    threads: dict[str, float]
+    """Each thread's CPU, by name (see ``_Threads.split``)."""
 
 
 class Heartbeat:
@@ -203,7 +195,7 @@ class Heartbeat:
         self._queue = _run_queue()
         self._steal = _steal()
         self._threads = _Threads()
-        self._beats: list[tuple[float, float, float, float, float]] = []
+        self._beats: list[_Beat] = []
         self._per_thread: list[dict[int, float]] = []
         self._beat()
         self.timer = QTimer()
@@ -227,8 +219,10 @@ class Heartbeat:
         """The waits between two beats, for beats that came between ``start`` and ``end`` (the
         gap that ends a stall counts)."""
         return [
-            _Gap(a[0], b[0], *((y - x) * 1e3 for x, y in zip(a, b, strict=True)))
-            for a, b in zip(self._beats, self._beats[1:], strict=False)
+            _gap(a, b, self._threads.split(a_threads, b_threads))
+            for (a, a_threads), (b, b_threads) in pairwise(
+                zip(self._beats, self._per_thread, strict=True)
+            )
             if start <= b[0] <= end
         ]
 
@@ -250,7 +244,6 @@ class Heartbeat:
         it were waiting. ``worst_gap_threads_cpu_ms``: the CPU each thread used in the worst
         gap (the GUI thread is ``MainThread``)."""
         gaps = sorted(self.gaps(start, end), key=lambda gap: gap.wall_ms)
-        at = {beat[0]: n for n, beat in enumerate(self._beats)}
         walls = [gap.wall_ms for gap in gaps]
         report: dict[str, Any] = {
             "worst_gap_ms": walls[-1] if walls else 0.0,
@@ -265,9 +258,7 @@ class Heartbeat:
                 worst_gap_other_threads_cpu_ms=round(_others(worst), 1),
                 worst_gap_queued_ms=round(worst.queued_ms, 1),
                 worst_gap_stolen_ms=round(worst.stolen_ms, 1),
-                worst_gap_threads_cpu_ms=self._threads.split(
-                    self._per_thread[at[worst.at]], self._per_thread[at[worst.until]]
-                ),
+                worst_gap_threads_cpu_ms=worst.threads,
                 stolen_ms=round(sum(gap.stolen_ms for gap in gaps), 1),
                 longest_gui_busy_ms=round(max(gap.gui_ms for gap in gaps), 1),
                 stalls=[
@@ -278,9 +269,7 @@ class Heartbeat:
                         round(_others(gap), 1),
                         round(gap.queued_ms, 1),
                         round(gap.stolen_ms, 1),
-                        self._threads.split(
-                            self._per_thread[at[gap.at]], self._per_thread[at[gap.until]]
-                        ),
+                        gap.threads,
                     ]
                     for gap in reversed(gaps[-8:])
                     if gap.wall_ms > STALL_MS
@@ -291,6 +280,15 @@ class Heartbeat:
                 self.collector.report(start, end, (gaps[-1].at, gaps[-1].until) if gaps else None)
             )
         return report
+
+
+_Beat = tuple[float, float, float, float, float]
+
+
+def _gap(a: _Beat, b: _Beat, threads: dict[str, float]) -> _Gap:
+    """The gap between beats ``a`` and ``b``: every counter's difference, in ms."""
+    wall, gui, process, queued, stolen = ((y - x) * 1e3 for x, y in zip(a, b, strict=True))
+    return _Gap(a[0], b[0], wall, gui, process, queued, stolen, threads)
 
 
 def _others(gap: _Gap) -> float:
