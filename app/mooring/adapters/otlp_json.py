@@ -46,18 +46,16 @@ def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
     Mooring process has one provider)."""
     # Grouped by the resource object itself: a ``Resource`` hashes by encoding its attributes
     # as JSON, every time (10 µs a span here), and a provider's spans all share one object.
-    grouped: dict[int, dict[InstrumentationScope | None, list[dict[str, Any]]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    resources: dict[int, Resource] = {}
+    grouped: dict[int, tuple[Resource, dict[InstrumentationScope | None, list[dict[str, Any]]]]]
+    grouped = {}
     for span in spans:
         resource = span.resource
-        key = id(resource)
-        resources.setdefault(key, resource)
-        grouped[key][span.instrumentation_scope or None].append(_span(span))
+        found = grouped.get(id(resource))
+        if found is None:
+            found = grouped[id(resource)] = (resource, defaultdict(list))
+        found[1][span.instrumentation_scope or None].append(_span(span))
     resource_spans = []
-    for key, scopes in grouped.items():
-        resource = resources[key]
+    for resource, scopes in grouped.values():
         scope_spans = []
         for scope, encoded in scopes.items():
             entry: dict[str, Any] = {"scope": _scope(scope), "spans": encoded}
@@ -149,7 +147,7 @@ def _span(span: ReadableSpan) -> dict[str, Any]:
     if code:
         encoded["code"] = code
     out["status"] = encoded
-    out["flags"] = _HAS_IS_REMOTE | (_IS_REMOTE if parent is not None and parent.is_remote else 0)
+    out["flags"] = _flags(parent)
     return out
 
 

@@ -168,7 +168,7 @@ class TaskSubscription:
         self._watched.add(task_id)
         if self._scope is not None and task_id not in self._listened:
             # Keep the current stream until the reopen window has passed, then take all.
-            self._scope.deadline = min(self._scope.deadline, self._opened_at + self._window())
+            self._scope.deadline = min(self._scope.deadline, self._opened_at + self.reopen_window)
         self._changed.set()
 
     def _unwatch(self, task_id: str) -> None:
@@ -250,7 +250,7 @@ class TaskSubscription:
                     self._lose_coverage()
                     await self._next_change()
                     continue
-                wait = self._opened_at + self._window() - anyio.current_time()
+                wait = self._opened_at + self.reopen_window - anyio.current_time()
                 if wait > 0:
                     await anyio.sleep(wait)  # the coalescing window: more tasks may come
                     continue
@@ -264,20 +264,16 @@ class TaskSubscription:
             self._running = False
             self._lose_coverage()  # the session is over (or we gave up on it): poll again
 
-    def _window(self) -> float:
-        """How long a stream is kept before a reopen takes in the tasks seen since (without a
-        replay budget: ``reopen_after``)."""
+    @property
+    def reopen_window(self) -> float:
+        """How long a stream is kept now before a reopen takes in the tasks seen since, in
+        seconds (without a replay budget: ``reopen_after``)."""
         if self._budget is None:
             return self._reopen_after
         share = self._budget.share()
         if share <= 0:
             return self._reopen_after
         return min(self._reopen_after, len(self._watched) / share)
-
-    @property
-    def reopen_window(self) -> float:
-        """How long a stream is kept now before a reopen takes in tasks seen since (s)."""
-        return self._window()
 
     async def _next_change(self) -> None:
         self._changed = anyio.Event()
