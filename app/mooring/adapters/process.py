@@ -12,15 +12,27 @@ import socket
 from functools import cache
 
 
-def _start_ticks(pid: int) -> str:
+def _stat_fields(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (empty when unreadable)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
             stat = fh.read()
     except OSError:
-        return ""
+        return []
     # The command name (field 2) may contain spaces; fields after it are space-separated.
-    fields = stat.rsplit(")", 1)[-1].split()
+    return stat.rsplit(")", 1)[-1].split()
+
+
+def _start_ticks(pid: int) -> str:
+    fields = _stat_fields(pid)
     return fields[19] if len(fields) > 19 else ""
+
+
+def _ended(pid: int) -> bool:
+    """Whether ``pid`` has ended but is not reaped yet (a zombie: its parent, often an init
+    that does not reap in a container, has not waited for it). It holds nothing any more."""
+    fields = _stat_fields(pid)
+    return bool(fields) and fields[0] in ("Z", "X")
 
 
 @cache
@@ -43,4 +55,6 @@ def owner_alive(owner: str) -> bool:
         return False
     except PermissionError:
         pass  # exists, owned by someone else
+    if _ended(pid):
+        return False
     return not start or _start_ticks(pid) == start
