@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -62,6 +63,18 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def _stop_engines(folder: Path) -> None:
+    """End the engine of every data folder a benchmark left under ``folder`` (as a user would:
+    ``mooring agent stop``), so none outlives its folder or weighs on the next benchmark."""
+    for lock in folder.rglob("engine.lock"):
+        subprocess.run(
+            [sys.executable, "-m", "mooring", "--data-dir", str(lock.parent), "agent", "stop"],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run what was asked, print the table, write the JSON; 0 unless the suite itself broke."""
     args = parse(argv)
@@ -84,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
                 reason = f"the benchmark failed: {type(exc).__name__}: {exc}"[:400]
             else:
                 reason = "the benchmark produced no figure"
+            finally:
+                _stop_engines(Path(tmp))
         done = {r["id"] for r in got}
         for missing in (i for i in wanted if i not in done):
             got.append(unmeasured(missing, missing, unit="", target="", reason=reason))
