@@ -57,6 +57,11 @@ class _PollingOnly:
     def statuses(self) -> list[ConnectionStatus]:
         return self._inner.statuses()
 
+    async def disconnect(
+        self, server_id: str, profile_id: str | None = None, *, every_account: bool = False
+    ) -> None:
+        await self._inner.disconnect(server_id, profile_id, every_account=every_account)
+
     def add_task_listener(self, listener: Callable[[str, str, Observation | None], None]) -> None:
         return None
 

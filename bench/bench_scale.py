@@ -80,7 +80,10 @@ def gui_probe(*args: str, timeout_s: float = 600) -> dict[str, Any]:
     )
     if done.returncode != 0:
         raise RuntimeError(f"gui_probe {args[0]} exited {done.returncode}: {done.stderr[-800:]}")
-    return _json_line(done.stdout)
+    report = _json_line(done.stdout)
+    if "error" in report:
+        raise RuntimeError(f"gui_probe {args[0]} broke: {report['error']}")
+    return report
 
 
 GC_FIELDS = ("gc_passes", "gc_full_passes", "gc_longest_ms", "worst_gap_in_gc_ms")

@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any, NamedTuple
 
@@ -368,23 +369,6 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
 
     report: dict[str, Any] = {}
     ready: dict[str, float] = {}
-    reconciling: dict[str, float] = {}
-    reconciled: list[Callable[[], None]] = []
-    if mode == "reconcile":
-        from mooring.services.host import Host
-
-        original = Host.reconcile
-
-        async def timed_reconcile(self: Host) -> Any:
-            reconciling["start"] = time.monotonic()
-            try:
-                return await original(self)
-            finally:
-                reconciling["end"] = time.monotonic()
-                for then in reconciled:
-                    then()
-
-        Host.reconcile = timed_reconcile  # type: ignore[method-assign]  # the bench's only hook
     app = ensure_app()
     painted = FirstPaint(MainWindow)
     app.installEventFilter(painted)
@@ -408,38 +392,49 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
                 painted.then = close
 
         async def reconcile() -> None:
-            def close() -> None:
-                if report:
-                    return
-                end = reconciling.get("end")
-                start = reconciling.get("start", report_start)
-                report.update(beat.report(start, end or time.monotonic()))
-                report["reconcile_s"] = None if end is None else end - start
-                report["reconcile_started"] = start
-                report["cut_after_s"] = None if end is not None else seconds
-                window.close()
-
-            report_start = time.monotonic()
-            if "end" in reconciling:
-                close()
-            else:
-                reconciled.append(close)
-                # A bounded run: a reconciliation still going after ``seconds`` is cut there.
-                QTimer.singleShot(int(seconds * 1000), close)
+            # The engine reconciles at launch, in its own process; asked here, a
+            # reconciliation joins the pass under way and returns as it ends (or the run is
+            # cut after ``seconds``).
+            start = time.monotonic()
+            end: float | None = None
+            try:
+                async with asyncio.timeout(seconds):
+                    await window.host.reconcile()
+                end = time.monotonic()
+            except TimeoutError:
+                pass
+            report.update(beat.report(start, end or time.monotonic()))
+            report["reconcile_s"] = None if end is None else end - start
+            report["reconcile_started"] = start
+            report["cut_after_s"] = None if end is not None else seconds
+            window.close()
 
         async def cards() -> None:
             from mooring.core.events import ReplyDidStream, TaskDidChange
+            from mooring.link import wire
+
+            # The window is a face: what changes reaches it as frames from the engine. The
+            # probe feeds it such frames, encoded and decoded as the link does, to the link's
+            # receiving end (the bench's only hook): the window's work per update, unpickling
+            # included, without an engine process competing for the same two cores.
+            from mooring.link.client import Remote
 
             host = window.host
+            assert isinstance(host, Remote)  # the window's host is the engine's, through a link
+            link = host.link
             conversation = window.conversations.messages.conversation_id or "none"
             window.show_view(window.tasks)
-            records = await host.ledger.unfinished()
+            records = [v.record for v in await window.host.tasks(active=True)]
             streaming = True
+
+            def tell(event: object) -> None:
+                frame = wire.dumps((wire.EVENT, event))
+                link._receive(wire.loads(frame[wire.HEADER.size :]))
 
             async def stream() -> None:
                 n = 0
                 while streaming:
-                    host.events.emit(ReplyDidStream(conversation, "bench-reply", f"word{n} "))
+                    tell(ReplyDidStream(conversation, "bench-reply", f"word{n} "))
                     n += 1
                     await asyncio.sleep(0.02)
 
@@ -448,12 +443,10 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
             updates = 0
             while time.monotonic() - start < seconds:
                 for record in records:
-                    latest = await host.ledger.get(record.id) or record
-                    changed = latest.evolve(
-                        at=host.clock.now(), status_message=f"validated {updates:,} rows"
+                    changed = record.evolve(
+                        at=datetime.now(UTC), status_message=f"validated {updates:,} rows"
                     )
-                    await host.ledger.save(changed)
-                    host.events.emit(TaskDidChange(changed, previous_state=changed.state))
+                    tell(TaskDidChange(changed, previous_state=changed.state))
                     updates += 1
                     await asyncio.sleep(0)
             streaming = False
@@ -464,7 +457,15 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
             window.close()
 
         work = {"paint": paint, "reconcile": reconcile, "cards": cards}[mode]
-        jobs.append(asyncio.ensure_future(work()))
+
+        async def guarded() -> None:  # a probe that breaks says so and ends, never hangs
+            try:
+                await work()
+            except Exception as exc:  # noqa: BLE001 - reported, and the probe ends
+                report["error"] = f"{type(exc).__name__}: {exc}"
+                window.close()
+
+        jobs.append(asyncio.ensure_future(guarded()))
 
     code = int(
         run_gui(build_parser().parse_args(["--data-dir", data_dir, "gui"]), on_ready=on_ready)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import compileall
 import os
+from collections.abc import Iterator
 
 # Before anything imports Qt or keyring: headless Qt and an in-memory keyring for every test.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -16,6 +17,7 @@ from hypothesis import settings
 
 # Scripted model endpoints (OpenAI / Anthropic wires) for any test: the ``model_endpoint`` fixture.
 from tests.helpers.model_endpoints import model_endpoint  # noqa: F401
+from tests.helpers.processes import stop_engines_under
 from tests.helpers.scripted_model import ScriptedModel
 
 # Timing belongs in bench/: no per-example deadline (a slow CI core is not a failure).
@@ -53,6 +55,15 @@ def isolated_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "home" / ".local" / "state"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home" / ".cache"))
     return data
+
+
+@pytest.fixture(autouse=True)
+def no_engine_left(request: pytest.FixtureRequest) -> Iterator[None]:
+    """End the engines (``mooring agent run``) a test's commands started in its folders: an
+    engine outlives the command that started it, as it does for users."""
+    yield
+    if "tmp_path" in request.fixturenames:
+        stop_engines_under(request.getfixturevalue("tmp_path"))
 
 
 @pytest.fixture

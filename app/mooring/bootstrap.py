@@ -8,11 +8,13 @@ share this file; nothing else wires concrete classes together.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import gc
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,23 +34,19 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
     from mooring.adapters.lazy_tracing import LazyTracerProvider
-    from mooring.adapters.notify.chain import HookLink, NotificationChain
-    from mooring.adapters.notify.desktop import DesktopLink
-    from mooring.adapters.poller_lock import FilePollerLock
     from mooring.core.chat import ProviderFactory
-    from mooring.core.notifications import Notice
+    from mooring.core.faces import Askers
+    from mooring.core.notifications import Notice, NotifyPrefs
     from mooring.core.ports import Gateway
     from mooring.core.servers import ServerDefinition
+    from mooring.engine.engine import EngineInfo, EngineServices
     from mooring.mcp.transport import TransportOpener
     from mooring.services.approvals import AskUser
     from mooring.services.chat import ProviderResolver
     from mooring.services.diagnostics import Check
-    from mooring.services.follower import DatabaseFollower
     from mooring.services.host import Host
-    from mooring.services.notifier import Notifier
     from mooring.storage.db import Database
-    from mooring.ui.app import Loaded
-    from mooring.ui.collector import FullPassesBetweenBursts
+    from mooring.ui.lifecycle import Connected
     from mooring.ui.main_window import MainWindow, WindowInfo
 
 log = logging.getLogger("mooring.bootstrap")
@@ -116,24 +114,13 @@ def _database_checks(paths: Paths) -> list[Check]:
         db.close()
 
 
-GUI_SWITCH_INTERVAL_S = 0.001
-"""How long another thread may hold the GIL while the window's thread waits for it."""
-
-
 def run_gui(
     args: argparse.Namespace, *, on_ready: Callable[[MainWindow], None] | None = None
 ) -> ExitCode:
-    """Open the database, set up first-run defaults and run the window.
-
-    One window per data folder: when one runs already, it is brought to the front and this
-    launch ends (no second poller on the same database). The window's shell is painted before
-    the host is built: a database that needs nothing done to it is opened, and the host and
-    the notification stack are wired, on a worker thread afterwards; one to create or migrate,
-    or one that cannot be opened, is dealt with first, as before (the fatal-error dialog).
-    """
-    from mooring.ui.app import ensure_app, run_window, show_fatal, show_shell
+    """Run the window: one per data folder, a face of the data folder's engine (started
+    when none runs). A second launch brings the first window to the front and ends."""
+    from mooring.ui.lifecycle import WindowLife
     from mooring.ui.probe import qt_status
-    from mooring.ui.single_instance import claim
 
     paths, settings = _start(args)
     qt = qt_status()
@@ -141,262 +128,89 @@ def run_gui(
         sys.stderr.write(f"mooring: the window cannot open: {qt.detail}\n")
         sys.stderr.write("mooring: `mooring doctor` checks this machine; the CLI works headless.\n")
         return ExitCode.PROBLEM
-    ensure_app()
-    # The window's worker threads (the writer, span export) hold the GIL for up to the switch
-    # interval whenever the GUI thread comes back from Qt: at CPython's 5 ms, a 1,000-task
-    # launch reconciliation left dozens of ~5 ms waits in one heartbeat gap (median worst
-    # gap of 8 runs: 52 ms; at 1 ms: 39 ms, the reconciliation as fast).
-    sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
-    instance = claim(paths.data_dir)
-    if instance is None:
-        log.info("a window runs already on %s; brought it to the front", paths.data_dir)
-        sys.stderr.write("mooring: already running on this data folder; switched to its window.\n")
-        return ExitCode.OK
+    life = WindowLife(
+        data_dir=paths.data_dir,
+        layout_file=paths.config_dir / "window.ini",
+        settings=settings,
+        remember=functools.partial(remember_settings, paths, settings),
+        connect=functools.partial(_connect_window, paths, settings),
+        on_ready=on_ready,
+    )
+    return ExitCode(life.run())
 
-    def cannot_start(exc: KnownError) -> ExitCode:
-        log.error("cannot open the database: %s", exc.message)
-        sys.stderr.write(f"mooring: {exc.message}\n  {exc.hint}\n")
-        show_fatal(exc.message, exc.hint)
-        return ExitCode.PROBLEM
 
-    from mooring.storage.schema_file import opens_as_is
+async def _connect_window(
+    paths: Paths, settings: Settings, askers: Askers, hooks: dict[str, Callable[..., Any]]
+) -> Connected:
+    """Reach (or start) the engine as the window face; what the window needs of it."""
+    from typing import cast
 
-    opened: list[Database] = []
-    # A database that needs nothing done is opened after the first paint (a read-only
-    # `sqlite3` look now, no SQLAlchemy); any other is dealt with first, as before.
-    if not opens_as_is(paths.database):
-        from mooring.storage.db import Database
+    from mooring.core.events import EventBus
+    from mooring.core.faces import HOST_PARTS
+    from mooring.link.client import EngineLink, Remote
+    from mooring.link.spawn import reach_or_start
+    from mooring.link.wire import Hello
+    from mooring.ui.lifecycle import Connected
 
-        try:
-            opened.append(Database.open(paths.database))
-        except KnownError as exc:
-            instance.close()
-            return cannot_start(exc)
-    # The window's shell is on screen before anything heavy loads (asyncio included).
-    shell = show_shell(layout_file=paths.config_dir / "window.ini", instance=instance)
-    import asyncio
+    hello = Hello("window", os.getpid(), __version__, askers, hooks=hooks)
+    events = EventBus()
+    on_lost: list[Callable[[str], None]] = []
 
-    parts: list[_GuiParts] = []
-
-    def build() -> Loaded:
-        # On a worker thread, while the shell is on screen: nothing here touches Qt widgets.
-        from mooring.adapters.secrets import KeyringSecrets
-        from mooring.mcp.lazy import LazyGateway
-        from mooring.storage.db import Database
-        from mooring.ui import QT_IMPORTS
-        from mooring.ui.app import Loaded
-
-        with QT_IMPORTS:  # the panels' modules load on another thread meanwhile
-            from mooring.ui.dialogs.approval import DialogAsker
-
-        if not opened:
-            opened.append(Database.open(paths.database))
-        db = opened[0]
-        provider = _tracing(paths, settings, synchronous=False)
-        # The approval dialog is the broker's `ask`: calls that need approval can run.
-        asker = DialogAsker()
-        host = build_host(paths, settings, db, ask=asker)
-        # The MCP SDK (anyio's backend with it) loads on its worker thread now, while the
-        # shell says "Loading": left to the first connection, with the window up, part of it
-        # (anyio's backend, ~70 ms) loaded on the GUI thread and froze the window.
-        if isinstance(host.gateway, LazyGateway):
-            host.gateway.warm(then=lambda: _warm_http(db))
-        if isinstance(host.secrets, KeyringSecrets):
-            host.secrets.warm()  # likewise the keyring's probe (~40 ms) of the first secret
-        bg = build_background(paths, settings, host, headless=False)
-        if isinstance(host.gateway, LazyGateway):
-            # ...and the window waits for it: an import (~1 s of CPU) beside a live window
-            # holds the GIL between the GUI thread's every call into Qt, which stalled
-            # painting and timers by 80-200 ms at a time. Beside the shell it costs nothing.
-            host.gateway.wait_warm()
-        settle_collector(young=WINDOW_YOUNG_OBJECTS_PER_COLLECTION)
-        parts.append(_GuiParts(host, bg, provider))
-        return Loaded(host, _window_info(paths, settings, db), asker, export_traces)
-
-    async def load() -> Loaded:
-        return await asyncio.to_thread(build)
-
-    delivering: list[asyncio.Future[None]] = []
-    pending: set[asyncio.Future[None]] = set()
-
-    windows: list[MainWindow] = []
-    collectors: list[FullPassesBetweenBursts] = []
-
-    def attach(window: MainWindow) -> None:
-        from mooring.ui.collector import FullPassesBetweenBursts
-        from mooring.ui.notifiers import STILL_RUNNING, TrayNotifier, tray_icon
-
-        # Process-wide, so here (the window's entry point) and not where tests build windows.
-        collector = FullPassesBetweenBursts(parent=window)
-        collector.start()
-        collectors.append(collector)
-        bg = parts[0].bg
-        windows.append(window)
-        tray = TrayNotifier(tray_icon(window), window)
-        tray.opened.connect(window.open_target)
-        tray.quit_requested.connect(window.quit)
-        window.keep_running = lambda: bool(settings.get("window.close_to_tray")) and tray.available
-        if window.keep_running():
-            tray.ensure_icon()  # Quit is one click away from the start
-
-        def hidden_to_tray() -> None:
-            if settings.get("window.close_to_tray_explained") or not tray.explain(STILL_RUNNING):
-                return
-            changes: dict[str, object] = {"window.close_to_tray_explained": True}
-            saving = asyncio.ensure_future(
-                asyncio.to_thread(remember_settings, paths, settings, changes)
+    async def reach() -> EngineLink:
+        link = await reach_or_start(paths.data_dir, hello, agent_command(paths), events=events)
+        if link.welcome.version != __version__:
+            await link.aclose()
+            raise KnownError(
+                f"The engine running on this data folder is Mooring {link.welcome.version} "
+                f"(pid {link.welcome.pid}); this window is {__version__}.",
+                hint="Stop it with `mooring agent stop`, then open the window again.",
+                code="engine_version",
             )
-            pending.add(saving)
-            saving.add_done_callback(pending.discard)
+        link.on_lost.extend(on_lost)
+        return link
 
-        window.hidden_to_tray.connect(hidden_to_tray)
-        if not settings.get("window.welcome_shown"):
-            window.shown.connect(lambda: welcome_once(window))
-        bg.fallbacks[0].show = tray.show_notice  # system tray
-        bg.fallbacks[1].show = window.toast.show_notice  # in-app toast and badge
-        bg.desktop.on_open = window.open_target
-        bg.notifier.window_active = window.isActiveWindow
-        if not settings.get("notifications.asked"):
-            bg.notifier.consent = lambda: _ask_consent_once(window, paths, settings)
+    link = await reach()
+    remote = Remote(link, parts=HOST_PARTS)
 
-    def welcome_once(window: MainWindow) -> None:
-        # The first launch on this data folder: the welcome, once (remembered at once).
-        if settings.get("window.welcome_shown"):
-            return
-        window.show_welcome()
-        changes: dict[str, object] = {"window.welcome_shown": True}
-        saving = asyncio.ensure_future(
-            asyncio.to_thread(remember_settings, paths, settings, changes)
-        )
-        pending.add(saving)
-        saving.add_done_callback(pending.discard)
+    async def reconnect() -> None:
+        remote.rebind(await reach())
 
-    async def background() -> None:
-        # The window is up. One process per data folder polls: if a watcher (or another
-        # window) holds the lock, follow its results from the database until it is gone.
-        from mooring.services.follower import Adopter
+    async def engine(name: str, *args: Any) -> Any:
+        return await remote.link.call(f"engine.{name}", *args)
 
-        host, bg = parts[0].host, parts[0].bg
-        delivering.append(asyncio.ensure_future(bg.notifier.run()))
-        adopter = Adopter(
-            ledger=host.ledger, catalog=host.catalog, accounts=host.accounts, monitor=host.monitor
-        )
-        if not bg.lock.try_acquire():
-            log.info("%s polls this data folder; following it", bg.lock.holder())
-            bg.follower.discover = True  # every task of the data folder, as the window shows
-            adopting: list[asyncio.Future[None]] = []
-
-            def took_over() -> None:
-                bg.notifier.start()
-                adopting.append(asyncio.ensure_future(adopter.run()))
-
-            bg.follower.on_takeover = took_over
-            try:
-                # The rows were painted before this look: a task the poller finished meanwhile is
-                # no longer unfinished, so the follower would never follow it. Follow what is
-                # unfinished now, then read the rows again (a change after that, it reports).
-                await bg.follower.discover_new()
-                reread_unfinished_rows()
-                await bg.follower.run()
-            finally:
-                for task in adopting:
-                    task.cancel()
-            return
-        # Reconcile what earlier runs started, then keep watching (tasks other processes start
-        # included: this window polls for the whole data folder).
-        bg.notifier.start()
-        host.start_monitoring()
-        try:
-            report = await host.reconcile()
-            adopter.knows({r.id for r in report.refreshed})
-        except KnownError as exc:
-            log.warning("launch reconciliation stopped: %s", exc.message)
-        # Another process may have finished work between the first paint and this one taking
-        # the lock (reconciliation reads only unfinished tasks): read those rows again.
-        reread_unfinished_rows()
-        await adopter.run()
-
-    def reread_unfinished_rows() -> None:
-        for window in windows:
-            window.tasks.feed.refresh_many(v.record for v in window.tasks.feed.model.unfinished())
-
-    async def shutdown() -> None:
-        for collector in collectors:  # the window is gone: CPython's own rule from here on
-            collector.stop()
-        if not parts:
-            return  # closed before the host was built
-        host, bg = parts[0].host, parts[0].bg
-        await bg.follower.stop()
-        await bg.notifier.aclose(delivering[0] if delivering else None)
-        await bg.aclose()
-        await host.stop()
-
-    async def export_traces(target: Path) -> int:
-        from mooring.adapters.telemetry import export_to
-
-        parts[0].provider.force_flush()
-        return await asyncio.to_thread(export_to, paths.traces_dir, target)
-
-    try:
-        return ExitCode(
-            run_window(
-                shell,
-                load,
-                instance=instance,
-                on_ready=on_ready,
-                attach=attach,
-                background=background,
-                shutdown=shutdown,
-            )
-        )
-    except KnownError as exc:  # the database could not be opened after all
-        return cannot_start(exc)
-    finally:
-        for part in parts:
-            part.provider.shutdown()
-        for db in opened:
-            db.close()
+    info: EngineInfo = await engine("info")
+    return Connected(
+        host=cast("Host", remote),
+        info=_window_info(paths, settings, info, engine),
+        engine=engine,
+        close=lambda: remote.link.aclose(),
+        on_lost=on_lost,
+        reconnect=reconnect,
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class _GuiParts:
-    """What the window's ``load`` built off the GUI thread."""
-
-    host: Host
-    bg: Background
-    provider: LazyTracerProvider
-
-
-def _warm_http(db: Database) -> None:
-    """With an HTTP server configured, load what the first HTTP connection loads now, behind
-    the window's shell: httpx2's connection layer (httpcore2, h11) and truststore, which it
-    imports only when its first client is built or connects (~30 ms of CPU), and the TLS
-    context every HTTP connection shares (~50 ms). The launch reconciliation's first
-    connection did both beside the live window, whose worst stall that was. With stdio
-    servers only, none of it is ever needed."""
-    from mooring.core.servers import Transport
-    from mooring.mcp.transport import warm_http
-    from mooring.storage.repositories.servers import list_servers
-
-    if any(server.transport is Transport.HTTP for server in db.call_sync(list_servers)):
-        warm_http()
-
-
-def _window_info(paths: Paths, settings: Settings, db: Database) -> WindowInfo:
+def _window_info(
+    paths: Paths,
+    settings: Settings,
+    info: EngineInfo,
+    engine: Callable[..., Awaitable[Any]],
+) -> WindowInfo:
     from mooring.services.preferences import SettingsEditor
     from mooring.settings.schema import SETTINGS
     from mooring.ui.main_window import SettingRow, WindowInfo
 
     return WindowInfo(
-        data_dir=str(paths.data_dir),
-        database=str(paths.database),
-        schema=f"{db.schema.current} (newest known: {db.schema.head})",
+        data_dir=info.data_dir,
+        database=info.database,
+        schema=info.schema,
         settings_file=str(paths.settings_file),
-        log_file=str(paths.log_file),
+        log_file=info.log_file,
         settings=tuple(
             SettingRow(s.key, str(settings.get(s.key)), s.description) for s in SETTINGS
         ),
-        editor=SettingsEditor(paths.settings_file, settings),
+        editor=SettingsEditor(
+            paths.settings_file, settings, then=lambda: engine("reload_settings")
+        ),
     )
 
 
@@ -595,48 +409,12 @@ def _tracing(paths: Paths, settings: Settings, *, synchronous: bool) -> LazyTrac
     return LazyTracerProvider.install(build)
 
 
-# -- Notifications and the one-poller rule ------------------------------------------------------
+# -- Notifications ------------------------------------------------------------------------------
 
 
-@dataclass
-class Background:
-    """Private notifications and the one-poller-per-data-folder rule, wired once."""
-
-    lock: FilePollerLock
-    follower: DatabaseFollower
-    notifier: Notifier
-    chain: NotificationChain
-    desktop: DesktopLink
-    fallbacks: list[HookLink]
-    """The links after the desktop one: system tray and in-app toast (the window registers
-    them), or the terminal (headless)."""
-
-    async def aclose(self) -> None:
-        """Deliver what is held, close the notification service connection, let go of the
-        lock."""
-        await self.notifier.aclose()
-        await self.desktop.aclose()
-        self.lock.release()
-
-
-def _terminal_notice(notice: Notice) -> bool:
-    from mooring.core.text import neutralize
-
-    sys.stderr.write(neutralize(f"[{notice.summary}] {notice.body}".replace("\n", "; ")) + "\n")
-    sys.stderr.flush()
-    return True
-
-
-def build_background(paths: Paths, settings: Settings, host: Host, *, headless: bool) -> Background:
-    """The notifier over the delivery chain (desktop → tray → in-app, or desktop → terminal),
-    the poller lock of this data folder, and the follower used while another process polls."""
-    from mooring.adapters.notify.chain import HookLink, NotificationChain
-    from mooring.adapters.notify.desktop import DesktopLink
-    from mooring.adapters.poller_lock import FilePollerLock
-    from mooring.adapters.process import current_owner
-    from mooring.core.notifications import NotifyPrefs, prefs_from
-    from mooring.services.follower import DatabaseFollower
-    from mooring.services.notifier import Notifier
+def notification_prefs(settings: Settings) -> Callable[[], NotifyPrefs]:
+    """The notification settings in force, read from ``settings`` at each notice."""
+    from mooring.core.notifications import prefs_from
 
     def prefs() -> NotifyPrefs:
         return prefs_from(
@@ -645,43 +423,12 @@ def build_background(paths: Paths, settings: Settings, host: Host, *, headless: 
             muted=settings.get("notifications.muted_conversations"),
         )
 
-    desktop = DesktopLink(app_name=APP_NAME)
-    fallbacks = (
-        [HookLink("terminal", _terminal_notice)]
-        if headless
-        else [HookLink("system tray"), HookLink("in-app toast")]
-    )
-    chain = NotificationChain([desktop, *fallbacks])
-    notifier = Notifier(
-        events=host.events, catalog=host.catalog, sink=chain, clock=host.clock, prefs=prefs
-    )
-    lock = FilePollerLock(paths.poller_lock, current_owner())
-    follower = DatabaseFollower(
-        ledger=host.ledger, events=host.events, clock=host.clock, lock=lock, monitor=host.monitor
-    )
-    return Background(lock, follower, notifier, chain, desktop, fallbacks)
+    return prefs
 
 
-async def _ask_consent_once(window: MainWindow, paths: Paths, settings: Settings) -> bool:
-    """The window's first-time question; the answer is remembered."""
-    import asyncio
-
-    from mooring.ui.notifiers import ask_notification_consent
-
-    allowed = await ask_notification_consent(window)
-    try:
-        await asyncio.to_thread(remember_consent, paths, settings, allowed)
-    except OSError as exc:
-        log.warning("could not save the notification choice: %s", exc)
-    return allowed
-
-
-def remember_consent(paths: Paths, settings: Settings, allowed: bool) -> None:
-    """Remember the answer to "may Mooring notify?" (``never`` for "not now")."""
-    changes: dict[str, object] = {"notifications.asked": True}
-    if not allowed:
-        changes["notifications.when"] = "never"
-    remember_settings(paths, settings, changes)
+def _log_notice(notice: Notice) -> bool:
+    log.info("notice (no desktop, window or terminal to show it on): %s", notice.summary)
+    return True
 
 
 def remember_settings(paths: Paths, settings: Settings, changes: dict[str, object]) -> None:
@@ -726,23 +473,134 @@ def settle_collector(*, young: int = YOUNG_OBJECTS_PER_COLLECTION) -> None:
 
 
 def run_headless(args: argparse.Namespace) -> ExitCode:
-    """Run one CLI command with the host's services (no Qt)."""
-    import asyncio
+    """Run one CLI command: in the data folder's engine when it runs (or when the command
+    needs one: it starts it), else with a host of its own in this process."""
+    from mooring.cli.commands import EngineUse, engine_use
 
-    from mooring.cli.approval import terminal_asker
+    use = engine_use(args)
+    if use is not EngineUse.NEVER:
+        done = _through_engine(args, start=use is EngineUse.NEEDED)
+        if done is not None:
+            return done
+    return _run_here(args)
+
+
+def _through_engine(args: argparse.Namespace, *, start: bool) -> ExitCode | None:
+    """Run the command with the engine's host (``None``: no engine runs, and ``start`` is
+    off)."""
+    from mooring.link.address import socket_path
+
+    paths = resolve_paths(args.data_dir)
+    paths.check()
+    if not start and not socket_path(paths.data_dir).exists():
+        return None  # no engine: nothing of it loads
+    import asyncio
+    from typing import cast
+
     from mooring.cli.commands import handler_for
     from mooring.cli.context import CliContext, Terminal
-    from mooring.cli.sampling import install_terminal_askers
+    from mooring.cli.sampling import terminal_askers
+    from mooring.core.events import EngineDidStop, stopped_words
+    from mooring.core.faces import HOST_PARTS, NOBODY
+    from mooring.link.client import Remote
+    from mooring.link.spawn import reach, reach_or_start
+    from mooring.link.wire import Hello, LinkClosed
+
+    terminal = Terminal()
+    hooks: dict[str, Callable[..., Any]] = {}
+    if getattr(args, "notify", False):  # `tasks watch --notify`: notices on this terminal too
+
+        async def notice(shown: Notice) -> bool:
+            terminal.warn(f"[{shown.summary}] {shown.body}".replace("\n", "; "))
+            return True
+
+        hooks["notice"] = notice
+    hello = Hello(
+        "cli",
+        os.getpid(),
+        __version__,
+        terminal_askers(terminal) if terminal.interactive else NOBODY,
+        hooks=hooks,
+    )
+
+    async def run() -> ExitCode | None:
+        link = (
+            await reach_or_start(paths.data_dir, hello, agent_command(paths))
+            if start
+            else await reach(paths.data_dir, hello)
+        )
+        if link is None:
+            return None
+        try:
+            if link.welcome.version != __version__:
+                raise KnownError(
+                    f"The engine running on this data folder is Mooring {link.welcome.version}"
+                    f" (pid {link.welcome.pid}); this is {__version__}.",
+                    hint="Stop it with `mooring agent stop` (its tasks are followed again by "
+                    "the next one), then run the command again.",
+                    code="engine_version",
+                )
+            ctx = CliContext(
+                host=cast("Host", Remote(link, parts=HOST_PARTS)),
+                as_json=args.json,
+                terminal=terminal,
+            )
+            link.events.on(EngineDidStop, lambda e: terminal.warn(f"mooring: {stopped_words(e)}"))
+            if args.command == "traces":
+                await link.call("engine.flush_traces")  # what it traced so far, on file
+            if "notice" in hooks:  # what was held back until a face took notices
+                await link.call("engine.deliver_notices")
+            # A command that waits on the engine (following a task, say) stops when the engine
+            # goes away, rather than wait for what nobody will tell it any more.
+            handler = asyncio.ensure_future(
+                handler_for(args, traces_dir=paths.traces_dir)(ctx, args)
+            )
+            lost: list[str] = []
+
+            def on_lost(reason: str) -> None:
+                lost.append(reason)
+                handler.cancel()
+
+            link.on_lost.append(on_lost)
+            try:
+                return await handler
+            except asyncio.CancelledError:
+                if lost:
+                    raise LinkClosed(lost[0]) from None
+                raise
+            finally:
+                if "notice" in hooks and link.connected:  # a burst's merged notice, now
+                    with contextlib.suppress(KnownError, LinkClosed):
+                        await link.call("engine.deliver_notices")
+        finally:
+            await link.aclose()
+
+    return asyncio.run(run())
+
+
+def agent_command(paths: Paths) -> list[str]:
+    """How a face starts the engine of this data folder (in the background)."""
+    return launcher.mooring_command("agent", "run", "--data-dir", str(paths.data_dir))
+
+
+def _run_here(args: argparse.Namespace) -> ExitCode:
+    """Run one CLI command with a host of its own (no engine runs; the command needs no
+    connection that outlives it)."""
+    import asyncio
+
+    from mooring.cli.commands import handler_for
+    from mooring.cli.context import CliContext, Terminal
+    from mooring.cli.sampling import install_askers, terminal_askers
     from mooring.mcp.lazy import LazyGateway
     from mooring.storage.db import Database
 
     paths, settings = _start(args)
     db = Database.open(paths.database)
     terminal = Terminal()
-    wiring = wire(
-        paths, settings, db, ask=terminal_asker(terminal) if terminal.interactive else None
-    )
+    wiring = wire(paths, settings, db)
     host = wiring.host
+    if terminal.interactive:
+        install_askers(host, terminal_askers(terminal))
     # Process-wide: only a process's own entry point settles the collector (never a host
     # built in-process, as tests build them).
     settle_collector()
@@ -750,22 +608,11 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
         host.gateway.when_loaded(settle_collector)  # the SDK's classes, there for good too
 
     async def run() -> ExitCode:
-        background = build_background(paths, settings, host, headless=True)
         try:
             await host.prepare()
-            ctx = CliContext(
-                host=host,
-                as_json=args.json,
-                terminal=terminal,
-                poller_lock=background.lock,
-                follower=background.follower,
-                notifier=background.notifier,
-            )
-            if terminal.interactive:
-                install_terminal_askers(ctx, host.inputs)
+            ctx = CliContext(host=host, as_json=args.json, terminal=terminal)
             return await handler_for(args, traces_dir=paths.traces_dir)(ctx, args)
         finally:
-            await background.aclose()
             await host.stop()
 
     provider = _tracing(paths, settings, synchronous=True)
@@ -774,6 +621,168 @@ def run_headless(args: argparse.Namespace) -> ExitCode:
     finally:
         provider.shutdown()
         db.close()
+
+
+def run_agent(args: argparse.Namespace) -> ExitCode:
+    """``mooring agent [run|start|status|stop]``."""
+    action = getattr(args, "agent_command", None) or "run"
+    if action == "run":
+        return _run_engine(args)
+    import asyncio
+
+    from mooring.cli.agent import agent_action
+    from mooring.cli.context import Terminal
+
+    paths = resolve_paths(args.data_dir)
+    paths.check()
+    return asyncio.run(agent_action(action, paths.data_dir, agent_command(paths), Terminal()))
+
+
+def _run_engine(args: argparse.Namespace) -> ExitCode:
+    """The data folder's engine, in this process, until it has nothing to do (or SIGTERM)."""
+    import asyncio
+    import signal
+
+    from mooring.adapters.instance_lock import InstanceLock
+    from mooring.adapters.notify.chain import HookLink, NotificationChain
+    from mooring.adapters.notify.desktop import DesktopLink
+    from mooring.adapters.process import current_owner
+    from mooring.engine.engine import Engine, FacesLink
+    from mooring.link.address import lock_path
+    from mooring.link.spawn import ALREADY_RUNNING, HANDSHAKE_ENV, detach_from_starter, say_busy
+    from mooring.mcp.lazy import LazyGateway
+    from mooring.services.notifier import Notifier
+    from mooring.storage.db import Database
+
+    handshake = os.environ.pop(HANDSHAKE_ENV, "") == "1"  # started by a face, which waits
+    paths, settings = _start(args)
+    paths.ensure()
+    lock = InstanceLock(lock_path(paths.data_dir), current_owner())
+    if not lock.try_acquire():
+        if handshake:
+            say_busy()
+        sys.stderr.write(
+            f"mooring: an engine runs already on {paths.data_dir} ({lock.holder()}).\n"
+        )
+        return ExitCode(ALREADY_RUNNING)
+    try:
+        db = Database.open(paths.database)
+        host = wire(paths, settings, db).host
+        settle_collector()
+        if isinstance(host.gateway, LazyGateway):
+            host.gateway.when_loaded(settle_collector)
+        provider = _tracing(paths, settings, synchronous=False)
+        engine = Engine(
+            host,
+            data_dir=paths.data_dir,
+            version=__version__,
+            idle_after=float(settings.get("engine.idle_exit_s")),
+            services=_engine_services(paths, settings, db, provider),
+        )
+
+        async def run() -> None:
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, engine.stop)
+            desktop = DesktopLink(app_name=APP_NAME)
+            desktop.on_open = engine.open_target
+            notifier = Notifier(
+                events=host.events,
+                catalog=host.catalog,
+                sink=NotificationChain([desktop, FacesLink(engine), HookLink("log", _log_notice)]),
+                clock=host.clock,
+                prefs=notification_prefs(settings),
+            )
+            engine.attach_notifier(notifier)
+            await host.prepare()
+            await engine.start()
+            if handshake:
+                detach_from_starter()
+            log.info("engine %s serving %s", os.getpid(), paths.data_dir)
+            notifier.start()
+            delivering = asyncio.ensure_future(notifier.run())
+            host.start_monitoring()
+            reconciling = asyncio.ensure_future(_reconcile_at_start(host))
+            try:
+                await engine.run()
+            finally:
+                reconciling.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reconciling
+                await notifier.aclose(delivering)
+                await engine.aclose()
+                await desktop.aclose()
+
+        try:
+            asyncio.run(run())
+        finally:
+            provider.shutdown()
+            db.close()
+        log.info("engine %s ended", os.getpid())
+        return ExitCode.OK
+    finally:
+        lock.release()
+
+
+def _engine_services(
+    paths: Paths, settings: Settings, db: Database, provider: LazyTracerProvider
+) -> EngineServices:
+    """What the engine needs beside its host: where it keeps things, the settings file read
+    again, trace export, and how to open the window."""
+    from mooring.adapters.telemetry import export_to
+    from mooring.engine.engine import EngineInfo, EngineServices
+
+    def reload_settings() -> None:
+        fresh = load_settings(paths.settings_file)
+        for key, value in fresh.as_dict().items():
+            settings.set(key, value)
+
+    async def flush_traces() -> None:
+        import asyncio
+
+        await asyncio.to_thread(provider.force_flush)
+
+    async def export_traces(target: Path) -> int:
+        import asyncio
+
+        await flush_traces()
+        return await asyncio.to_thread(export_to, paths.traces_dir, target)
+
+    def open_window() -> None:
+        from mooring.link.spawn import start_detached
+
+        start_detached(launcher.mooring_command("--data-dir", str(paths.data_dir)))
+
+    async def save_database() -> str:
+        from datetime import UTC, datetime
+
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+        target = paths.data_dir / f"mooring-recovered-{stamp}.sqlite3"
+        await db.save_copy(target)
+        return str(target)
+
+    return EngineServices(
+        info=EngineInfo(
+            data_dir=str(paths.data_dir),
+            database=str(paths.database),
+            schema=f"{db.schema.current} (newest known: {db.schema.head})",
+            log_file=str(paths.log_file),
+        ),
+        reload_settings=reload_settings,
+        export_traces=export_traces,
+        flush_traces=flush_traces,
+        notifications_asked=lambda: bool(settings.get("notifications.asked")),
+        open_window=open_window,
+        database_lost=db.lost,
+        save_database=save_database,
+    )
+
+
+async def _reconcile_at_start(host: Host) -> None:
+    try:
+        await host.reconcile()
+    except KnownError as exc:
+        log.warning("launch reconciliation stopped: %s", exc.message)
 
 
 def _smoke_run() -> Callable[[MainWindow], None] | None:
@@ -811,6 +820,8 @@ def _run(args: argparse.Namespace) -> int:
         settings_paths = resolve_paths(args.data_dir)
         settings_paths.check()
         return int(run_settings(args, settings_paths.settings_file))
+    if args.command == "agent":
+        return int(run_agent(args))
     if args.command == "autostart":
         from mooring.cli.autostart_cmd import run_autostart
 

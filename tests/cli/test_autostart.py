@@ -34,9 +34,8 @@ def test_autostart_on_writes_an_entry_that_runs_the_monitor_on_this_data_folder(
     assert command[1:] == [
         "-m",
         "mooring",
-        "tasks",
-        "watch",
-        "--notify",
+        "agent",
+        "run",
         "--data-dir",
         str(data),
     ]

@@ -87,8 +87,8 @@ async def terminal(tmp_path: Path, chat_model: ScriptedModel) -> AsyncIterator[T
 
 
 async def allow_all(terminal: Terminal) -> None:
-    [server] = await terminal.ctx.catalog.list_servers()
-    await terminal.ctx.rules.add_rule(
+    [server] = await terminal.host.catalog.list_servers()
+    await terminal.host.rules.add_rule(
         ApprovalRule(
             id=new_id(),
             server_identity=server.identity,

@@ -67,7 +67,7 @@ def test_login_then_a_task_runs_on_an_oauth_server(
 def test_a_removed_account_orphans_its_tasks_instead_of_using_another(
     cli: Cli, tmp_path: Path
 ) -> None:
-    add_demo(cli, tmp_path, checkpoint_delay_ms=200, rows_per_checkpoint=2)
+    add_demo(cli, tmp_path, checkpoint_delay_ms=60_000, rows_per_checkpoint=1)
     assert cli.run("accounts", "add", "demo", "work").returncode == 0
     shown = cli.json(
         "call",

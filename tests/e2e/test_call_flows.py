@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.e2e.conftest import SAMPLES, Cli, add_demo
+from tests.helpers.processes import stop_engine
 
 CLEAN = str(SAMPLES / "suppliers_clean.csv")
 AMBIGUOUS = str(SAMPLES / "suppliers_ambiguous_id.csv")
@@ -171,11 +172,19 @@ def test_a_task_the_server_forgot_is_expired_with_the_reason(cli: Cli, tmp_path:
 
 
 def test_a_malformed_status_keeps_the_last_valid_state(cli: Cli, tmp_path: Path) -> None:
-    demo = add_demo(cli, tmp_path, fault_malformed_status="unknown-status")
+    demo = add_demo(
+        cli,
+        tmp_path,
+        fault_malformed_status="unknown-status",
+        checkpoint_delay_ms=60_000,
+        rows_per_checkpoint=1,
+    )
     started = cli.json(
         "call", "demo", "import_suppliers", "--detach", "--args", f'{{"path": "{CLEAN}"}}'
     )
-    # One status read, as on launch: `reconcile` ends once the server has answered.
+    # The engine that followed it stops; the next one reads its status once, as on launch:
+    # `reconcile` ends once the server has answered.
+    assert stop_engine(cli.data_dir)
     report = cli.json("reconcile")
     [shown] = [r for r in report["refreshed"] if r["id"] == started["id"]]
     assert shown["state"] in ("working", "input_required")
@@ -185,10 +194,14 @@ def test_a_malformed_status_keeps_the_last_valid_state(cli: Cli, tmp_path: Path)
 
 
 def test_a_slow_status_request_is_status_unavailable_not_failure(cli: Cli, tmp_path: Path) -> None:
-    demo = add_demo(cli, tmp_path, fault_slow_get_ms=60_000)
+    demo = add_demo(
+        cli, tmp_path, fault_slow_get_ms=60_000, checkpoint_delay_ms=60_000, rows_per_checkpoint=1
+    )
     assert cli.run("settings", "set", "mcp.request_timeout_ms", "500").returncode == 0
     cli.json("call", "demo", "import_suppliers", "--detach", "--args", f'{{"path": "{CLEAN}"}}')
-    # One status read, as on launch: `reconcile` ends when the request's own deadline passes.
+    # The engine that followed it stops; the next one reads its status once, as on launch:
+    # `reconcile` ends when the request's own deadline passes.
+    assert stop_engine(cli.data_dir)
     done = cli.run("reconcile")
     assert done.returncode == 0, done.stderr
     assert "status temporarily unavailable — last known: working" in done.stdout

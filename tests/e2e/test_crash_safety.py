@@ -1,24 +1,25 @@
 """Crash safety, proven with real SIGKILLs at every step of the flows.
 
-A failpoint (``MOORING_FAILPOINT``) kills the host process at a named step. A new process then
-reconciles and follows the task. Asserted every time: the server received exactly one
-``tools/call`` (never a duplicate), no task id or answer was lost, the record ends in the
-state the server reports, and SQLite's integrity check is ok.
+A failpoint (``MOORING_FAILPOINT``) kills the host process at a named step: the data folder's
+engine, which the command starts (and which inherits the command's environment). The command
+is told its engine stopped; the next command starts a new engine, which reconciles and follows
+the task. Asserted every time: the server received exactly one ``tools/call`` (never a
+duplicate), no task id or answer was lost, the record ends in the state the server reports,
+and SQLite's integrity check is ok.
 """
 
 from __future__ import annotations
 
-import signal
 import sqlite3
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import SAMPLES, Cli, DemoServer, add_demo
+from tests.helpers.processes import engine_pid, stop_engine
 
 CLEAN = str(SAMPLES / "suppliers_clean.csv")
 AMBIGUOUS = str(SAMPLES / "suppliers_ambiguous_id.csv")
-KILLED = -signal.SIGKILL
 
 
 def integrity(cli: Cli) -> str:
@@ -38,8 +39,12 @@ def server_task_ids(demo: DemoServer) -> set[str]:
 
 
 def killed_at(cli: Cli, point: str, *args: str) -> None:
+    """Run a command whose engine is killed at ``point``: a new engine, started by it."""
+    stop_engine(cli.data_dir)
     done = cli.run(*args, env={"MOORING_FAILPOINT": point})
-    assert done.returncode == KILLED, (done.returncode, done.stdout, done.stderr)
+    assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
+    assert "Mooring's engine stopped" in done.stderr
+    assert engine_pid(cli.data_dir) is None  # it was killed at the point, not ended
 
 
 def relaunch(cli: Cli) -> list[dict[str, object]]:

@@ -45,7 +45,7 @@ def test_an_expired_token_mid_task_is_sign_in_needed_not_failure(
     assert demo.count("tools/call") == 1
 
 
-def test_a_cancel_that_arrives_after_completion_says_so(
+def test_a_cancel_after_completion_says_too_late_only_if_it_reached_the_server(
     cli: Cli, http_demo_factory: Callable[..., HttpDemo]
 ) -> None:
     demo = http_demo_factory()
@@ -53,12 +53,17 @@ def test_a_cancel_that_arrives_after_completion_says_so(
     shown = cli.json(
         "call", demo.name, "import_suppliers", "--detach", "--args", f'{{"path": "{CLEAN}"}}'
     )
-    # The long-running server finishes this small import on its own; we have not looked yet.
-    done = cli.json("tasks", "cancel", shown["id"])
-    assert done["state"] == "completed"
-    assert done["cancel_requested"] is True
-    assert done["reason"] == "Completed: the cancel arrived too late."
-    assert done["result"]
+    # The server finishes this small import on its own while the engine follows it; the
+    # cancel either finds it ended (nothing sent) or reaches the server after the end.
+    record = cli.json("tasks", "cancel", shown["id"])
+    assert record["state"] == "completed"
+    assert record["result"]
+    sent = demo.count("tasks/cancel")
+    assert record["cancel_delivered"] is (sent == 1)
+    if sent:
+        assert record["reason"] == "Completed: the cancel arrived too late."
+    else:
+        assert record["reason"] is None or "too late" not in record["reason"]
     assert demo.count("tools/call") == 1
 
 

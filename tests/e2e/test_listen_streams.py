@@ -1,5 +1,6 @@
-"""Who holds a ``subscriptions/listen`` stream for tasks: only a long-lived watcher, never a
-one-shot command (counted by the demo server, which logs every request and its filters)."""
+"""Who holds a ``subscriptions/listen`` stream for tasks: the data folder's engine, one per
+connection while it follows tasks, whatever the commands that ask about them (counted by the
+demo server, which logs every request and its filters)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def task_listens(demo: DemoServer) -> list[list[str]]:
     ]
 
 
-def test_one_shot_commands_open_no_listen_stream_and_a_watcher_opens_one(
+def test_the_engine_holds_one_task_stream_whatever_the_commands_that_ask(
     cli: Cli, tmp_path: Path
 ) -> None:
     demo = add_demo(cli, tmp_path, checkpoint_delay_ms=300, rows_per_checkpoint=1)
@@ -35,9 +36,10 @@ def test_one_shot_commands_open_no_listen_stream_and_a_watcher_opens_one(
     assert report["refreshed"]
     assert cli.json("tasks", "show", shown["id"])["task_id"] == shown["task_id"]
     assert demo.count("tasks/get") >= 1
-    assert listens(demo) == []  # neither for tasks nor for tool list changes
 
     finished = cli.json("tasks", "watch", shown["id"])
 
     assert finished["state"] == "completed"
+    # The engine's one connection: one stream for this task (a second would mean a command
+    # opened a connection of its own to follow it).
     assert task_listens(demo) == [["taskIds"]]

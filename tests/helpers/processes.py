@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import subprocess
@@ -88,3 +89,53 @@ class Lines:
             self.seen.append(self._buffer.decode(errors="replace"))
             self._buffer = b""
         return self.seen[start:]
+
+
+def engine_pid(data_dir: Path) -> int | None:
+    """The pid of the engine that holds ``data_dir``'s engine lock (``None``: none does)."""
+    import fcntl
+
+    lock = data_dir / "engine.lock"
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            owner = lock.read_text(encoding="utf-8").strip()
+            return int(owner.split(":")[1])
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def stop_engine(data_dir: Path, timeout: float = 30) -> bool:
+    """End the engine of ``data_dir`` as ``mooring agent stop`` would (SIGTERM; SIGKILL if it
+    does not end in ``timeout`` s). Whether one ran."""
+    import signal
+
+    pid = engine_pid(data_dir)
+    if pid is None:
+        return False
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while engine_pid(data_dir) is not None:
+        if time.monotonic() > deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            break
+        time.sleep(0.02)  # polling a lock another process holds: no event to wait on
+    return True
+
+
+def stop_engines_under(folder: Path) -> list[Path]:
+    """End every engine whose data folder lies under ``folder`` (a test's tmp_path)."""
+    stopped = []
+    for lock in folder.rglob("engine.lock"):
+        if stop_engine(lock.parent):
+            stopped.append(lock.parent)
+    return stopped

@@ -272,8 +272,101 @@ def _preload() -> None:
         importlib.import_module(name)
     for name in ("mcp.client", "mcp.server", "openai", "anthropic", "keyring"):
         importlib.import_module(name)
+    _start_engines_here()
     if threading.active_count() != 1:  # a fork copies only the thread that forks
         raise RuntimeError(f"importing started threads: {threading.enumerate()}")
+
+
+# --- engines (``mooring agent run``) started by forked commands ------------------------------
+
+_SPAWNS: list[socket.socket] = []
+"""The zygote's listening socket for engines its commands start (at most one)."""
+
+
+def _start_engines_here() -> None:
+    """Have the commands forked from here start their engine as a fork of this zygote too.
+
+    A command that finds no engine starts ``mooring agent run`` (``mooring.link.spawn``);
+    in a fork of the zygote that start asks the zygote over a socket instead, which forks
+    the engine, in a session of its own and not its child (a double fork: it outlives both
+    the command and the zygote, as a real engine outlives its starter), with the command's
+    pipes for its ``ready`` line. Only the interpreter start is saved; everything after is
+    the engine's own code."""
+    import tempfile
+
+    import mooring.link.spawn as spawn
+
+    folder = tempfile.mkdtemp(prefix="mooring-zygote-")
+    listening = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listening.bind(os.path.join(folder, "spawn"))
+    listening.listen(16)
+    _SPAWNS.append(listening)
+    real = spawn._spawn
+    address = listening.getsockname()
+
+    def through_zygote(command: Sequence[str]) -> Any:
+        if list(command[:3]) != [sys.executable, "-m", "mooring"] or os.getpid() == _ZYGOTE_PID[0]:
+            return real(command)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        mask = os.umask(0)
+        os.umask(mask)
+        request = json.dumps(
+            {
+                "module": "mooring",
+                "args": list(command[3:]),
+                "env": {**os.environ, spawn.HANDSHAKE_ENV: "1"},
+                "cwd": os.getcwd(),
+                "umask": mask,
+            }
+        )
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as asking:
+                asking.connect(address)
+                socket.send_fds(asking, [request.encode()], [stdin, out_w, err_w])
+                asking.recv(STATUS_SIZE)  # forked (or refused: an empty read)
+        finally:
+            for fd in (stdin, out_w, err_w):
+                os.close(fd)
+        return spawn._Started(None, out_r, err_r)
+
+    spawn._spawn = through_zygote
+
+
+_ZYGOTE_PID = [0]
+
+
+def _fork_engine(listening: socket.socket) -> _Job | None:
+    """Fork the engine a command asked for, detached (see :func:`_start_engines_here`):
+    returns its job in the engine's process, ``None`` in the zygote's."""
+    asking, _ = listening.accept()
+    with asking:
+        message, fds, _, _ = socket.recv_fds(asking, MAX_REQUEST, 3)
+        if not message or len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            return None
+        request: dict[str, Any] = json.loads(message)
+        job = _Job(
+            request["module"],
+            request["args"],
+            request["env"],
+            request["cwd"],
+            request["umask"],
+            [*fds, -1],
+        )
+        first = os.fork()
+        if first == 0:
+            os.setsid()
+            if os.fork() != 0:
+                os._exit(0)  # the engine's parent ends at once: init adopts the engine
+            asking.send(b"forked")
+            return job
+        for fd in fds:
+            os.close(fd)
+        os.waitpid(first, 0)
+        return None
 
 
 @dataclass
@@ -296,10 +389,39 @@ def _serve(control: socket.socket) -> _Job:
     selector = selectors.DefaultSelector()
     selector.register(control, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
+    for listening in _SPAWNS:
+        selector.register(listening, selectors.EVENT_READ)
+
+    def forget() -> None:
+        """In a fork: close what is the zygote's (a descriptor kept open would keep a caller
+        waiting for the end of a stream)."""
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        selector.close()
+        for fd in (wake_r, wake_w):
+            os.close(fd)
+        control.close()
+        for other in waiting.values():
+            other.close()
+        for kept in _SPAWNS:
+            kept.close()
+
     while True:
         for key, _ in selector.select():
             if key.fd == wake_r:
                 os.read(wake_r, 4096)
+                continue
+            if key.fileobj in _SPAWNS:
+                listening = key.fileobj
+                assert isinstance(listening, socket.socket)
+                try:
+                    engine = _fork_engine(listening)
+                except OSError as exc:
+                    sys.stderr.write(f"zygote: cannot start an engine: {exc}\n")
+                    continue
+                if engine is not None:  # the engine's process: nothing of the zygote's kept
+                    forget()
+                    return engine
                 continue
             if key.fileobj is not control:  # a caller hung up: its command must not outlive it
                 hung_up = key.fileobj
@@ -333,14 +455,7 @@ def _serve(control: socket.socket) -> _Job:
                 reply.close()
                 continue
             if pid == 0:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                selector.close()
-                for fd in (wake_r, wake_w):
-                    os.close(fd)
-                control.close()
-                for other in waiting.values():
-                    other.close()
+                forget()
                 reply.send(json.dumps({"pid": os.getpid()}).encode())
                 reply.close()
                 return job
@@ -431,6 +546,7 @@ def _base_path() -> list[str]:
 
 if __name__ == "__main__":
     channel = socket.socket(fileno=int(sys.argv[1]))
+    _ZYGOTE_PID[0] = os.getpid()
     _BASE_PATH[:] = _base_path()
     _preload()
     sys.stdout.flush()

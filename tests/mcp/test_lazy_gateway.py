@@ -163,39 +163,3 @@ def test_what_the_first_connection_would_build_is_built_with_the_import(
     again.warm(then=broken)
     again.wait_warm()  # returns: the connection that needs it will meet the failure itself
     assert again.load() is not None
-
-
-def test_the_window_builds_the_tls_context_at_start_only_with_an_http_server(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from mooring import bootstrap
-    from mooring.mcp import transport
-    from mooring.storage.db import Database
-    from mooring.storage.repositories.servers import add_server
-
-    def built() -> object:
-        return transport._tls
-
-    monkeypatch.setattr(transport, "_tls", None)
-    db = Database.open(tmp_path / "mooring.sqlite3")
-    try:
-        stdio = ServerDefinition(
-            id="s1", alias="local", transport=Transport.STDIO, command="true", created_at=T0
-        )
-        db.call_sync(lambda session: add_server(session, stdio))
-        bootstrap._warm_http(db)
-        assert built() is None  # stdio servers only: nothing to load certificates for
-
-        http = ServerDefinition(
-            id="s2",
-            alias="remote",
-            transport=Transport.HTTP,
-            url="https://x.test/mcp",
-            created_at=T0,
-        )
-        db.call_sync(lambda session: add_server(session, http))
-        bootstrap._warm_http(db)
-        assert built() is not None
-        assert transport.tls_context() is built()  # what every connection then shares
-    finally:
-        db.close()

@@ -58,9 +58,8 @@ def test_in_a_bundle_autostart_runs_the_bundle_itself(tmp_path: Path, frozen: st
     paths = resolve_paths(tmp_path / "data")
     assert monitor_command(paths) == [
         frozen,
-        "tasks",
-        "watch",
-        "--notify",
+        "agent",
+        "run",
         "--data-dir",
         str(paths.data_dir),
     ]

@@ -431,7 +431,7 @@ async def test_stopping_mid_stream_keeps_the_partial_text_marked_interrupted(cha
     assert chat.service.is_busy(conversation.id)
     with pytest.raises(KnownError, match="stop it first"):
         await chat.service.delete(conversation.id)
-    assert chat.service.stop(conversation.id)
+    assert await chat.service.stop(conversation.id)
     with anyio.fail_after(30):
         result = await turn
 
@@ -702,7 +702,7 @@ async def test_stopping_while_tools_run_makes_no_further_calls(chat: Chat) -> No
     assert approve is not None
 
     async def stop_then_approve(request: ApprovalRequest) -> ApprovalAnswer:
-        chat.service.stop(conversation.id)  # the user presses stop while being asked
+        await chat.service.stop(conversation.id)  # the user presses stop while being asked
         return await approve(request)
 
     chat.host.broker.ask = stop_then_approve

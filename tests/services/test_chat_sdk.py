@@ -72,7 +72,7 @@ async def test_stopping_mid_stream_closes_the_sdk_stream_and_keeps_the_partial_t
     with anyio.fail_after(30):
         turn = asyncio.create_task(chat.send(conversation.id, "How far is the import?"))
         await all_before.wait()  # the endpoint now holds the stream open
-        assert chat.stop(conversation.id)
+        assert await chat.stop(conversation.id)
         result = await turn
         # The SDK's HTTP stream was closed: the endpoint saw its client go away.
         await asyncio.to_thread(model_endpoint.disconnected.wait, 20)

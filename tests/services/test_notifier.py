@@ -6,6 +6,7 @@ test; the notifier reads servers from a real SQLite file.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -309,3 +310,26 @@ async def test_a_yes_delivers_the_notice_that_asked(rig: Rig) -> None:
     shown = await rig.tell(change(LocalState.WORKING, LocalState.COMPLETED))
     assert shown == [("Mooring", "A background task completed")]
     assert asked == [True]
+
+
+async def test_a_notice_nobody_could_be_asked_about_waits_and_comes_when_someone_can(
+    rig: Rig,
+) -> None:
+    # Headless: no window to ask, no `tasks watch --notify` yet. The notice is held back, not
+    # lost; when a face that takes notices comes, it is delivered.
+    someone: list[bool] = []
+
+    async def ask() -> bool | None:
+        return True if someone else None
+
+    rig.notifier.consent = ask
+    rig.notifier.start()
+    delivering = asyncio.ensure_future(rig.notifier.run())
+    rig.events.emit(change(LocalState.WORKING, LocalState.INPUT_REQUIRED))
+    await rig.notifier.deliver_held()  # nobody yet: held back again
+    assert rig.service.received == []
+    someone.append(True)
+    await rig.notifier.deliver_held()
+    assert [n["body"] for n in rig.service.received] == ["A task needs your input"]
+    await rig.notifier.aclose(delivering)
+    assert len(rig.service.received) == 1  # delivered once

@@ -64,7 +64,8 @@ def test_the_cli_sets_when_and_mutes(tmp_path: Path) -> None:
 def test_the_first_time_answer_is_remembered_without_losing_other_changes(
     tmp_path: Path, allowed: bool, when: str
 ) -> None:
-    from mooring.bootstrap import remember_consent
+    from mooring.bootstrap import remember_settings
+    from mooring.core.notifications import consent_changes
     from mooring.settings.paths import resolve_paths
     from mooring.settings.store import save_settings
 
@@ -72,7 +73,7 @@ def test_the_first_time_answer_is_remembered_without_losing_other_changes(
     in_memory = Settings()
     meanwhile = Settings({"notifications.show_names": True})  # `mooring settings set` elsewhere
     save_settings(paths.settings_file, meanwhile)
-    remember_consent(paths, in_memory, allowed)
+    remember_settings(paths, in_memory, consent_changes(allowed))
     saved = load_settings(paths.settings_file)
     assert saved.get("notifications.asked") is True
     assert saved.get("notifications.when") == when

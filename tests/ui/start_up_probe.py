@@ -1,17 +1,16 @@
 """Launch the real app through the composition root and report, in the order they happened,
-what start-up did: the main window's first paint (and what it showed then), the host being
-built, the window ready; or the fatal-error dialog. One JSON line on stdout.
+what start-up did: the main window's first paint (and what it showed then), the engine
+reached (started by the window when none runs), the window ready; or the fatal-error dialog.
+One JSON line on stdout.
 
 Run as a separate process by test_start_up.py: ``python start_up_probe.py [close]``
-(``close``: the window is closed as soon as it is painted, while the host loads).
+(``close``: the window is closed as soon as it is painted, while the engine is reached).
 """
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
-import threading
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -81,14 +80,13 @@ class Watcher(QObject):
         return False
 
 
-built = mooring.bootstrap.build_host
+connect = mooring.bootstrap._connect_window
 
 
-def build_host(*args: Any, **kwargs: Any) -> Any:
-    events.append(
-        {"event": "host built", "gui_thread": threading.current_thread() is threading.main_thread()}
-    )
-    return built(*args, **kwargs)
+async def connect_window(*args: Any, **kwargs: Any) -> Any:
+    connected = await connect(*args, **kwargs)
+    events.append({"event": "engine reached", "engine_pid": connected.info.data_dir != ""})
+    return connected
 
 
 def on_ready(window: MainWindow) -> None:
@@ -99,16 +97,16 @@ def on_ready(window: MainWindow) -> None:
             "status": window.statusBar().currentMessage(),
             "pages": pages(window),
             "run_a_tool": window.palette_action.isEnabled(),
-            "sdk_loaded": "mooring.mcp.connection" in sys.modules,
-            "start_up_frozen": gc.get_freeze_count(),
-            "switch_interval": sys.getswitchinterval(),
+            "sdk_loaded": "mcp" in sys.modules,
+            "sqlalchemy_loaded": "sqlalchemy" in sys.modules,
+            "host_loaded": "mooring.services.host" in sys.modules,
         }
     )
     window.close()
 
 
 if __name__ == "__main__":
-    mooring.bootstrap.build_host = build_host
+    mooring.bootstrap._connect_window = connect_window
     watcher = Watcher()
     ensure_app().installEventFilter(watcher)
     code = int(run_gui(build_parser().parse_args(["gui"]), on_ready=on_ready))

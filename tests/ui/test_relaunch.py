@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.e2e.conftest import SAMPLES, Cli, add_demo
+from tests.helpers.processes import engine_pid
 
 PROBE = Path(__file__).with_name("relaunch_probe.py")
 
@@ -16,7 +17,7 @@ PROBE = Path(__file__).with_name("relaunch_probe.py")
 def test_the_window_reconciles_a_task_left_running_and_shows_it_finish(
     cli: Cli, tmp_path: Path
 ) -> None:
-    add_demo(cli, tmp_path, checkpoint_delay_ms=100, rows_per_checkpoint=3)
+    demo = add_demo(cli, tmp_path, checkpoint_delay_ms=100, rows_per_checkpoint=3)
     assert cli.run("settings", "set", "demo_server.enabled", "false").returncode == 0
     shown = cli.json(
         "call",
@@ -27,6 +28,10 @@ def test_the_window_reconciles_a_task_left_running_and_shows_it_finish(
         json.dumps({"path": str(SAMPLES / "suppliers_clean.csv")}),
     )
     assert shown["state"] == "working"  # the CLI left; the task waits in the ledger
+    stopped = cli.run("agent", "stop")  # and so does the engine: a restart
+    assert stopped.returncode == 0
+    assert "has ended" in stopped.stdout
+    assert engine_pid(cli.data_dir) is None  # `agent stop` returns once it is gone
 
     env = {
         **os.environ,
@@ -44,7 +49,7 @@ def test_the_window_reconciles_a_task_left_running_and_shows_it_finish(
     )
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])["seen"]
-    assert seen[0] == ["working"]  # shown at once, before reconciliation answered
     assert seen[-1] == ["completed"]
     final = cli.json("tasks", "show", shown["id"])
     assert final["state"] == "completed"
+    assert demo.count("tools/call") == 1  # reconciled, never sent again

@@ -1,5 +1,6 @@
-"""The window and a headless watcher on one data folder: one polls, the other follows the
-database, so the server sees one set of status requests; only the poller notifies."""
+"""The window beside the commands on one data folder: all of them faces of one engine, so a
+task a command starts on a stdio server is the one the window shows and follows, through the
+one connection (one server process) the engine owns; the engine alone notifies."""
 
 from __future__ import annotations
 
@@ -12,14 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from mooring.adapters.poller_lock import FilePollerLock
-from mooring.settings.paths import resolve_paths
 from tests.e2e.conftest import SAMPLES, Cli, DemoServer, add_demo
 from tests.helpers.notifyd import logged, private_bus, service_process
-from tests.helpers.processes import Lines
+from tests.helpers.processes import Lines, stop_engine
 
 PROBE = Path(__file__).with_name("notify_probe.py")
-FOLLOW_PROBE = Path(__file__).with_name("follow_probe.py")
 
 
 @pytest.fixture
@@ -47,7 +45,7 @@ def window_env(cli: Cli, address: str | None) -> dict[str, str]:
     return env
 
 
-def start_window(cli: Cli, address: str) -> subprocess.Popen[str]:
+def start_window(cli: Cli, address: str | None) -> subprocess.Popen[str]:
     env = window_env(cli, address)
     window = subprocess.Popen(
         [sys.executable, str(PROBE)],
@@ -60,97 +58,80 @@ def start_window(cli: Cli, address: str) -> subprocess.Popen[str]:
     return window
 
 
-def prepare(cli: Cli, tmp_path: Path) -> tuple[DemoServer, str]:
+def prepare(cli: Cli, tmp_path: Path) -> DemoServer:
     demo = add_demo(cli, tmp_path, checkpoint_delay_ms=100, rows_per_checkpoint=1)
     assert cli.run("settings", "set", "demo_server.enabled", "false").returncode == 0
     # The offscreen window may well be the active one: notify regardless, for this test.
     assert cli.run("settings", "set", "notifications.when", "always").returncode == 0
     assert cli.run("settings", "set", "notifications.asked", "true").returncode == 0
-    shown = cli.json(
+    return demo
+
+
+def start_import(cli: Cli, env: dict[str, str | None] | None = None) -> str:
+    """A call that asks a question (ambiguous ids), left running: its record id."""
+    done = cli.run(
         "call",
         "demo",
         "import_suppliers",
         "--detach",
+        "--json",
         "--args",
         json.dumps({"path": str(SAMPLES / "suppliers_ambiguous_id.csv")}),
+        env=env,
     )
-    return demo, str(shown["id"])
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    return str(json.loads(done.stdout)["id"])
 
 
-def test_a_window_follows_a_watcher_that_polls(
+def test_a_task_a_command_starts_on_a_stdio_server_completes_with_the_window_open(
     cli: Cli, tmp_path: Path, notifications: tuple[str, Path]
 ) -> None:
     address, log = notifications
-    demo, record_id = prepare(cli, tmp_path)
-    watcher = cli.start(
-        "tasks", "watch", "--notify", "--timeout", "120", env={"DBUS_SESSION_BUS_ADDRESS": address}
-    )
-    Lines(watcher.stdout).until(lambda line: "answer with" in line)  # polled: the question
-    window = start_window(cli, address)
+    demo = prepare(cli, tmp_path)
+    window = start_window(cli, address)  # it starts the engine (with the session bus)
+    window_out = Lines(window.stdout)
+    window_out.until(lambda line: line == "ready")
+    record_id = start_import(cli)
     answered = cli.run("tasks", "answer", record_id, "--value", '{"column": "vendor_code"}')
     assert answered.returncode == 0, answered.stderr
 
-    window_out = Lines(window.stdout).rest(120)
+    report = window_out.rest(120)
     assert window.wait(timeout=30) == 0, Lines(window.stderr).rest()
-    assert watcher.wait(timeout=60) == 0
-    seen = json.loads(window_out[-1])["seen"]
-    assert seen[-1] == ["completed"]  # followed to the end from the database
-    assert len({r["pid"] for r in demo.requests() if r["method"] == "tasks/get"}) == 1
+    seen = json.loads(report[-1])["seen"]
+    assert any(s and s[0].startswith("needs your input") for s in seen), seen
+    assert seen[-1] == ["completed"]
+    assert cli.json("tasks", "show", record_id)["state"] == "completed"
+    # One connection, the engine's: one server process for the call, the polls, the answer.
+    assert len({r["pid"] for r in demo.requests()}) == 1
+    assert demo.count("tools/call") == 1
+    # The engine holds a notice that follows another closely, to merge them; it delivers what
+    # it holds as it stops, at the latest.
+    assert stop_engine(cli.data_dir)
+    assert [n["body"] for n in logged(log)] == [  # from the engine, once
+        "A task needs your input",
+        "A background task completed",
+    ]
+
+
+def test_a_window_opened_after_a_command_shows_and_follows_its_task(
+    cli: Cli, tmp_path: Path, notifications: tuple[str, Path]
+) -> None:
+    address, log = notifications
+    demo = prepare(cli, tmp_path)
+    record_id = start_import(cli, {"DBUS_SESSION_BUS_ADDRESS": address})  # starts the engine
+    window = start_window(cli, None)  # a face of that engine: no second poller
+    window_out = Lines(window.stdout)
+    window_out.until(lambda line: line == "ready")
+    answered = cli.run("tasks", "answer", record_id, "--value", '{"column": "vendor_code"}')
+    assert answered.returncode == 0, answered.stderr
+
+    report = window_out.rest(120)
+    assert window.wait(timeout=30) == 0, Lines(window.stderr).rest()
+    assert json.loads(report[-1])["seen"][-1] == ["completed"]
+    assert len({r["pid"] for r in demo.requests()}) == 1
+    assert demo.count("tools/call") == 1
+    assert stop_engine(cli.data_dir)  # what it holds to merge is delivered as it stops
     assert [n["body"] for n in logged(log)] == [
         "A task needs your input",
         "A background task completed",
     ]
-
-
-def test_a_watcher_follows_the_window_that_polls(
-    cli: Cli, tmp_path: Path, notifications: tuple[str, Path]
-) -> None:
-    address, log = notifications
-    demo, record_id = prepare(cli, tmp_path)
-    window = start_window(cli, address)
-    window_out = Lines(window.stdout)
-    window_out.until(lambda line: line == "polling")
-    watcher = cli.start(
-        "tasks", "watch", "--notify", "--timeout", "120", env={"DBUS_SESSION_BUS_ADDRESS": address}
-    )
-    watcher_err = Lines(watcher.stderr)
-    watcher_err.until(lambda line: "is polling these tasks" in line)
-    Lines(watcher.stdout).until(lambda line: "answer with" in line)
-    answered = cli.run("tasks", "answer", record_id, "--value", '{"column": "vendor_code"}')
-    assert answered.returncode == 0, answered.stderr
-
-    window_out.rest(120)
-    assert window.wait(timeout=30) == 0, Lines(window.stderr).rest()
-    assert watcher.wait(timeout=60) == 0, watcher_err.rest()
-    assert len({r["pid"] for r in demo.requests() if r["method"] == "tasks/get"}) == 1
-    assert [n["body"] for n in logged(log)] == [  # from the window only, never once per process
-        "A task needs your input",
-        "A background task completed",
-    ]
-
-
-def test_a_task_finished_elsewhere_before_the_windows_first_look_is_shown_finished(
-    cli: Cli, tmp_path: Path
-) -> None:
-    """The window painted a task as unfinished; the process that polls finished it before the
-    window's follower first looked at the ledger (so the follower never followed it): the row
-    is read again, not left unfinished until the window restarts."""
-    demo, _ = prepare(cli, tmp_path)
-    watcher = FilePollerLock(resolve_paths(cli.data_dir).poller_lock, "a watcher")
-    assert watcher.try_acquire()  # another process polls: the window follows
-    try:
-        done = subprocess.run(
-            [sys.executable, str(FOLLOW_PROBE)],
-            capture_output=True,
-            text=True,
-            env=window_env(cli, None),
-            timeout=120,
-            check=False,
-        )
-    finally:
-        watcher.release()
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])["seen"]
-    assert not seen[0][0].startswith("completed"), seen  # painted as the ledger had it then
-    assert seen[-1] == ["completed"], seen
-    assert not [r for r in demo.requests() if r["method"] == "tasks/get"]  # it only followed

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from mooring.cli.context import Terminal
+from mooring.cli.output import Terminal
 from mooring.cli.terminal import in_daemon_thread
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
 from mooring.core.approval.rules import Scope
-from mooring.services.approvals import AskUser
+from mooring.core.faces import AskUser
 
 CHOICES = {
     "y": ApprovalAnswer(ApprovalOutcome.APPROVED),

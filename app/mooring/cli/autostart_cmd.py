@@ -12,7 +12,7 @@ from mooring.settings.paths import APP_ID, APP_NAME, Paths
 
 def monitor_command(paths: Paths) -> list[str]:
     """The command the autostart entry runs: this Python (or this bundle), this data folder."""
-    command = mooring_command("tasks", "watch", "--notify")
+    command = mooring_command("agent", "run")
     if paths.overridden:
         command += ["--data-dir", str(paths.data_dir)]
     return command

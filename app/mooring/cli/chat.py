@@ -92,7 +92,7 @@ async def _wait_and_continue(
         started = turns[-1].started_tasks
         if not started or turns[-1].error:
             return False
-        records = [r for r in [await ctx.ledger.get(i) for i in started] if r is not None]
+        records = [r for r in await ctx.host.records(list(started)) if r is not None]
         finals = await follow(ctx, records, give_up_after=give_up_after)
         if not all(r.is_terminal for r in finals.values()):
             if not ctx.as_json:
@@ -198,11 +198,17 @@ def _stop_on_interrupt(
         yield
         return
     loop = asyncio.get_running_loop()
+    stopping: set[asyncio.Task[None]] = set()
+
+    async def stop() -> None:
+        if await service.stop(conversation_id):
+            ctx.warn("\n(stopped; press Ctrl-C again to quit)")
 
     def interrupted() -> None:
         loop.remove_signal_handler(signal.SIGINT)
-        if service.stop(conversation_id):
-            ctx.warn("\n(stopped; press Ctrl-C again to quit)")
+        task = loop.create_task(stop())
+        stopping.add(task)
+        task.add_done_callback(stopping.discard)
 
     try:
         loop.add_signal_handler(signal.SIGINT, interrupted)

@@ -12,7 +12,7 @@ TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/a
 if TYPE_CHECKING:  # type-only: quick commands format records without loading the host
     from mooring.cli.context import CliContext
     from mooring.core.conversation import ToolRound
-    from mooring.services.host import TaskView
+    from mooring.core.views import TaskView
 
 COMPLETED = "completed"
 
@@ -28,10 +28,9 @@ def with_tool_error(record: TaskRecord, error: str | None) -> str:
 
 async def state_line(ctx: CliContext, record: TaskRecord) -> str:
     """The one-line state of a record, reading its stored result when it completed."""
-    tool_round = None
     if record.state is LocalState.COMPLETED and record.tool_round_id:
-        tool_round = await ctx.ledger.tool_round(record.tool_round_id)
-    return _line(record, tool_round)
+        return view_state_line(await ctx.host.task_view(record))
+    return _line(record, None)
 
 
 def list_line(record: TaskRecord, alias: str | None, state: str) -> str:

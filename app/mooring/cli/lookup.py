@@ -5,7 +5,7 @@ from __future__ import annotations
 from mooring.cli.context import CliContext
 from mooring.core.errors import KnownError
 from mooring.core.tasks.record import TaskRecord
-from mooring.services.host import SHOWN_MATCHES, AmbiguousId
+from mooring.core.views import SHOWN_MATCHES, AmbiguousId
 
 
 async def find_task(ctx: CliContext, key: str) -> TaskRecord:
@@ -18,7 +18,7 @@ async def find_task(ctx: CliContext, key: str) -> TaskRecord:
         return await ctx.host.find_task(key)
     except AmbiguousId as ambiguous:
         matches = ambiguous.matches
-    servers = {s.id: s.alias for s in await ctx.catalog.list_servers()}
+    servers = {s.id: s.alias for s in await ctx.host.list_servers()}
     lines = [
         f"  {r.id[:12]}  {servers.get(r.server_id, '?')}/{r.tool}  {r.state.value}"
         f"  {r.created_at:%Y-%m-%d %H:%M}"

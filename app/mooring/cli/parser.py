@@ -546,6 +546,22 @@ def _autostart(autostart: argparse.ArgumentParser) -> None:
     )
 
 
+def _agent(agent: argparse.ArgumentParser) -> None:
+    """``mooring agent``."""
+    _subcommands(
+        agent,
+        "agent_command",
+        "ACTION",
+        (
+            ("run", "run the engine here until it has nothing to do (autostart runs this)", None),
+            ("start", "start the engine in the background unless one runs", None),
+            ("status", "whether an engine runs, and what it follows", None),
+            ("stop", "end the engine (its tasks are followed again when one next starts)", None),
+        ),
+        required=False,
+    )
+
+
 def _settings(settings: argparse.ArgumentParser) -> None:
     """``mooring settings``."""
     _subcommands(
@@ -579,7 +595,12 @@ COMMANDS: tuple[tuple[str, str, Fill | None], ...] = (
     ("providers", "model providers", _providers),
     ("chat", "send a message to a model; stream its reply", _chat),
     ("conversations", "conversations", _conversations),
-    ("autostart", "start `mooring tasks watch --notify` at login (XDG autostart)", _autostart),
+    ("agent", "the data folder's engine, which owns every server connection", _agent),
+    (
+        "autostart",
+        "start the engine at login to follow tasks and notify (XDG autostart)",
+        _autostart,
+    ),
     ("settings", "see or change settings", _settings),
 )
 """Every command: its name, its line in ``mooring --help``, what adds its options and actions."""

@@ -75,10 +75,9 @@ def _read_key(ctx: CliContext, args: argparse.Namespace) -> str | None:
     return None
 
 
-def _durable(ctx: CliContext) -> tuple[bool, str]:
+async def _durable(ctx: CliContext) -> tuple[bool, str]:
     """Whether secrets written now outlive this command (the keyring adapter's verdict)."""
-    status = getattr(ctx.secrets, "status", None)
-    return bool(getattr(status, "usable", True)), str(getattr(status, "detail", ""))
+    return await ctx.host.secrets_durable()
 
 
 async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
@@ -93,7 +92,7 @@ async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     )
     added = await _desk(ctx).add(draft)
     config = added.config
-    durable, detail = _durable(ctx)
+    durable, detail = await _durable(ctx)
     if (config.has_api_key or config.header_names) and not durable:
         ctx.warn(
             f"mooring: warning: no usable keyring ({detail}): the secrets of {config.name!r} are "

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # type-only: quick commands format records without loading th
 
     from mooring.cli.context import CliContext
     from mooring.core.tasks.inputs import TaskInput
-    from mooring.services.host import TaskView
+    from mooring.core.views import TaskView
 
     class _HasId(Protocol):
         @property

@@ -9,7 +9,6 @@ from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.render import by_prefix
 from mooring.core.approval.rules import Decision, Scope
-from mooring.core.errors import KnownError
 from mooring.core.ids import short_id
 
 
@@ -40,9 +39,7 @@ async def list_rules(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def add_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Add a rule for a server's tools (TOOL may be a pattern such as ``*``)."""
-    server = await ctx.catalog.find_server(args.server)
-    if server is None:
-        raise KnownError(f"No server called {args.server!r}.", code="not_found")
+    server = await ctx.host.server(args.server)
     rule = await ctx.host.rule_desk.add(
         server, args.tool, Decision(args.decision), Scope(args.scope)
     )
@@ -58,7 +55,7 @@ async def add_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def remove_rule(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Remove a rule by id (or unique prefix)."""
-    rule = by_prefix(await ctx.rules.list_rules(), args.id, "rule")
+    rule = by_prefix([v.rule for v in await ctx.host.rule_desk.rules()], args.id, "rule")
     await ctx.host.rule_desk.remove(rule.id)
     ctx.say(f"Removed rule {short_id(rule.id)}.")
     return ExitCode.OK

@@ -11,8 +11,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from mooring.cli.context import CliContext
+from mooring.cli.approval import terminal_asker
+from mooring.cli.output import Terminal
 from mooring.cli.terminal import in_daemon_thread
+from mooring.core.faces import Askers
 from mooring.core.sampling import (
     SampledMessage,
     SamplingAnswer,
@@ -22,7 +24,10 @@ from mooring.core.sampling import (
 )
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.inputs import TaskInput
-from mooring.services.sampling import InputBroker
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mooring.services.host import Host
 
 
 def printable(text: str, limit: int = 2000) -> str:
@@ -60,25 +65,26 @@ def describe(request: SamplingRequest) -> list[str]:
     return lines
 
 
-def install_terminal_askers(ctx: CliContext, inputs: InputBroker) -> None:
-    """Ask the person at this terminal about every sampling and form request."""
+def terminal_askers(term: Terminal) -> Askers:
+    """The questions a person at this terminal answers: approvals, sampling requests (and
+    the model's replies to them) and forms."""
 
     def ask_sampling(request: SamplingRequest, has_provider: bool) -> SamplingAnswer:
         for line in describe(request):
-            ctx.say(line)
+            term.say(line)
         while True:
             if has_provider:
-                ctx.out.write(
+                term.out.write(
                     "Send to your model? [y] once, [a] always for this server, "
                     "[e] edit first, [t] type the reply yourself, [n] decline: "
                 )
             else:
-                ctx.out.write(
+                term.out.write(
                     "No model is configured. [t] type the reply yourself, "
                     "[a] and allow this server from now on, [n] decline: "
                 )
-            ctx.out.flush()
-            line = ctx.stdin.readline()
+            term.out.flush()
+            line = term.stdin.readline()
             if not line:
                 return SamplingAnswer(SamplingChoice.DECLINE)
             choice = line.strip().lower()
@@ -91,9 +97,9 @@ def install_terminal_askers(ctx: CliContext, inputs: InputBroker) -> None:
             if choice == "a" and has_provider:
                 return SamplingAnswer(SamplingChoice.APPROVE_ALWAYS, request)
             if choice in ("t", "a"):
-                ctx.out.write("Reply: ")
-                ctx.out.flush()
-                typed = ctx.stdin.readline()
+                term.out.write("Reply: ")
+                term.out.flush()
+                typed = term.stdin.readline()
                 if not typed.strip():
                     return SamplingAnswer(SamplingChoice.DECLINE)
                 picked = SamplingChoice.APPROVE_ALWAYS if choice == "a" else SamplingChoice.APPROVE
@@ -105,23 +111,23 @@ def install_terminal_askers(ctx: CliContext, inputs: InputBroker) -> None:
             (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), None
         )
         if last is not None:
-            ctx.out.write("New text of the last user message (empty: keep it): ")
-            ctx.out.flush()
-            text = ctx.stdin.readline().rstrip("\n")
+            term.out.write("New text of the last user message (empty: keep it): ")
+            term.out.flush()
+            text = term.stdin.readline().rstrip("\n")
             if text:
                 messages[last] = SampledMessage("user", text)
-        ctx.out.write(f"Token limit (empty: keep {request.max_tokens}): ")
-        ctx.out.flush()
-        raw = ctx.stdin.readline().strip()
+        term.out.write(f"Token limit (empty: keep {request.max_tokens}): ")
+        term.out.flush()
+        raw = term.stdin.readline().strip()
         limit = int(raw) if raw.isdigit() and int(raw) > 0 else None
         return request.edited(messages=messages, max_tokens=limit)
 
     def review(request: SamplingRequest, reply: SamplingReply) -> bool:
-        ctx.say(f"\nThe model ({printable(reply.model, 80)}) replied:")
-        ctx.say("  " + printable(reply.text).replace("\n", "\n  "))
-        ctx.out.write(f"Send this reply to {printable(request.server_alias, 100)}? [y/N] ")
-        ctx.out.flush()
-        return ctx.stdin.readline().strip().lower() == "y"
+        term.say(f"\nThe model ({printable(reply.model, 80)}) replied:")
+        term.say("  " + printable(reply.text).replace("\n", "\n  "))
+        term.out.write(f"Send this reply to {printable(request.server_alias, 100)}? [y/N] ")
+        term.out.flush()
+        return term.stdin.readline().strip().lower() == "y"
 
     def ask_form(server: ServerDefinition, method: str, params: dict[str, Any]) -> dict[str, Any]:
         from mooring.cli.tasks import _prompt  # the same form as a task's input request
@@ -129,7 +135,7 @@ def install_terminal_askers(ctx: CliContext, inputs: InputBroker) -> None:
         item = TaskInput(
             record_id="", key="", method=method, params=params, created_at=datetime.now(UTC)
         )
-        return _prompt(ctx, item, printable(server.alias, 100))
+        return _prompt(term, item, printable(server.alias, 100))
 
     async def sampling(request: SamplingRequest, has_provider: bool) -> SamplingAnswer:
         return await in_daemon_thread(ask_sampling, request, has_provider)
@@ -142,6 +148,13 @@ def install_terminal_askers(ctx: CliContext, inputs: InputBroker) -> None:
     ) -> dict[str, Any] | None:
         return await in_daemon_thread(ask_form, server, method, params)
 
-    inputs.ask_sampling = sampling
-    inputs.review_reply = reviewing
-    inputs.ask_form = form
+    return Askers(approval=terminal_asker(term), sampling=sampling, review=reviewing, form=form)
+
+
+def install_askers(host: Host, askers: Askers) -> None:
+    """Give a host built in this process a face's askers (a host in the engine asks each face
+    through the link instead)."""
+    host.broker.ask = askers.approval
+    host.inputs.ask_sampling = askers.sampling
+    host.inputs.review_reply = askers.review
+    host.inputs.ask_form = askers.form

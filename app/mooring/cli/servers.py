@@ -12,7 +12,7 @@ from mooring.cli.server_checks import check_target
 from mooring.core.errors import KnownError
 from mooring.core.server_import import EntryStatus
 from mooring.core.servers import ServerDefinition
-from mooring.services.host import ServerSpec
+from mooring.core.views import ServerSpec
 
 
 def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
@@ -69,7 +69,7 @@ async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def list_servers(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """List configured servers."""
-    servers = await ctx.catalog.list_servers()
+    servers = await ctx.host.list_servers()
     if ctx.as_json:
         ctx.say(json.dumps([server_json(s) for s in servers], indent=2))
         return ExitCode.OK
@@ -91,7 +91,7 @@ async def remove(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def list_tools(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """List the tools of one server, or of every server."""
-    servers = await ctx.catalog.list_servers()
+    servers = await ctx.host.list_servers()
     if args.server:
         servers = [s for s in servers if s.alias == args.server]
         if not servers:
@@ -99,11 +99,11 @@ async def list_tools(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     code = ExitCode.OK
     listing: list[dict[str, Any]] = []
     for server in servers:
-        tools = await ctx.host.tools.tools(server)
-        connection = await ctx.gateway.connect(server)
+        tools = await ctx.host.server_tools(server)
+        status = await ctx.host.connection_status(server)
         if tools is None:
             code = ExitCode.PROBLEM
-            ctx.warn(f"{server.alias}: {connection.status.state.value}: {connection.status.reason}")
+            ctx.warn(f"{server.alias}: {status.state.value}: {status.reason}")
             continue
         for tool in tools:
             hints = tool.annotations
@@ -117,7 +117,7 @@ async def list_tools(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
                     "destructive": hints.destructive,
                     "idempotent": hints.idempotent,
                     "open_world": hints.open_world,
-                    "tasks": connection.status.supports_tasks,
+                    "tasks": status.supports_tasks,
                 }
             )
     if ctx.as_json:

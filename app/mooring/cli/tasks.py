@@ -9,9 +9,9 @@ import json
 import signal
 import threading
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Any
 
-from mooring.cli.context import CliContext
+from mooring.cli.context import CliContext, Terminal
 from mooring.cli.describe import list_line, no_tasks, state_line, view_state_line
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.lookup import find_task
@@ -22,8 +22,9 @@ from mooring.cli.render import (
     records_json,
     result_text,
     summary,
+    view_json,
 )
-from mooring.cli.resources import read_linked, resource_text
+from mooring.cli.resources import resource_text
 from mooring.cli.terminal import in_daemon_thread
 from mooring.core.elicitation import (
     ELICITATION_METHOD,
@@ -44,8 +45,7 @@ from mooring.core.issues import Issue, IssueAction, actions_for
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
-from mooring.services.follower import ADOPT_EVERY, Adopter
-from mooring.services.host import CancelResult
+from mooring.core.views import CancelResult
 
 
 def _short(record: TaskRecord) -> str:
@@ -91,9 +91,7 @@ def _say_final(ctx: CliContext, record: TaskRecord, shown: dict[str, Any]) -> Ex
 
 async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Call a tool; follow the task to its end unless ``--detach``."""
-    server = await ctx.catalog.find_server(args.server)
-    if server is None:
-        raise KnownError(f"No server called {args.server!r}.", code="not_found")
+    server = await ctx.host.server(args.server)
     try:
         arguments = json.loads(args.args) if args.args else {}
     except ValueError as exc:
@@ -151,13 +149,22 @@ def _ctrl_c_stops_plain_call(ctx: CliContext, started: list[str]) -> Iterator[No
         return
     loop = asyncio.get_running_loop()
 
-    def on_ctrl_c() -> None:
-        if started and ctx.host.stop_call(started[-1]):
+    main = asyncio.current_task()
+
+    async def stop_or_interrupt() -> None:
+        if started and await ctx.host.stop_call(started[-1]):
             ctx.warn("Stopping the call; the server is told to stop.")
-        elif callable(previous):
+        elif callable(previous) and previous is not signal.default_int_handler:
             previous(signal.SIGINT, None)
-        else:
-            raise KeyboardInterrupt
+        elif main is not None:
+            main.cancel()  # as Ctrl-C does: this command stops, the engine goes on
+
+    stopping: set[asyncio.Task[None]] = set()
+
+    def on_ctrl_c() -> None:
+        task = loop.create_task(stop_or_interrupt())
+        stopping.add(task)
+        task.add_done_callback(stopping.discard)
 
     loop.add_signal_handler(signal.SIGINT, on_ctrl_c)
     try:
@@ -170,34 +177,25 @@ def _ctrl_c_stops_plain_call(ctx: CliContext, started: list[str]) -> Iterator[No
 # -- following -----------------------------------------------------------------------------
 
 
-class Driver(Protocol):
-    """What makes followed records change: the monitor (polling) or a database follower."""
-
-    def track(self, record: TaskRecord, *, now: bool = False) -> None: ...
-    async def run(self) -> None: ...
-    async def stop(self) -> None: ...
-
-
 async def follow(
     ctx: CliContext,
     records: list[TaskRecord],
     *,
     give_up_after: float | None = None,
-    driver: Driver | None = None,
     wait_for_answers: bool = False,
 ) -> dict[str, TaskRecord]:
-    """Watch records until each is terminal, printing every change.
+    """Watch records until each is terminal, printing every change (the engine follows
+    them; this command hears what it stored).
 
     Without a terminal, a task that waits for an answer is left waiting (the caller exits
     with ``WAITING`` and says how to answer) unless ``wait_for_answers`` (someone answers
-    elsewhere); ``give_up_after`` seconds stop following early. ``driver`` defaults to the
-    monitor (this process polls).
+    elsewhere); ``give_up_after`` seconds stop following early.
     """
     try:
         async with asyncio.timeout(give_up_after):
-            return await _follow(ctx, records, driver or ctx.monitor, wait_for_answers)
+            return await _follow(ctx, records, wait_for_answers)
     except TimeoutError:  # each as stored now (asked at once: the ledger batches the reads)
-        stored = await asyncio.gather(*(ctx.ledger.get(r.id) for r in records))
+        stored = await ctx.host.records([r.id for r in records])
         return {r.id: now or r for r, now in zip(records, stored, strict=True)}
     except asyncio.CancelledError:  # Ctrl-C: only this command stops, never the task
         _say_the_task_goes_on(ctx, records)
@@ -218,27 +216,25 @@ def _say_the_task_goes_on(ctx: CliContext, records: list[TaskRecord]) -> None:
 
 
 async def _follow(
-    ctx: CliContext, records: list[TaskRecord], driver: Driver, wait_for_answers: bool
+    ctx: CliContext, records: list[TaskRecord], wait_for_answers: bool
 ) -> dict[str, TaskRecord]:
     latest = {r.id: r for r in records}
     waiting_on_user: set[str] = set()
     told: set[tuple[str, str]] = set()  # answers already reported at the prompt
     queue: asyncio.Queue[Event] = asyncio.Queue()
+    # Heard from before the read below: what changes after it is told, what changed before
+    # it is in what it returns.
     unsubscribe = ctx.events.subscribe(queue.put_nowait)
-    scheduler = asyncio.create_task(driver.run())
     try:
-        for record in records:
-            # One task is looked at as soon as its interval allows; many are spread over
-            # their first interval (a burst would keep them bunched up ever after). All are
-            # handed over before any read: each server's listen stream then opens with every
-            # task it will watch (a later one would cost a reopen, and a replay of them all).
-            driver.track(record, now=len(records) == 1)
-        for record in records:
-            if record.state is not LocalState.INPUT_REQUIRED:
-                continue
-            for item in await ctx.ledger.inputs(record.id):
-                if item.awaiting_answer and not await _ask(ctx, record, item, told):
-                    waiting_on_user.add(record.id)
+        # One task is looked at as soon as its interval allows; many are spread over their
+        # first interval (a burst would keep them bunched up ever after).
+        for record in await ctx.host.watch(list(latest), soon=len(records) == 1):
+            latest[record.id] = record
+        asking = [r for r in latest.values() if r.state is LocalState.INPUT_REQUIRED]
+        for view in await ctx.host.task_views(asking) if asking else []:
+            for item in view.open_questions:
+                if not await _ask(ctx, view.record, item, told, view.server_label):
+                    waiting_on_user.add(view.record.id)
 
         def settled(record: TaskRecord) -> bool:
             return (
@@ -275,10 +271,6 @@ async def _follow(
                 open_ids.add(event.record.id)
     finally:
         unsubscribe()
-        await driver.stop()
-        scheduler.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await scheduler
     return latest
 
 
@@ -295,12 +287,18 @@ def _worth_a_line(
 
 
 async def _ask(
-    ctx: CliContext, record: TaskRecord, item: TaskInput, told: set[tuple[str, str]] | None = None
+    ctx: CliContext,
+    record: TaskRecord,
+    item: TaskInput,
+    told: set[tuple[str, str]] | None = None,
+    server_label: str | None = None,
 ) -> bool:
     """Ask the person at the terminal (True), or say how to answer from elsewhere (False)."""
     message = item.params.get("message") or f"{item.method} request"
-    server = await ctx.catalog.get_server(record.server_id)
-    asker = f"{server.alias if server else 'the server'} ({record.tool})"
+    if server_label is None:
+        server = await ctx.host.server_by_id(record.server_id, removed_too=True)
+        server_label = server.alias if server else "the server"
+    asker = f"{server_label} ({record.tool})"
     if not ctx.interactive:
         if not ctx.as_json:
             ctx.say(
@@ -308,51 +306,50 @@ async def _ask(
                 f"  answer with: mooring tasks answer {record.id} {item.key} --value '{{...}}'"
             )
         return False
-    if item.method == SAMPLING_METHOD and server is not None:
+    if item.method == SAMPLING_METHOD:
         # The same approval as a plain call's sampling: shown whole, sent to a model only if
-        # approved, the reply reviewed; declined, the task hears "decline".
-        sampled = await ctx.host.inputs.sample(server, item.params, task_tool=record.tool)
-        answer = sampled if sampled is not None else decline()
+        # approved, the reply reviewed (on this terminal); declined, the task hears "decline".
+        settled = await ctx.host.sample_answer(record.id, item.key)
     else:
-        answer = await in_daemon_thread(_prompt, ctx, item, asker)
-    settled = await ctx.host.answer(record.id, item.key, answer)
+        answer = await in_daemon_thread(_prompt, ctx.terminal, item, asker)
+        settled = await ctx.host.answer(record.id, item.key, answer)
     if told is not None:
         told.add((record.id, item.key))  # said here; the settle event need not say it again
     ctx.say(f"{_short(record)}: answer {item.key!r}: {settled.detail}")
     return True
 
 
-def _prompt(ctx: CliContext, item: TaskInput, asker: str = "the server") -> dict[str, Any]:
+def _prompt(term: Terminal, item: TaskInput, asker: str = "the server") -> dict[str, Any]:
     """Read an answer on the terminal (runs in a worker thread).
 
     The question says who asks, inside which task; a sampling request is never passed to a
     model from here: the person types the result or cancels. A form is asked field by field
     (from the question's schema), each value checked as it is typed.
     """
-    ctx.say(f"\n{asker} asks: {item.params.get('message') or item.method}")
+    term.say(f"\n{asker} asks: {item.params.get('message') or item.method}")
     if item.method == SAMPLING_METHOD:
-        ctx.say(
+        term.say(
             "The server wants a model to write a reply. Mooring does not call a model without "
             "your approval; type the result as a JSON object, or 'cancel':"
         )
-        line = ctx.stdin.readline().strip()
+        line = term.stdin.readline().strip()
         return cancel_reply() if line in ("", "cancel") else _json_object(line)
     if item.method != ELICITATION_METHOD:
-        ctx.say("Enter the result as a JSON object (or 'cancel'):")
-        line = ctx.stdin.readline().strip()
+        term.say("Enter the result as a JSON object (or 'cancel'):")
+        line = term.stdin.readline().strip()
         return cancel_reply() if line in ("", "cancel") else _json_object(line)
     try:
         fields = fields_of(item.params.get("requestedSchema"))
     except SchemaError as exc:
-        ctx.say(f"This question cannot be shown as a form ({exc}); it is declined.")
+        term.say(f"This question cannot be shown as a form ({exc}); it is declined.")
         return decline()
-    ctx.say("(type !decline or !cancel at any prompt)")
+    term.say("(type !decline or !cancel at any prompt)")
     content: dict[str, Any] = {}
     for spec in fields:
         hint = f" [{spec.hint}]" if spec.hint else ""
         while True:
-            ctx.terminal.write(f"{spec.title}{hint}: ")
-            raw = ctx.stdin.readline()
+            term.write(f"{spec.title}{hint}: ")
+            raw = term.stdin.readline()
             if not raw:
                 return cancel_reply()
             raw = raw.strip()
@@ -364,14 +361,14 @@ def _prompt(ctx: CliContext, item: TaskInput, asker: str = "the server") -> dict
                 if spec.default is not None:
                     content[spec.name] = spec.default
                 elif spec.required:
-                    ctx.say(f"  {spec.title} is required.")
+                    term.say(f"  {spec.title} is required.")
                     continue
                 break
             try:
                 value = parse_text(spec, raw)
                 validate([spec], {spec.name: value})
             except InvalidAnswer as exc:
-                ctx.say(f"  {exc}")
+                term.say(f"  {exc}")
                 continue
             content[spec.name] = value
             break
@@ -393,22 +390,19 @@ def _json_object(text: str, option: str = "the answer") -> dict[str, Any]:
 
 async def list_tasks(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """List task records, newest first."""
-    if args.active:
-        records = await ctx.ledger.unfinished()
-    else:
-        records = await ctx.ledger.list_records(limit=args.limit)
+    views = await ctx.host.tasks(active=args.active, limit=None if args.active else args.limit)
     if ctx.as_json:
-        ctx.say(json.dumps(await records_json(ctx, records), indent=2))
+        ctx.say(json.dumps([view_json(view) for view in views], indent=2))
         return ExitCode.OK
-    if not records:
+    if not views:
         ctx.say(no_tasks(active=args.active))
     removed: dict[str, str | None] = {}  # views name live servers; a removed one's tasks too
-    for view in await ctx.host.task_views(records):  # results read together, not per row
+    for view in views:  # results read together, not per row
         alias = view.server_alias
         server_id = view.record.server_id
         if alias is None:
             if server_id not in removed:
-                server = await ctx.catalog.get_server(server_id)
+                server = await ctx.host.server_by_id(server_id, removed_too=True)
                 removed[server_id] = server.alias if server else None
             alias = removed[server_id]
         ctx.say(list_line(view.record, alias, view_state_line(view)))
@@ -420,7 +414,7 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     record = await _find(ctx, args.id)
     shown = await record_json(ctx, record)
     which = getattr(args, "resource", None)
-    read = await read_linked(ctx, record, shown["result"], which) if which else []
+    read = await ctx.host.read_resources(record.id, which) if which else []
     if ctx.as_json:
         if which:
             shown["resources"] = read
@@ -457,83 +451,24 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 async def watch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Follow tasks (default: every active one) to their ends.
 
-    One process per data folder polls: if another holds the poller lock (the window, another
-    watcher), this one follows what it writes to the database, and polls itself only once the
-    other is gone. ``--notify`` tells the user privately when a task ends or needs them, from
-    the polling process only (so no notification is shown twice).
+    The data folder's engine follows them (it is the one process that polls their servers);
+    this command shows what it stores. ``--notify`` waits for answers given elsewhere (the
+    window, another command) instead of ending when a task needs one; the engine tells the
+    user privately when a task ends or needs them (on this terminal when the desktop cannot).
     """
     if args.ids:
         records = [await _find(ctx, key) for key in args.ids]
     else:
-        records = [r for r in await ctx.ledger.unfinished() if r.is_monitored]
+        records = [v.record for v in await ctx.host.tasks(active=True) if v.record.is_monitored]
     if not records:
         ctx.say("No active tasks to watch.")
         return ExitCode.OK
     for r in records:
         if not ctx.as_json:
             ctx.say(f"{_short(r)}: {await state_line(ctx, r)}")
-    notifier = ctx.notifier if args.notify else None
-    lock = ctx.poller_lock
-    driver: Driver = ctx.monitor
-    if lock is not None and ctx.follower is not None and not lock.try_acquire():
-        ctx.warn(
-            f"mooring: {lock.holder() or 'another Mooring process'} is polling these tasks; "
-            "following its results from the database."
-        )
-        driver = ctx.follower
-
-        def took_over() -> None:
-            if not ctx.as_json:
-                ctx.warn("mooring: the other process stopped; polling these tasks now")
-            if notifier is not None:
-                notifier.start()
-
-        ctx.follower.on_takeover = took_over
-    else:
-        if lock is not None and not ctx.as_json:
-            ctx.warn(f"mooring: polling {len(records)} task(s) for this data folder")
-        if notifier is not None:
-            notifier.start()
-    delivering = asyncio.create_task(notifier.run()) if notifier is not None else None
-    adopting = (
-        asyncio.create_task(_adopt_while_polling(ctx, {r.id for r in records}))
-        if lock is not None
-        else None
-    )
-    try:
-        finals = await follow(
-            ctx,
-            records,
-            give_up_after=args.timeout,
-            driver=driver,
-            wait_for_answers=args.notify,
-        )
-    finally:
-        if adopting is not None:
-            adopting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await adopting
-        if notifier is not None:
-            await notifier.aclose(delivering)
-        if lock is not None:
-            lock.release()
+    finals = await follow(ctx, records, give_up_after=args.timeout, wait_for_answers=args.notify)
     codes = await _final_outputs(ctx, [finals[r.id] for r in records])
     return next((c for c in codes if c is not ExitCode.OK), ExitCode.OK)
-
-
-async def _adopt_while_polling(ctx: CliContext, known: set[str]) -> None:
-    """While this process holds the poller lock, poll tasks other processes start too."""
-    adopter = Adopter(
-        ledger=ctx.ledger,
-        catalog=ctx.catalog,
-        accounts=ctx.accounts,
-        monitor=ctx.monitor,
-        known=known,
-    )
-    while True:
-        if ctx.poller_lock is not None and ctx.poller_lock.held:
-            await adopter.adopt()
-        await asyncio.sleep(ADOPT_EVERY.total_seconds())
 
 
 async def cancel(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
@@ -557,22 +492,24 @@ async def cancel(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         ctx.say(f"{_short(record)}: cancel requested; waiting for the server's answer")
     if not args.no_wait and not record.is_terminal:
         record = (await follow(ctx, [record], give_up_after=args.timeout))[record.id]
-    delivered = ctx.monitor.cancel_delivered(record.id) or record.is_terminal
+    delivered = cancelled.delivered or await ctx.host.cancel_delivered(record.id)
     if ctx.as_json:
         ctx.say(
             json.dumps({**await record_json(ctx, record), "cancel_delivered": delivered}, indent=2)
         )
     else:
         ctx.say(f"{_short(record)}: {cancel_outcome(record, delivered=delivered)}")
-    return ExitCode.OK if delivered else ExitCode.WAITING
+    return ExitCode.OK if delivered or record.is_terminal else ExitCode.WAITING
 
 
 def cancel_outcome(record: TaskRecord, *, delivered: bool) -> str:
     """What became of a cancel request, in words."""
     if record.state is LocalState.CANCELLED:
         return "cancelled."
-    if record.is_terminal:
+    if record.is_terminal and delivered:
         return f"the cancel arrived too late: {summary(record)}"
+    if record.is_terminal:
+        return f"the task ended before the cancel reached the server: {summary(record)}"
     if not delivered:
         return (
             "the cancel request is saved but could not be delivered yet; Mooring sends it "
@@ -586,8 +523,9 @@ def cancel_outcome(record: TaskRecord, *, delivered: bool) -> str:
 
 async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Answer an input request of a task (the answer is saved before it is sent)."""
-    record = await _find(ctx, args.id)
-    open_inputs = [i for i in await ctx.ledger.inputs(record.id) if i.awaiting_answer]
+    view = await ctx.host.task_view(await _find(ctx, args.id))
+    record = view.record
+    open_inputs = [i for i in view.inputs if i.awaiting_answer]
     if args.key:
         matches = [i for i in open_inputs if i.key == args.key]
         if not matches:
@@ -607,11 +545,11 @@ async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         reply = cancel_reply()
     elif args.value is not None:
         value = _json_object(args.value, option="--value")
-        reply = accept(value) if ctx.host.is_form(item) else value
+        reply = accept(value) if item.method == ELICITATION_METHOD else value
     elif ctx.interactive:
-        server = await ctx.catalog.get_server(record.server_id)
-        asker = f"{server.alias if server else 'the server'} ({record.tool})"
-        reply = await in_daemon_thread(_prompt, ctx, item, asker)
+        reply = await in_daemon_thread(
+            _prompt, ctx.terminal, item, f"{view.server_label} ({record.tool})"
+        )
     else:
         raise KnownError(
             "No answer given and no terminal to ask on.",
@@ -707,7 +645,7 @@ async def retry(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def list_issues(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Problems that need the user, kept until resolved."""
-    issues = await ctx.issues.open_issues()
+    issues = [view.issue for view in await ctx.host.open_issues()]
     if ctx.as_json:
         ctx.say(
             json.dumps(

@@ -113,6 +113,14 @@ class ReplyDidStream:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnDidStart:
+    """A model turn began in a conversation (a reply is being written until its
+    :class:`TurnDidEnd`)."""
+
+    conversation_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class TurnDidEnd:
     """A model turn is over: its messages are stored. ``error`` says in words why it ended
     early (``None`` when it ended normally); ``started_tasks`` are operation ids of background
@@ -131,6 +139,25 @@ class ServersDidChange:
     server_ids: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class EngineDidStop:
+    """The engine stopped on its own for a reason the user must hear (its database file was
+    deleted or replaced); ``saved_to`` is where what it held was copied, if anywhere."""
+
+    reason: str
+    saved_to: str | None = None
+
+
+def stopped_words(event: EngineDidStop) -> str:
+    """Why the engine stopped, and where what it held went, for people."""
+    saved = (
+        f" What it held is saved in {event.saved_to}."
+        if event.saved_to
+        else " What it held could not be saved."
+    )
+    return f"Mooring's engine stopped: {event.reason}.{saved}"
+
+
 Event = (
     TaskDidChange
     | AnswerDidSettle
@@ -142,8 +169,10 @@ Event = (
     | CatalogueDidChange
     | MessageDidAppend
     | ReplyDidStream
+    | TurnDidStart
     | TurnDidEnd
     | ServersDidChange
+    | EngineDidStop
 )
 Listener = Callable[[Event], None]
 E = TypeVar("E", bound=Event)

@@ -336,3 +336,12 @@ def prefs_from(*, when: str, show_names: bool, muted: Collection[str] = ()) -> N
     except ValueError:
         chosen = WhenToNotify.WHEN_INACTIVE
     return NotifyPrefs(when=chosen, show_names=show_names, muted=frozenset(muted))
+
+
+def consent_changes(allowed: bool) -> dict[str, object]:
+    """The settings that remember the answer to "may Mooring notify?" (``never`` for "not
+    now")."""
+    changes: dict[str, object] = {"notifications.asked": True}
+    if not allowed:
+        changes["notifications.when"] = "never"
+    return changes

@@ -115,9 +115,6 @@ class TaskLedger(Protocol):
         ...
 
     async def unfinished(self) -> list[TaskRecord]: ...
-    async def unfinished_ids(self) -> set[str]:
-        """The ids of :meth:`unfinished` alone: a cheap look for tasks not seen yet."""
-        ...
 
     async def list_records(
         self, *, states: Sequence[LocalState] | None = None, limit: int | None = None
@@ -368,6 +365,13 @@ class Gateway(Protocol):
         as it starts: not at every use.)"""
         ...
 
+    async def disconnect(
+        self, server_id: str, profile_id: str | None = None, *, every_account: bool = False
+    ) -> None:
+        """End one account's connection now (a stdio server stopped, an HTTP session ended),
+        or with ``every_account`` all of the server's; no-op when there is none."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -472,23 +476,4 @@ class NoticeSink(Protocol):
     async def show(self, notice: Notice) -> str:
         """Deliver ``notice``, replacing an earlier one with the same key; returns the name of
         the link that delivered it."""
-        ...
-
-
-class PollerLock(Protocol):
-    """One poller per data folder: the process holding the lock polls servers; the others
-    follow what it writes to the database."""
-
-    def try_acquire(self) -> bool:
-        """Take the lock if it is free (never waits); ``True`` if this process holds it."""
-        ...
-
-    @property
-    def held(self) -> bool:
-        """Whether this process holds the lock."""
-        ...
-
-    def release(self) -> None: ...
-    def holder(self) -> str | None:
-        """Who holds it (host, pid), or ``None`` if nobody does."""
         ...

@@ -60,3 +60,32 @@ def resource_links(result: dict[str, Any] | None) -> list[ResourceLink]:
                 )
             )
     return links
+
+
+ALL_RESOURCES = "*"
+"""Asks for every resource a result links to."""
+
+ResourceView = dict[str, Any]
+"""A read resource as the faces show it (and ``tasks show --json`` prints it): ``uri``,
+``name``, ``error`` (``None`` when read) and ``contents`` (``uri``, ``mime_type``, ``text``,
+``blob_bytes`` each)."""
+
+
+def resource_view(link: ResourceLink, outcome: ResourceOutcome) -> ResourceView:
+    """What reading ``link`` gave, as plain data."""
+    if not isinstance(outcome, ResourceRead):
+        return {"uri": link.uri, "name": link.name, "error": outcome.reason, "contents": []}
+    return {
+        "uri": link.uri,
+        "name": link.name,
+        "error": None,
+        "contents": [
+            {
+                "uri": part.uri,
+                "mime_type": part.mime_type,
+                "text": part.text,
+                "blob_bytes": part.blob_bytes,
+            }
+            for part in outcome.contents
+        ],
+    }

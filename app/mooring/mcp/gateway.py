@@ -203,12 +203,21 @@ class McpGateway:
         definition, so an edit of one alone leaves the definition as it was)."""
         self._secrets_changed.update(key for key in self._connections if key[0] == server_id)
 
-    async def disconnect(self, server_id: str, profile_id: str | None = None) -> None:
-        """Stop and forget one connection (no-op when there is none)."""
-        self._defined.pop((server_id, profile_id), None)
-        connection = self._connections.pop((server_id, profile_id), None)
-        if connection is not None:
-            await self._stop(connection)
+    async def disconnect(
+        self, server_id: str, profile_id: str | None = None, *, every_account: bool = False
+    ) -> None:
+        """Stop and forget one connection, or with ``every_account`` each of the server's
+        (no-op when there is none)."""
+        keys = (
+            [key for key in self._connections if key[0] == server_id]
+            if every_account
+            else [(server_id, profile_id)]
+        )
+        for key in keys:
+            self._defined.pop(key, None)
+            connection = self._connections.pop(key, None)
+            if connection is not None:
+                await self._stop(connection)
 
     async def _stop(self, connection: McpConnection) -> None:
         # Stopping a stdio server may take the SDK's grace period and escalation (seconds): a

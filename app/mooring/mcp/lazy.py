@@ -125,6 +125,12 @@ class LazyGateway:
     def statuses(self) -> list[ConnectionStatus]:
         return self._real.statuses() if self._real is not None else []
 
+    async def disconnect(
+        self, server_id: str, profile_id: str | None = None, *, every_account: bool = False
+    ) -> None:
+        if self._real is not None:  # nothing is connected before the real one exists
+            await self._real.disconnect(server_id, profile_id, every_account=every_account)
+
     def add_task_listener(self, listener: TaskListener) -> None:
         if self._real is not None:
             self._real.add_task_listener(listener)

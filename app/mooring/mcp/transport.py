@@ -118,7 +118,7 @@ class SdkTransports:
 
         http = await anyio.to_thread.run_sync(build)
         await stack.enter_async_context(http)
-        return streamable_http_client(server.url, http_client=http, terminate_on_close=False)
+        return streamable_http_client(server.url, http_client=http, terminate_on_close=True)
 
 
 _tls_lock = threading.Lock()

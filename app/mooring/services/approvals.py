@@ -9,13 +9,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from mooring.core.approval.policy import Allow, Deny, Guards, decide
 from mooring.core.approval.request import (
-    ApprovalAnswer,
     ApprovalOutcome,
     ApprovalRequest,
     PreviewResult,
@@ -23,6 +22,7 @@ from mooring.core.approval.request import (
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule, Decision, Scope
 from mooring.core.clock import Clock
 from mooring.core.events import ApprovalDidEnd, ApprovalRequested, EventBus
+from mooring.core.faces import AskUser as AskUser
 from mooring.core.ids import argument_digest, new_id
 from mooring.core.ports import RuleBook
 from mooring.core.servers import ServerDefinition
@@ -32,7 +32,6 @@ log = logging.getLogger("mooring.approvals")
 
 WITHDRAWN_BY_CANCEL = "The question was withdrawn (interrupted)."
 
-AskUser = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
 Preview = Callable[[dict[str, Any]], PreviewResult]
 
 PREVIEW_DEADLINE_S = 2.0
@@ -77,6 +76,10 @@ class ApprovalBroker:
         self._clock = clock
         self._guards_for = guards_for
         self.ask = ask
+        """The question's prompt (the face's); see also :attr:`ask_for`."""
+        self.ask_for: Callable[[], AskUser | None] | None = None
+        """The prompt of whoever the call is for, looked up at each question (the engine's
+        faces); ``None``: always :attr:`ask`."""
         self._preview = preview
         self._actor = actor
         self._events = events
@@ -155,7 +158,8 @@ class ApprovalBroker:
         conversation_id: str | None,
         tool_round_id: str | None = None,
     ) -> tuple[Review, str]:
-        if self.ask is None:
+        ask = self.ask_for() if self.ask_for is not None else self.ask
+        if ask is None:
             return (
                 Review(
                     False, ApprovalOutcome.ABORTED, f"Approval needed ({reason}); no one to ask."
@@ -177,7 +181,7 @@ class ApprovalBroker:
             conversation_id=conversation_id,
             tool_round_id=tool_round_id,
         )
-        review, actor = await self._put(request, server)
+        review, actor = await self._put(request, server, ask)
         if self._events is not None:
             self._events.emit(ApprovalDidEnd(request.id, review.outcome, review.reason))
         return review, actor
@@ -192,15 +196,16 @@ class ApprovalBroker:
         except TimeoutError:
             return PreviewResult(["(looking at the files took too long; not shown)"])
 
-    async def _put(self, request: ApprovalRequest, server: ServerDefinition) -> tuple[Review, str]:
+    async def _put(
+        self, request: ApprovalRequest, server: ServerDefinition, ask: AskUser
+    ) -> tuple[Review, str]:
         """Ask the user ``request`` and turn the answer into a review (remembering a rule)."""
-        assert self.ask is not None
         conversation_id = request.conversation_id
         tool = request.tool
         if self._events is not None:
             self._events.emit(ApprovalRequested(request))
         try:
-            answer = await self.ask(request)
+            answer = await ask(request)
         except EOFError:
             return Review(False, ApprovalOutcome.ABORTED, "The question was withdrawn."), "program"
         except asyncio.CancelledError:

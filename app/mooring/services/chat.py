@@ -63,6 +63,7 @@ from mooring.core.events import (
     ReplyDidStream,
     TaskDidChange,
     TurnDidEnd,
+    TurnDidStart,
 )
 from mooring.core.ids import is_whole_id, new_id
 from mooring.core.ports import ConversationBook, ServerCatalog, TaskLedger
@@ -264,6 +265,11 @@ class ChatService:
         self._retired.clear()
         for client in clients:
             await _close(client.provider)
+
+    @property
+    def working(self) -> bool:
+        """Whether a turn or a follow-up is running in any conversation."""
+        return bool(self._active) or bool(self._background)
 
     async def idle(self) -> list[TurnResult]:
         """Wait until follow-ups (and the turns they started) are done; returns those turns."""
@@ -520,7 +526,7 @@ class ChatService:
         async with self._lock(conversation_id):
             return await self._catch_up(conversation_id)
 
-    def stop(self, conversation_id: str) -> bool:
+    async def stop(self, conversation_id: str) -> bool:
         """Stop the running turn: a streaming reply keeps its text, marked interrupted; calls
         not yet made are not made. Whether a turn was running."""
         turn = self._active.get(conversation_id)
@@ -577,6 +583,7 @@ class ChatService:
     ) -> TurnResult:
         turn = _ActiveTurn()
         self._active[conversation.id] = turn
+        self._events.emit(TurnDidStart(conversation.id))
         rounds: list[str] = []
         started: list[str] = []
         reply = ""

@@ -14,18 +14,16 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 from mooring.core.approval.policy import Guards
 from mooring.core.chat import ProviderConfig, ProviderFactory
 from mooring.core.clock import Clock
-from mooring.core.conversation import ToolRound
-from mooring.core.elicitation import ELICITATION_METHOD, SchemaError, check_reply
+from mooring.core.elicitation import SchemaError, check_reply, decline
 from mooring.core.errors import KnownError, NotFound
 from mooring.core.events import AnswerDidSettle, ConnectionDidChange, EventBus, ServersDidChange
 from mooring.core.ids import new_id, short_id
-from mooring.core.issues import Issue, IssueAction, actions_for
+from mooring.core.issues import Issue, actions_for
 from mooring.core.ports import (
     AccountBook,
     AccountSignIn,
@@ -41,14 +39,24 @@ from mooring.core.ports import (
     ServerCatalog,
     TaskLedger,
 )
+from mooring.core.resources import ALL_RESOURCES, ResourceView, resource_links, resource_view
 from mooring.core.server_import import ConfigPreview, ImportEntry
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
-from mooring.core.tasks.inputs import TaskInput
+from mooring.core.tasks.inputs import TaskInput, is_form
 from mooring.core.tasks.polling import PollPolicy
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
-from mooring.core.tasks.words import StateWords, state_words
+from mooring.core.tasks.words import state_words
 from mooring.core.tools import ToolInfo
+from mooring.core.views import SHOWN_MATCHES as SHOWN_MATCHES
+from mooring.core.views import AccountView as AccountView
+from mooring.core.views import AmbiguousId as AmbiguousId
+from mooring.core.views import Cancelled as Cancelled
+from mooring.core.views import CancelResult as CancelResult
+from mooring.core.views import IssueView as IssueView
+from mooring.core.views import ServerSpec as ServerSpec
+from mooring.core.views import ServerView as ServerView
+from mooring.core.views import TaskView as TaskView
 from mooring.services.approvals import ApprovalBroker, AskUser, Preview
 from mooring.services.catalogue import ToolCatalogue
 from mooring.services.chat import ChatService, ProviderResolver
@@ -58,7 +66,6 @@ from mooring.services.reconciler import Reconciler, ReconcileReport, UnknownOutc
 from mooring.services.sampling import InputBroker
 from mooring.services.server_setup import ENV_SCOPE as ENV_SCOPE
 from mooring.services.server_setup import HEADER_SCOPE as HEADER_SCOPE
-from mooring.services.server_setup import AccountView as AccountView
 from mooring.services.server_setup import ImportOutcome as ImportOutcome
 from mooring.services.server_setup import (
     ServerSetup,
@@ -71,9 +78,6 @@ from mooring.services.tool_runner import ToolRunner
 
 log = logging.getLogger("mooring.host")
 
-SHOWN_MATCHES = 10
-"""How many records an ambiguous id lists."""
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HostConfig:
@@ -85,120 +89,6 @@ class HostConfig:
     capture_content: bool = False
     demo_server: tuple[str, tuple[str, ...]] | None = None
     """How to start the bundled demo server (command, args), or ``None`` not to configure it."""
-
-
-@dataclass(frozen=True, slots=True)
-class TaskView:
-    """One task as every face shows it: the record, where it runs, what it asks, in words."""
-
-    record: TaskRecord
-    server_alias: str | None
-    """``None`` when the server is gone from the catalogue."""
-    tool_round: ToolRound | None
-    inputs: tuple[TaskInput, ...]
-    words: StateWords
-
-    @property
-    def id(self) -> str:
-        return self.record.id
-
-    @property
-    def short_id(self) -> str:
-        return short_id(self.record.id)
-
-    @property
-    def server_label(self) -> str:
-        return self.server_alias or "(removed server)"
-
-    @property
-    def result(self) -> dict[str, Any] | None:
-        return self.tool_round.result if self.tool_round else None
-
-    @property
-    def error(self) -> dict[str, Any] | None:
-        return self.tool_round.error if self.tool_round else None
-
-    @property
-    def open_questions(self) -> tuple[TaskInput, ...]:
-        """Input requests the user has not answered (only while the task asks)."""
-        if self.record.state is not LocalState.INPUT_REQUIRED:
-            return ()
-        return tuple(i for i in self.inputs if i.awaiting_answer)
-
-
-@dataclass(frozen=True, slots=True)
-class ServerView:
-    """A configured server with its connection's current state."""
-
-    server: ServerDefinition
-    connection: ConnectionStatus | None
-    """``None`` when Mooring has not talked to it in this process."""
-
-    @property
-    def state_words(self) -> str:
-        if not self.server.enabled:
-            return "disabled"
-        if self.connection is None:
-            return "not connected"
-        reason = f": {self.connection.reason}" if self.connection.reason else ""
-        return f"{self.connection.state.value}{reason}"
-
-
-@dataclass(frozen=True, slots=True)
-class IssueView:
-    """A persistent issue with the actions it offers."""
-
-    issue: Issue
-    actions: tuple[IssueAction, ...]
-
-
-class CancelResult(StrEnum):
-    """What asking to cancel a task did."""
-
-    REQUESTED = "requested"
-    """The request is stored and was (or will be) sent; the server decides the outcome."""
-    ALREADY_OVER = "already_over"
-    """The task had ended already; nothing was sent."""
-
-
-@dataclass(frozen=True, slots=True)
-class Cancelled:
-    """The outcome of :meth:`Host.cancel`."""
-
-    result: CancelResult
-    record: TaskRecord
-
-
-class AmbiguousId(KnownError):
-    """A typed prefix that matches several records."""
-
-    def __init__(self, prefix: str, matches: Sequence[TaskRecord]) -> None:
-        listed = ", ".join(short_id(m.id) for m in matches[:10])
-        super().__init__(
-            f"{prefix!r} matches several tasks: {listed}.",
-            hint="Type more of the id.",
-            code="ambiguous",
-        )
-        self.prefix = prefix
-        self.matches = tuple(matches)
-        """The records it could mean, newest first (at most :data:`SHOWN_MATCHES` + 1)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ServerSpec:
-    """What the user gives to add (or edit) a server; header and environment values are
-    secrets (the keyring keeps them; when editing, an empty value keeps the stored one)."""
-
-    alias: str
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    trusted: bool = False
-    allowed_tools: tuple[str, ...] | None = None
-    hidden_tools: tuple[str, ...] = ()
 
 
 class Host:
@@ -474,6 +364,53 @@ class Host:
             raise KnownError(f"No server called {alias!r}.", code="not_found")
         return server
 
+    async def record(self, record_id: str) -> TaskRecord | None:
+        """One record as stored now (``None``: no such record)."""
+        return await self.ledger.get(record_id)
+
+    async def records(self, record_ids: Sequence[str]) -> list[TaskRecord | None]:
+        """Records as stored now, in the order asked (read together)."""
+        return list(await asyncio.gather(*(self.ledger.get(i) for i in record_ids)))
+
+    async def find_server(self, alias: str) -> ServerDefinition | None:
+        """The configured server called ``alias`` (``None``: there is none)."""
+        return await self.catalog.find_server(alias)
+
+    async def server_by_id(
+        self, server_id: str, *, removed_too: bool = False
+    ) -> ServerDefinition | None:
+        """A server by its id; a removed one only with ``removed_too`` (its tasks' history
+        still names it)."""
+        server = await self.catalog.get_server(server_id)
+        if server is None or (not removed_too and await self.catalog.is_removed(server_id)):
+            return None
+        return server
+
+    async def list_servers(self) -> list[ServerDefinition]:
+        """The configured servers (without their connections' state; see :meth:`servers`)."""
+        return await self.catalog.list_servers()
+
+    async def server_tools(
+        self, server: ServerDefinition, *, refresh: bool = False
+    ) -> list[ToolInfo] | None:
+        """A server's tools from the catalogue, read again with ``refresh`` (``None``: it
+        cannot be reached now)."""
+        return await self.tools.tools(server, refresh=refresh)
+
+    async def connection_status(
+        self, server: ServerDefinition, profile_id: str | None = None
+    ) -> ConnectionStatus:
+        """The state of this host's connection to a server and account (connecting it)."""
+        return (await self.gateway.connect(server, profile_id)).status
+
+    async def secrets_durable(self) -> tuple[bool, str]:
+        """Whether secrets stored now outlive this process (the keyring's verdict), and why
+        not."""
+        status = getattr(self.secrets, "status", None)
+        return bool(getattr(status, "usable", self.secrets.durable)), str(
+            getattr(status, "detail", "")
+        )
+
     async def open_issues(self) -> list[IssueView]:
         """What needs the user, with what they can do about it."""
         return [IssueView(i, actions_for(i)) for i in await self.issue_board.open_issues()]
@@ -501,11 +438,71 @@ class Host:
             on_persisted=on_persisted,
         )
 
-    def stop_call(self, record_id: str) -> bool:
-        """Stop a plain call this process is waiting for: the server is told
+    async def stop_call(self, record_id: str) -> bool:
+        """Stop a plain call that is waiting for its server: the server is told
         (``notifications/cancelled``) and the round says "stopped by you". Tasks are cancelled
         with :meth:`cancel`. Whether such a call was running."""
         return self.runner.stop(record_id)
+
+    async def watch(self, record_ids: Sequence[str], *, soon: bool = False) -> list[TaskRecord]:
+        """Have the monitor follow these records to their ends (polled at once with
+        ``soon``, else spread over their first interval) and return each as stored now.
+
+        Subscribe to :attr:`events` *before* asking: every change after this read is told
+        there, every change before it is in what this returns. A record that is gone is left
+        out; one that ended is returned as it ended (nothing to follow).
+        """
+        self.start_monitoring()
+        records = [r for r in await self.records(record_ids) if r is not None]
+        for record in records:
+            if not record.is_terminal and record.is_monitored:
+                self.monitor.track(record, now=soon)
+        return records
+
+    async def cancel_delivered(self, record_id: str) -> bool:
+        """Whether the server has a cancel request of this task (it acknowledged one)."""
+        return self.monitor.cancel_delivered(record_id)
+
+    async def sample_answer(self, record_id: str, key: str) -> AnswerDidSettle:
+        """Answer a task's sampling question through the user's model, as a plain call's
+        sampling is: shown whole, sent only if approved, the reply reviewed (the asking
+        face's prompts); declined, the task hears "decline"."""
+        record = await self.ledger.get(record_id)
+        if record is None:
+            raise NotFound("task", record_id)
+        item = next((i for i in await self.ledger.inputs(record_id) if i.key == key), None)
+        server = await self.catalog.get_server(record.server_id)
+        if item is None or server is None:
+            raise KnownError(f"The task did not ask for {key!r}.", code="unknown_input")
+        sampled = await self.inputs.sample(server, item.params, task_tool=record.tool)
+        return await self.answer(record_id, key, sampled if sampled is not None else decline())
+
+    async def read_resources(self, record_id: str, which: str) -> list[ResourceView]:
+        """Read what a task's result links to (``which``: one URI, or ``*`` for all), through
+        the task's own server and account; only linked URIs are read."""
+        record = await self.ledger.get(record_id)
+        if record is None:
+            raise NotFound("task", record_id)
+        tool_round = await self.ledger.tool_round(record.tool_round_id or "")
+        links = resource_links(tool_round.result if tool_round else None)
+        if which != ALL_RESOURCES:
+            chosen = [link for link in links if link.uri == which]
+            if not chosen:
+                raise KnownError(
+                    f"The result of task {short_id(record.id)} links to no resource {which!r}.",
+                    hint="It links to: " + (", ".join(link.uri for link in links) or "nothing"),
+                    code="usage",
+                )
+            links = chosen
+        if not links:
+            raise KnownError(f"The result of task {short_id(record.id)} links to no resource.")
+        server = await self.server_by_id(record.server_id)
+        if server is None:
+            raise KnownError(
+                f"The server of task {short_id(record.id)} was removed; nothing can be read."
+            )
+        connection = await self.gateway.connect(server, record.credential_profile_id)
+        return [resource_view(link, await connection.read_resource(link.uri)) for link in links]
 
     async def answer(self, record_id: str, key: str, reply: Mapping[str, Any]) -> AnswerDidSettle:
         """Check the reply against the question, save it, then send it.
@@ -535,7 +532,7 @@ class Host:
     @staticmethod
     def is_form(item: TaskInput) -> bool:
         """Whether an input request is a form the user fills in (an elicitation)."""
-        return item.method == ELICITATION_METHOD
+        return is_form(item)
 
     async def cancel(self, record_id: str) -> Cancelled:
         """Ask the server to cancel a task; the server's answer decides the outcome."""
@@ -545,8 +542,10 @@ class Host:
         if record.is_terminal:
             return Cancelled(CancelResult.ALREADY_OVER, record)
         record = await self.monitor.cancel(record_id)
-        result = CancelResult.ALREADY_OVER if record.is_terminal else CancelResult.REQUESTED
-        return Cancelled(result, record)
+        delivered = self.monitor.cancel_delivered(record_id)
+        if record.is_terminal and not delivered:
+            return Cancelled(CancelResult.ALREADY_OVER, record)
+        return Cancelled(CancelResult.REQUESTED, record, delivered=delivered)
 
     async def abandon(self, record_id: str) -> TaskRecord:
         """Give up on a call whose outcome is unknown (nothing is sent)."""
@@ -673,8 +672,25 @@ class Host:
         await self.catalog.remove_server(server.id)
         self.setup.forget_secrets(server.id, server.headers, server.env)
         self.tools.forget(server.id)
+        await self._orphan_tasks(server, None)
         self.events.emit(ServersDidChange((server.id,)))
         return server
+
+    async def _orphan_tasks(self, server: ServerDefinition, profile_id: str | None) -> None:
+        """After a server (``profile_id`` ``None``) or one of its accounts was removed: its
+        running tasks are no longer followed (an issue says so at once) and its connection
+        ends. Their records stay as they were."""
+        records = [
+            r
+            for r in await self.ledger.unfinished()
+            if r.server_id == server.id
+            and r.task_id is not None
+            and (profile_id is None or r.credential_profile_id == profile_id)
+        ]
+        for record in records:
+            self.monitor.untrack(record.id)
+        await self.reconciler.orphan(records, server.alias, account_gone=profile_id is not None)
+        await self.gateway.disconnect(server.id, profile_id, every_account=profile_id is None)
 
     # -- setting servers up (the Servers panel, the welcome, `mooring servers|accounts`) --------
 
@@ -753,7 +769,11 @@ class Host:
 
     async def remove_account(self, alias: str, label: str) -> None:
         """Remove an account and its tokens; its unfinished tasks become issues."""
-        await self.setup.remove_account(await self.server(alias), label)
+        server = await self.server(alias)
+        profile_id = await self.setup.profile_id(server, label)
+        await self.setup.remove_account(server, label)
+        if profile_id is not None:
+            await self._orphan_tasks(server, profile_id)
 
     async def account_id(self, alias: str, label: str | None) -> str | None:
         """The profile id of a server's account (``None``: the default account)."""

@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from mooring.core.clock import Clock
@@ -31,6 +33,18 @@ from mooring.core.notifications import (
 from mooring.core.ports import NoticeSink, ServerCatalog
 
 log = logging.getLogger("mooring.notify")
+
+HELD_MAX = 8
+"""How many notices are kept while nobody could be asked whether to notify (the newest)."""
+
+
+@dataclass(slots=True)
+class _Deliver:
+    """Asked of :meth:`Notifier.run` in turn with the events: deliver what is held now."""
+
+    done: asyncio.Future[None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
 
 
 class Notifier:
@@ -60,15 +74,18 @@ class Notifier:
         self.window_active = window_active
         """Whether Mooring's window is the active one (the UI replaces this)."""
         self._merger = Merger(merge_window)
-        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()  # None: close
+        self._queue: asyncio.Queue[Event | _Deliver | None] = asyncio.Queue()  # None: close
+        self._held: deque[Notice] = deque(maxlen=HELD_MAX)
         self._asking = False
         self._unsubscribe: Callable[[], None] | None = None
         self._signed_out: set[tuple[str, str | None]] = set()
         self.shown: list[tuple[Notice, str]] = []
         """Every notice delivered, with the link that delivered it (newest last)."""
-        self.consent: Callable[[], Awaitable[bool]] | None = None
-        """Asked once, before the first notice is delivered (the window's first-time
-        question); ``False`` drops that notice (the answer is remembered by the asker)."""
+        self.consent: Callable[[], Awaitable[bool | None]] | None = None
+        """Asked before the first notice is delivered (the window's first-time question):
+        ``True`` delivers it and every later one, ``False`` drops it (the answer is remembered
+        by the asker); ``None`` (nobody could be asked) holds it back (the newest
+        :data:`HELD_MAX`, see :meth:`deliver_held`) and asks again next time."""
 
     @property
     def listening(self) -> bool:
@@ -99,7 +116,30 @@ class Notifier:
                 continue
             if event is None:
                 return
+            if isinstance(event, _Deliver):
+                try:
+                    await self._deliver_held()
+                finally:
+                    if not event.done.done():
+                        event.done.set_result(None)
+                continue
             await self.handle(event)
+
+    async def deliver_held(self) -> None:
+        """Deliver now, in turn with the events :meth:`run` is delivering, every notice held
+        back because nobody could be asked (a face that takes notices has come: ``tasks
+        watch --notify``) and the merged notice a burst still holds (that face is about to
+        go). Returns once they are delivered (or held back again)."""
+        ask = _Deliver()
+        self._queue.put_nowait(ask)
+        await ask.done
+
+    async def _deliver_held(self) -> None:
+        held = list(self._held)  # what is held back again (nobody to ask yet) waits anew
+        self._held.clear()
+        for notice in held:
+            await self._show(notice)
+        await self.tick(force=True)
 
     async def aclose(self, running: asyncio.Future[None] | None = None) -> None:
         """Stop listening, deliver every event received and every held notice now. Pass the
@@ -115,7 +155,9 @@ class Notifier:
             await running
         while not self._queue.empty():
             event = self._queue.get_nowait()
-            if event is not None:
+            if isinstance(event, _Deliver):
+                event.done.set_result(None)
+            elif event is not None:
                 await self.handle(event)
         await self.tick(force=True)
 
@@ -149,6 +191,11 @@ class Notifier:
                 allowed = await ask()
             finally:
                 self._asking = False
+            if allowed is None:
+                self.consent = ask
+                self._held.append(notice)
+                log.info("a notice is held back: nobody could be asked whether to notify yet")
+                return
             if not allowed:
                 log.info("notifications declined by the user")
                 return

@@ -10,7 +10,7 @@ declaration before it is stored; nothing here raises for what the user typed exc
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -368,9 +368,14 @@ class SettingsEditor:
     """Change declared settings: in this process at once, and in the settings file (read
     again first, so a change made meanwhile with ``mooring settings`` is kept)."""
 
-    def __init__(self, path: Path, live: Settings) -> None:
+    def __init__(
+        self, path: Path, live: Settings, *, then: Callable[[], Awaitable[object]] | None = None
+    ) -> None:
         self.path = path
         self._live = live
+        self._then = then
+        """Called once a change is stored (the window tells the engine to read the file
+        again)."""
 
     def get(self, key: str) -> Any:
         """The current value of a declared setting."""
@@ -393,3 +398,5 @@ class SettingsEditor:
         except OSError as exc:
             raise KnownError(f"Could not save the settings file: {exc.strerror or exc}.") from exc
         self._live.set(key, value)
+        if self._then is not None:
+            await self._then()

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from mooring.core.approval.request import ApprovalOutcome
 from mooring.core.approval.rules import ApprovalAuditEntry
 from mooring.core.clock import Clock
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, RecordChanged
 from mooring.core.events import EventBus
 from mooring.core.ids import new_id
 from mooring.core.issues import IssueKind
@@ -95,6 +95,7 @@ class Reconciler:
         self._owner = owner
         self._owner_alive = owner_alive
         self._accounts = accounts
+        self._running: asyncio.Future[ReconcileReport] | None = None
         self._ledger = ledger
         self._catalog = catalog
         self._issues = issues
@@ -105,7 +106,23 @@ class Reconciler:
         self._clock = clock
 
     async def run(self) -> ReconcileReport:
-        """Reconcile every unfinished record; returns what happened."""
+        """Reconcile every unfinished record; returns what happened.
+
+        One pass at a time: asked while a pass runs (a ``reconcile`` command reaching an engine
+        that is reconciling at launch), this waits for that pass and returns its report; two
+        passes over the same records would only refuse each other's writes.
+        """
+        if self._running is not None:
+            return await asyncio.shield(self._running)
+        # Shielded: a caller that stops waiting (a face gone) does not cut the pass short.
+        self._running = asyncio.get_running_loop().create_task(self._pass(), name="reconcile")
+        self._running.add_done_callback(self._pass_ended)
+        return await asyncio.shield(self._running)
+
+    def _pass_ended(self, _done: asyncio.Task[ReconcileReport]) -> None:
+        self._running = None
+
+    async def _pass(self) -> ReconcileReport:
         report = ReconcileReport()
         groups: dict[tuple[str, str | None], list[TaskRecord]] = defaultdict(list)
         for record in await self._ledger.unfinished():
@@ -114,10 +131,11 @@ class Reconciler:
                 record.state in (LocalState.AWAITING_APPROVAL, LocalState.CREATING)
                 and record.task_id is None
                 and record.owner is not None
-                and record.owner != self._owner
-                and self._owner_alive(record.owner)
+                and (record.owner == self._owner or self._owner_alive(record.owner))
             ):
-                report.in_progress.append(record)  # another live process is on it
+                # Being asked or sent right now: by this engine (a pass run while it works)
+                # or by another live process. Only a dead owner's is reconciled.
+                report.in_progress.append(record)
                 continue
             match record.state:
                 case LocalState.AWAITING_APPROVAL:
@@ -177,21 +195,8 @@ class Reconciler:
         )
         if server is None or removed or account_gone:
             name = server.alias if server else server_id
-            why = (
-                "its account was removed"
-                if account_gone and not removed
-                else ("its server was removed")
-            )
-            for record in records:
-                await self._raise(
-                    IssueKind.ORPHANED_TASK,
-                    record.id,
-                    f"{record.tool} on {name}: {why}",
-                    "Mooring cannot ask about this task any more (it is never asked "
-                    "about with another account's credentials). Add the server or account "
-                    "again to resume watching it, or dismiss this.",
-                )
-                report.orphaned.append(record)
+            await self.orphan(records, name, account_gone=account_gone and not removed)
+            report.orphaned.extend(records)
             return
         connection = await self._gateway.connect(server, profile_id)
         status = await connection.settled()
@@ -245,6 +250,21 @@ class Reconciler:
                 self._monitor.track(done)
                 report.refreshed.append(done)
 
+    async def orphan(self, records: list[TaskRecord], name: str, *, account_gone: bool) -> None:
+        """Raise an issue for each task whose server (or, with ``account_gone``, account) was
+        removed: it is never asked about again, least of all with another account's
+        credentials. Its record stays as it was."""
+        why = "its account was removed" if account_gone else "its server was removed"
+        for record in records:
+            await self._raise(
+                IssueKind.ORPHANED_TASK,
+                record.id,
+                f"{record.tool} on {name}: {why}",
+                "Mooring cannot ask about this task any more (it is never asked about with "
+                "another account's credentials). Add the server or account again to resume "
+                "watching it, or dismiss this.",
+            )
+
     async def _raise(self, kind: IssueKind, subject: str, title: str, detail: str) -> None:
         await self._desk.raise_issue(kind, subject, title, detail)
 
@@ -253,7 +273,11 @@ class Reconciler:
 
     async def _interrupted(self, record: TaskRecord) -> TaskRecord:
         rec = interrupted_create(record, now=self._clock.now())
-        await self._writer.apply(rec, note="interrupted")
+        try:
+            await self._writer.apply(rec, note="interrupted")
+        except RecordChanged as exc:  # settled meanwhile (by the face that sent it, say)
+            log.info("task %s: %s", record.id, exc.message)
+            return await self._ledger.get(record.id) or record
         if rec.record.state is LocalState.UNKNOWN_OUTCOME:
             await self._raise_unknown(rec.record)
         return rec.record

@@ -38,6 +38,10 @@ from mooring.core.chat import (
 )
 from mooring.core.clock import Clock
 from mooring.core.conversation import Role
+from mooring.core.faces import Askers
+from mooring.core.faces import AskForm as AskForm
+from mooring.core.faces import AskSampling as AskSampling
+from mooring.core.faces import ReviewReply as ReviewReply
 from mooring.core.ids import argument_digest, new_id
 from mooring.core.ports import RuleBook
 from mooring.core.sampling import (
@@ -55,13 +59,6 @@ log = logging.getLogger("mooring.sampling")
 
 ELICIT_METHOD = "elicitation/create"
 
-AskSampling = Callable[[SamplingRequest, bool], Awaitable[SamplingAnswer]]
-"""Show the request; the flag says whether a model provider is available (else the user types
-the reply or declines)."""
-ReviewReply = Callable[[SamplingRequest, SamplingReply], Awaitable[bool]]
-"""Show a model's reply before it goes back; ``False`` rejects it."""
-AskForm = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
-"""Ask the user to fill a form elicitation: ``(server, method, params) -> ElicitResult``."""
 SamplingProvider = Callable[[SamplingRequest], Awaitable[SamplingReply]]
 """Send an approved request to the user's configured model (the ``ChatProvider`` adapter)."""
 
@@ -115,6 +112,14 @@ class InputBroker:
         self.ask_sampling: AskSampling | None = None
         self.review_reply: ReviewReply | None = None
         self.ask_form: AskForm | None = None
+        self.askers_for: Callable[[], Askers] | None = None
+        """The askers of whoever the request is for, looked up at each question (the
+        engine's faces); ``None``: the three attributes above."""
+
+    def _askers(self) -> Askers:
+        if self.askers_for is not None:
+            return self.askers_for()
+        return Askers(sampling=self.ask_sampling, review=self.review_reply, form=self.ask_form)
 
     async def handle(
         self, server: ServerDefinition, method: str, params: dict[str, Any]
@@ -126,9 +131,10 @@ class InputBroker:
             if params.get("mode") == "url":
                 log.info("%s: URL elicitation declined (not supported yet)", server.alias)
                 return DECLINED
-            if self.ask_form is None:
+            ask_form = self._askers().form
+            if ask_form is None:
                 return DECLINED
-            return await self.ask_form(server, method, params)
+            return await ask_form(server, method, params)
         return None
 
     async def sample(
@@ -168,16 +174,18 @@ class InputBroker:
                 log.warning("sampling for %s: the model failed: %s", server.alias, exc.message)
                 await self._audit(server, params, ApprovalOutcome.ABORTED, "program")
                 return None
-            if self.review_reply is not None and not await self.review_reply(request, reply):
+            review = self._askers().review
+            if review is not None and not await review(request, reply):
                 await self._audit(server, params, ApprovalOutcome.DENIED, "user (reply)")
                 return None
         return reply.result()
 
     async def _ask(self, request: SamplingRequest) -> SamplingAnswer:
-        if self.ask_sampling is None:
+        ask_sampling = self._askers().sampling
+        if ask_sampling is None:
             return SamplingAnswer(SamplingChoice.DECLINE)
         try:
-            return await self.ask_sampling(request, self.provider is not None)
+            return await ask_sampling(request, self.provider is not None)
         except EOFError:
             return SamplingAnswer(SamplingChoice.DECLINE)
 

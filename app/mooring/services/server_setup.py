@@ -33,6 +33,7 @@ from mooring.core.server_import import (
     preview,
 )
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
+from mooring.core.views import AccountView
 
 HEADER_SCOPE = "server-headers"
 """Keyring scope of HTTP header values: names ``"{server_id}:{header}"``."""
@@ -47,19 +48,6 @@ class ImportOutcome:
     added: list[ServerDefinition] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     """``(name, reason)`` of what was chosen or found but not added."""
-
-
-@dataclass(frozen=True, slots=True)
-class AccountView:
-    """One account of a server (the default one has no profile id)."""
-
-    label: str
-    profile_id: str | None
-    signed_in: bool
-
-    @property
-    def is_default(self) -> bool:
-        return self.profile_id is None
 
 
 DEFAULT_ACCOUNT = "default"

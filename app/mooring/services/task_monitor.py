@@ -186,6 +186,11 @@ class TaskMonitor:
             at = max(at, current + first * (0.5 + 0.5 * self._jitter()))
         self._schedule(record.id, at)
 
+    def untrack(self, record_id: str) -> None:
+        """Stop watching a record (its server or account was removed): no further polls."""
+        self._due_at.pop(record_id, None)  # its heap entry is skipped as stale
+        self._forget(record_id)
+
     def poll_soon(self, record_id: str) -> None:
         """Ask the server about this record as soon as its poll interval allows."""
         self._schedule(record_id, self._clock.now())

@@ -68,11 +68,6 @@ class Paths:
                         code="data_dir_is_file",
                     )
 
-    @property
-    def poller_lock(self) -> Path:
-        """Held by the one process that polls servers for this data folder."""
-        return self.data_dir / "poller.lock"
-
     def ensure(self) -> None:
         """Create the folders (not the files)."""
         for folder in (self.data_dir, self.config_dir, self.log_dir):

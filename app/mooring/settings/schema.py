@@ -32,6 +32,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("demo_server.enabled", bool, True, "Configure the bundled demo server on first run."),
     Setting("polling.max_interval_ms", int, 30_000, "Longest wait between status checks."),
     Setting(
+        "engine.idle_exit_s",
+        int,
+        600,
+        "The background engine ends after this many seconds with nothing to do: no window "
+        "or command connected, no task to follow. Until then it keeps server connections "
+        "(and what stateful servers remember) for the next command.",
+    ),
+    Setting(
         "mcp.request_timeout_ms",
         int,
         30_000,

@@ -71,6 +71,14 @@ def _check_writable(path: Path, busy_timeout_ms: int) -> None:
         conn.close()
 
 
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
 class Database:
     """A migrated Mooring database and the one thread that talks to it."""
 
@@ -81,6 +89,41 @@ class Database:
         self._executor = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="mooring-db"
         )
+        self._identity = _identity(path)
+
+    def lost(self) -> str | None:
+        """Why the file this database writes to is no longer the one at its path (deleted,
+        or replaced by another file), or ``None`` while it is. Writing on would put every
+        change into a file nobody can open again."""
+        now = _identity(self.path)
+        if now is None:
+            return f"the database file {self.path} was deleted"
+        if self._identity is not None and now != self._identity:
+            return f"the database file {self.path} was replaced by another file"
+        return None
+
+    async def save_copy(self, target: Path) -> None:
+        """Copy what this database holds (the file it opened, even one deleted since) to
+        ``target``, a new SQLite file, on the writer thread."""
+
+        def copy(conn: sqlite3.Connection) -> None:
+            dest = sqlite3.connect(target)
+            try:
+                conn.backup(dest)
+            finally:
+                dest.close()
+
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._raw, copy)
+
+    def _raw(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        pooled = self.engine.raw_connection()
+        try:
+            conn = pooled.driver_connection
+            assert isinstance(conn, sqlite3.Connection)
+            return fn(conn)
+        finally:
+            pooled.close()
 
     @classmethod
     def open(

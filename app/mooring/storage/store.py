@@ -144,9 +144,6 @@ class SqlStore:
     async def unfinished(self) -> list[TaskRecord]:
         return await self.db.run(repo.list_unfinished_task_records)
 
-    async def unfinished_ids(self) -> set[str]:
-        return await self.db.run(repo.unfinished_task_ids)
-
     async def list_records(
         self, *, states: Sequence[LocalState] | None = None, limit: int | None = None
     ) -> list[TaskRecord]:

@@ -79,6 +79,9 @@ class MainWindow(QMainWindow):
     """The last known state is on screen (emitted once, after :meth:`start`)."""
     palette_opened = Signal(object)
     """A tool palette opened (tests and probes drive it)."""
+    activity_changed = Signal(bool)
+    """The window became the active one, or stopped being it (the engine's notifications
+    wait while it is, as the user chose)."""
     hidden_to_tray = Signal()
     """The window was closed but Mooring keeps running in the tray (polling, notifying)."""
     welcome_opened = Signal(object)
@@ -284,7 +287,7 @@ class MainWindow(QMainWindow):
             self.jobs.start(self._load_and_select(record_id))
 
     async def _load_and_select(self, record_id: str) -> None:
-        record = await self.host.ledger.get(record_id)
+        record = await self.host.record(record_id)
         if record is None:
             self.say("That task is no longer in the ledger.")
             return
@@ -308,11 +311,11 @@ class MainWindow(QMainWindow):
     async def sign_in_for(self, subject: str) -> None:
         """Sign in the account a task (by record id) or a server (by id) needs: the Servers
         panel shows the server and its accounts, and the browser opens."""
-        record = await self.host.ledger.get(subject)
+        record = await self.host.record(subject)
         server_id = record.server_id if record is not None else subject
         profile_id = record.credential_profile_id if record is not None else None
-        server = await self.host.catalog.get_server(server_id)
-        if server is None or await self.host.catalog.is_removed(server_id):
+        server = await self.host.server_by_id(server_id)
+        if server is None:
             self.say("That server is no longer configured.")
             return
         account = next(
@@ -538,12 +541,11 @@ class MainWindow(QMainWindow):
 
     def changeEvent(self, event: QEvent) -> None:  # Qt API
         """Looking at the window clears the badge."""
-        if (
-            event.type() == QEvent.Type.ActivationChange
-            and self.isActiveWindow()
-            and self._attached
-        ):
-            self.toast.clear_badge()
+        if event.type() == QEvent.Type.ActivationChange:
+            active = self.isActiveWindow()
+            if active and self._attached:
+                self.toast.clear_badge()
+            self.activity_changed.emit(active)
         super().changeEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt API

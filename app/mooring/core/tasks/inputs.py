@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from mooring.core.elicitation import ELICITATION_METHOD
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskInput:
@@ -35,3 +37,8 @@ class TaskInput:
     def awaiting_delivery(self) -> bool:
         """Answered, but the server has not acknowledged it yet."""
         return self.answer is not None and self.acknowledged_at is None and self.outcome is None
+
+
+def is_form(item: TaskInput) -> bool:
+    """Whether an input request is a form the user fills in (an elicitation)."""
+    return item.method == ELICITATION_METHOD

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.servers import ServerDefinition, Transport
-from mooring.services.host import ServerSpec
+from mooring.core.views import ServerSpec
 from mooring.ui.text import neutralise
 
 TITLE = "Add server"

@@ -8,7 +8,7 @@ call itself goes through the host (approval first), after the palette closed.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -31,10 +31,12 @@ from PySide6.QtWidgets import (
 from mooring.core.elicitation import InvalidAnswer, SchemaError, fields_of
 from mooring.core.servers import ServerDefinition
 from mooring.core.tools import ToolInfo
-from mooring.services.host import Host
 from mooring.ui.qt_async import Jobs
 from mooring.ui.text import neutralise, plain_tooltip
 from mooring.ui.widgets.schema_form import SchemaForm
+
+if TYPE_CHECKING:
+    from mooring.services.host import Host
 
 TITLE = "Run a tool"
 
@@ -110,7 +112,7 @@ class ToolPalette(QDialog):
 
     async def load(self) -> None:
         """List the enabled servers (then the first one's tools)."""
-        self._servers = [s for s in await self.host.catalog.list_servers() if s.enabled]
+        self._servers = [s for s in await self.host.list_servers() if s.enabled]
         self.server_combo.blockSignals(True)
         self.server_combo.clear()
         for server in self._servers:
@@ -143,7 +145,7 @@ class ToolPalette(QDialog):
         self.tool_list.clear()
         self._tools = []
         self._say(f"Reading the tools of {neutralise(server.alias, limit=80)}…")
-        tools = await self.host.tools.tools(server)
+        tools = await self.host.server_tools(server)
         if self.server() is not server:
             return
         if tools is None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 
-from mooring.services.host import IssueView
+from mooring.core.views import IssueView
 from mooring.ui.text import neutralise, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex

@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 
 from mooring.core.servers import Transport
-from mooring.services.host import ServerView
+from mooring.core.views import ServerView
 from mooring.ui.models.columns import HeadedTableModel
 from mooring.ui.text import neutralise, plain_tooltip
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt
 
-from mooring.services.host import TaskView
+from mooring.core.views import TaskView
 from mooring.ui.text import neutralise, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex

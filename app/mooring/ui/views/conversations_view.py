@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
     QEvent,
@@ -50,9 +50,13 @@ from PySide6.QtWidgets import (
 from mooring.core.chat import ProviderConfig
 from mooring.core.conversation import Conversation, Role
 from mooring.core.errors import KnownError
-from mooring.core.events import MessageDidAppend, ReplyDidStream, TaskDidChange, TurnDidEnd
-from mooring.services.chat import ChatService
-from mooring.services.host import Host
+from mooring.core.events import (
+    MessageDidAppend,
+    ReplyDidStream,
+    TaskDidChange,
+    TurnDidEnd,
+    TurnDidStart,
+)
 from mooring.ui.models.conversations import (
     ConversationListModel,
     ConversationRow,
@@ -62,6 +66,10 @@ from mooring.ui.models.conversations import (
 )
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.text import neutralise
+
+if TYPE_CHECKING:
+    from mooring.services.chat import ChatService
+    from mooring.services.host import Host
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -205,6 +213,9 @@ class ConversationsView(QWidget):
         self.setAccessibleName("Conversations")
         self.jobs = Jobs(self.report.emit)
         self.current_id: str | None = None
+        self._busy: set[str] = set()
+        """Conversations whose turn runs (told by the host's events: this window's turns and
+        any other face's alike)."""
         self._reload: asyncio.Future[None] | None = None
         self._search_generation = 0
         self._stale = False
@@ -375,6 +386,7 @@ class ConversationsView(QWidget):
         self._unsubscribers = [
             events.on(MessageDidAppend, self._on_appended),
             events.on(ReplyDidStream, self._on_streamed),
+            events.on(TurnDidStart, self._on_turn_started),
             events.on(TurnDidEnd, self._on_turn_ended),
             events.on(TaskDidChange, self._on_task_changed),
         ]
@@ -660,7 +672,7 @@ class ConversationsView(QWidget):
         if self.chat is None:
             return
         conversation = await self.chat.get(conversation_id)
-        if self.chat.is_busy(conversation.id):
+        if conversation.id in self._busy:
             raise KnownError(
                 "A reply is being written in this conversation; stop it first.", code="busy"
             )
@@ -793,11 +805,7 @@ class ConversationsView(QWidget):
         self._update_continue()
 
     def _update_continue(self) -> None:
-        busy = (
-            self.chat is not None
-            and self.current_id is not None
-            and self.chat.is_busy(self.current_id)
-        )
+        busy = self.chat is not None and self.current_id in self._busy
         can = self.chat is not None and not busy and self.messages.continuable()
         self.continue_button.setEnabled(can)
         self.continue_changed.emit(can)
@@ -861,11 +869,11 @@ class ConversationsView(QWidget):
 
     def stop_reply(self) -> None:
         """Stop the reply being written in the shown conversation (its text is kept)."""
-        if (
-            self.chat is not None
-            and self.current_id is not None
-            and self.chat.stop(self.current_id)
-        ):
+        if self.chat is not None and self.current_id is not None:
+            self.jobs.start(self._stop_reply(self.current_id))
+
+    async def _stop_reply(self, conversation_id: str) -> None:
+        if self.chat is not None and await self.chat.stop(conversation_id):
             self.report.emit("Stopped.")
 
     def show_notice(self, text: str | None) -> None:
@@ -877,11 +885,7 @@ class ConversationsView(QWidget):
     def _update_buttons(self, *, sending: bool = False) -> None:
         has_chat = self.chat is not None
         chosen = self.current_id is not None
-        busy = sending or (
-            self.chat is not None
-            and self.current_id is not None
-            and self.chat.is_busy(self.current_id)
-        )
+        busy = sending or (self.chat is not None and self.current_id in self._busy)
         self.new_button.setEnabled(has_chat)
         self.rename_button.setEnabled(has_chat and chosen)
         self.delete_button.setEnabled(has_chat and chosen and not busy)
@@ -915,7 +919,12 @@ class ConversationsView(QWidget):
         if event.record.conversation_id == self.messages.conversation_id:
             self.messages.update_record(event.record)
 
+    def _on_turn_started(self, event: TurnDidStart) -> None:
+        self._busy.add(event.conversation_id)
+        self._update_buttons()
+
     def _on_turn_ended(self, event: TurnDidEnd) -> None:
+        self._busy.discard(event.conversation_id)
         self._update_buttons()
         if event.conversation_id == self.current_id:
             self.turn_ended.emit(event.conversation_id)

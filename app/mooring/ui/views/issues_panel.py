@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -17,9 +18,12 @@ from PySide6.QtWidgets import (
 
 from mooring.core.events import IssueDidChange
 from mooring.core.issues import IssueAction
-from mooring.services.host import Host, IssueView
+from mooring.core.views import IssueView
 from mooring.ui.models.issues import IssueListModel, IssueRole
 from mooring.ui.qt_async import Jobs, confirm
+
+if TYPE_CHECKING:
+    from mooring.services.host import Host
 
 ACTION_WORDS: dict[IssueAction, str] = {
     IssueAction.RETRY: "Retry",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
@@ -29,13 +29,16 @@ from PySide6.QtWidgets import (
 from mooring.core.events import CatalogueDidChange, ConnectionDidChange, ServersDidChange
 from mooring.core.server_import import ConfigPreview
 from mooring.core.servers import Transport
-from mooring.services.host import AccountView, Host, ServerView
+from mooring.core.views import AccountView, ServerView
 from mooring.ui.dialogs.add_server import AddServerDialog
 from mooring.ui.dialogs.import_servers import ImportDialog
 from mooring.ui.models.server_tools import ToolAccessModel
 from mooring.ui.models.servers import ServerListModel, ServerRole
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.text import neutralise
+
+if TYPE_CHECKING:
+    from mooring.services.host import Host
 
 ACCOUNT_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -299,7 +302,7 @@ class ServersPanel(QWidget):
         if shown is None or shown.id != view.server.id:
             self.tool_model.clear()
             self.tools_note.setText("Reading tools…")
-        tools = await self.host.tools.tools(view.server, refresh=refresh)
+        tools = await self.host.server_tools(view.server, refresh=refresh)
         current = self.selected()
         if current is None or current.server.id != view.server.id:
             return

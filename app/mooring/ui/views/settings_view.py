@@ -5,6 +5,7 @@ data lives — each change made through the host's desks (the same use cases as 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
@@ -28,7 +29,6 @@ from PySide6.QtWidgets import (
 
 from mooring.core.chat import ProviderConfig
 from mooring.core.errors import KnownError
-from mooring.services.host import Host
 from mooring.services.preferences import (
     ProviderDesk,
     ProviderView,
@@ -42,6 +42,9 @@ from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.text import neutralise
 from mooring.ui.window_info import SettingRow as SettingRow
 from mooring.ui.window_info import WindowInfo as WindowInfo
+
+if TYPE_CHECKING:
+    from mooring.services.host import Host
 
 NOTIFY_CHOICES = (
     ("always", "Always"),

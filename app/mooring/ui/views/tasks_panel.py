@@ -13,6 +13,7 @@ import itertools
 import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import (
     QModelIndex,
@@ -40,15 +41,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mooring.core.clock import SystemClock
 from mooring.core.events import AnswerDidSettle, TaskDidChange, ToolRoundDidFinish
+from mooring.core.tasks.inputs import is_form
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
 from mooring.core.tasks.words import Tone
-from mooring.services.host import Host, TaskView
+from mooring.core.views import TaskView
 from mooring.ui.dialogs.input_form import InputFormDialog
 from mooring.ui.models.tasks import TaskListModel, TaskRole, state_line, title_of
 from mooring.ui.qt_async import Jobs, confirm
 from mooring.ui.text import neutralise
+
+if TYPE_CHECKING:
+    from mooring.services.host import Host
 
 log = logging.getLogger("mooring.ui.tasks")
 
@@ -414,7 +420,7 @@ class TaskCard(QWidget):
         live = not record.is_terminal
         wants = {
             "Answer": record.state is LocalState.INPUT_REQUIRED
-            and any(Host.is_form(q) for q in view.open_questions),
+            and any(is_form(q) for q in view.open_questions),
             "Cancel": live
             and not record.cancel_requested
             and record.state in (LocalState.WORKING, LocalState.INPUT_REQUIRED),
@@ -496,7 +502,7 @@ class TasksPanel(QWidget):
         self.list_view.setItemDelegate(TaskDelegate(self.list_view))
         self.list_view.setUniformItemSizes(True)
         self.list_view.setSelectionMode(QListView.SelectionMode.SingleSelection)
-        self.card = TaskCard(self.splitter, now=host.clock.now)
+        self.card = TaskCard(self.splitter, now=SystemClock().now)
         self.splitter.addWidget(self.list_view)
         self.splitter.addWidget(self.card)
         self.splitter.setStretchFactor(0, 2)
@@ -617,7 +623,7 @@ class TasksPanel(QWidget):
         view = self.model.view(record_id)
         if view is None:
             return None
-        questions = [q for q in view.open_questions if Host.is_form(q)]
+        questions = [q for q in view.open_questions if is_form(q)]
         if not questions:
             return None
         question = questions[0]

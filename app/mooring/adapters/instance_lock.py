@@ -1,7 +1,7 @@
-"""The poller lock: one process per data folder polls servers (an ``fcntl`` lock file).
+"""The engine lock: one engine per data folder (an ``fcntl`` lock file).
 
 The lock file holds the owner (host, pid) for messages; the lock itself is the kernel's, so
-it is released when the process ends, however it ends — a crashed poller never blocks the
+it is released when the process ends, however it ends — a crashed engine never blocks the
 next one.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 log = logging.getLogger("mooring.lock")
 
 
-class FilePollerLock:
+class InstanceLock:
     """An exclusive, non-blocking ``flock`` on ``path``, held until :meth:`release` or exit."""
 
     def __init__(self, path: Path, owner: str) -> None:
@@ -43,11 +43,11 @@ class FilePollerLock:
         os.ftruncate(fd, 0)
         os.write(fd, f"{self._owner}\n".encode())
         self._fd = fd
-        log.info("holding the poller lock %s", self._path)
+        log.info("holding the engine lock %s", self._path)
         return True
 
     def release(self) -> None:
-        """Let another process poll."""
+        """Let another process take it."""
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
