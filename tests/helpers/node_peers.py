@@ -38,6 +38,35 @@ def everything_server() -> Path:
     return EVERYTHING
 
 
+def sequential_thinking_server() -> Path:
+    """The reference "sequential thinking" server's entry point (installed on first use): a
+    stdio server that keeps the thoughts it is sent in memory, as long as its process lives."""
+    entry = (
+        PEERS
+        / "node_modules"
+        / "@modelcontextprotocol"
+        / "server-sequential-thinking"
+        / "dist"
+        / "index.js"
+    )
+    if entry.exists():
+        return entry
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        raise RuntimeError("Node.js and npm are needed: run `bash packaging/system-deps.sh`")
+    with (PEERS / ".install.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not entry.exists():
+            subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=PEERS,
+                check=True,
+                timeout=600,
+                stdout=subprocess.DEVNULL,
+            )
+    return entry
+
+
 def node() -> str:
     """The ``node`` executable."""
     found = shutil.which("node")
