@@ -88,17 +88,13 @@ def _detached_call(size: Size, folder: Path) -> list[Result]:
     finally:
         stop = [*mooring, "agent", "stop"]
         subprocess.run(stop, env=child_env(), check=False, capture_output=True, timeout=120)
-    value, baseline = statistics.median(ours), statistics.median(base)
     return [
-        measured(
+        _median_ratio(
             "detached_call",
             "`mooring call … --detach` with the engine running: the command's CPU (median)",
-            value=value * 1e3,
-            baseline=baseline * 1e3,
-            unit="ms",
-            target=f"<= {DETACHED_TARGET:g}x",
-            met=value / baseline <= DETACHED_TARGET,
-            runs=size.cli_runs,
+            ours,
+            base,
+            DETACHED_TARGET,
         )
     ]
 
@@ -113,16 +109,29 @@ def _cli_start(size: Size, folder: Path) -> list[Result]:
     for _ in range(size.cli_runs):
         ours.append(_wall(listing))
         base.append(_wall(bare))
-    value, baseline = statistics.median(ours), statistics.median(base)
     return [
-        measured(
+        _median_ratio(
             "cli_start",
             "`mooring tasks list` on an empty data folder, whole process (median)",
-            value=value * 1e3,
-            baseline=baseline * 1e3,
-            unit="ms",
-            target=f"<= {TARGET:g}x",
-            met=value / baseline <= TARGET,
-            runs=size.cli_runs,
+            ours,
+            base,
+            TARGET,
         )
     ]
+
+
+def _median_ratio(
+    result_id: str, what: str, ours: list[float], base: list[float], target: float
+) -> Result:
+    """The median of ``ours`` (seconds) against the median of ``base``, met at ``target`` times."""
+    value, baseline = statistics.median(ours), statistics.median(base)
+    return measured(
+        result_id,
+        what,
+        value=value * 1e3,
+        baseline=baseline * 1e3,
+        unit="ms",
+        target=f"<= {target:g}x",
+        met=value / baseline <= target,
+        runs=len(ours),
+    )

@@ -18,37 +18,29 @@ EVERYTHING = (
 )
 
 
+SEQUENTIAL_THINKING = (
+    PEERS
+    / "node_modules"
+    / "@modelcontextprotocol"
+    / "server-sequential-thinking"
+    / "dist"
+    / "index.js"
+)
+
+
 def everything_server() -> Path:
     """The reference "everything" server's entry point (installed on first use)."""
-    if EVERYTHING.exists():
-        return EVERYTHING
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        raise RuntimeError("Node.js and npm are needed: run `bash packaging/system-deps.sh`")
-    with (PEERS / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not EVERYTHING.exists():
-            subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=PEERS,
-                check=True,
-                timeout=600,
-                stdout=subprocess.DEVNULL,
-            )
-    return EVERYTHING
+    return _installed(EVERYTHING)
 
 
 def sequential_thinking_server() -> Path:
     """The reference "sequential thinking" server's entry point (installed on first use): a
     stdio server that keeps the thoughts it is sent in memory, as long as its process lives."""
-    entry = (
-        PEERS
-        / "node_modules"
-        / "@modelcontextprotocol"
-        / "server-sequential-thinking"
-        / "dist"
-        / "index.js"
-    )
+    return _installed(SEQUENTIAL_THINKING)
+
+
+def _installed(entry: Path) -> Path:
+    """``entry``, once the pinned peers are installed (``npm ci``, once for all workers)."""
     if entry.exists():
         return entry
     npm = shutil.which("npm")
