@@ -428,4 +428,4 @@ def test_search_and_export_round_trip_through_the_cli(chat: Chat, tmp_path: Path
     markdown = as_md.read_text()
     assert "suppliers in Zürich?" in markdown
     assert "No supplier in Zürich yet." in markdown
-    assert "| demo | list\\_suppliers | auto\\_allowed |" in markdown  # model text escaped
+    assert "| `demo` | `list_suppliers` | `auto_allowed` |" in markdown  # names as code

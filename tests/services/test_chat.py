@@ -475,6 +475,29 @@ async def test_search_and_export_round_trip(chat: Chat, tmp_path: Path) -> None:
     assert "pelican" in markdown
 
 
+async def test_the_markdown_export_shows_names_as_code_and_keeps_model_text_inert(
+    chat: Chat,
+) -> None:
+    chat.model.calls(("demo__list_sample_files", {}), ("demo__odd``name`", {}))
+    chat.model.reply("Found the <b>pelican</b> manifest.")
+    conversation = await chat.service.create(title="Files <img src=x> *and* `more`")
+    await chat.service.send(conversation.id, "Show me sample files")
+
+    markdown = await chat.service.export(conversation.id, "md")
+    lines = markdown.splitlines()
+    # Names read as they are, in code spans (a longer fence around a name with backticks).
+    assert "Tool call `demo__list_sample_files`:" in lines
+    assert "Tool call ``` demo__odd``name` ```:" in lines
+    assert "## Tool result (`demo/list_sample_files`)" in lines
+    [row] = [line for line in lines if "`list_sample_files`" in line and line.startswith("| ")]
+    assert row.split(" | ")[1:4] == ["`demo`", "`list_sample_files`", "`approved`"]
+    assert "\\_" not in markdown
+    # Text from people and models still cannot add structure or HTML.
+    assert lines[0] == "# Files \\<img src=x\\> \\*and\\* \\`more\\`"
+    assert "Found the <b>pelican</b> manifest." in lines
+    assert lines[lines.index("Found the <b>pelican</b> manifest.") - 1] == "```text"
+
+
 @pytest.mark.parametrize("chat", ["stored"], indirect=True)
 async def test_a_turn_by_whole_id_reaches_the_model_after_one_database_trip(
     chat: Chat, monkeypatch: pytest.MonkeyPatch

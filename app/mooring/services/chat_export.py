@@ -121,6 +121,24 @@ def _inline(text: str) -> str:
     return _cell(text)
 
 
+def _code(value: object) -> str:
+    """A name or id as an inline code span, so it reads literally (``files__read``, not
+    ``files\\_\\_read``): on one line, fenced by one backtick more than its longest run of
+    backticks and padded with a space when it starts or ends with one (CommonMark)."""
+    text = " ".join(("" if value is None else str(value)).split())
+    if not text:
+        return "—"
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _code_cell(value: object) -> str:
+    # A table splits cells at every unescaped pipe, even inside a code span (GFM).
+    return _code(value).replace("|", "\\|")
+
+
 _WHO = {
     Role.USER: "You",
     Role.ASSISTANT: "Assistant",
@@ -141,9 +159,9 @@ def export_markdown(
     lines = [
         f"# {_inline(conversation.title)}",
         "",
-        f"- Conversation: `{conversation.id}`",
+        f"- Conversation: {_code(conversation.id)}",
         f"- Started: {_iso(conversation.created_at)}",
-        f"- Model: {_inline(conversation.model or 'default')}",
+        f"- Model: {_code(conversation.model) if conversation.model else 'default'}",
         f"- Continue automatically: {'on' if conversation.auto_continue else 'off'}",
         f"- Exported: {_iso(exported_at)}",
         "",
@@ -156,11 +174,11 @@ def export_markdown(
         if m.status is MessageStatus.INTERRUPTED:
             notes.append("interrupted")
         if m.status is MessageStatus.ERROR:
-            notes.append(f"error: {m.error_kind}")
+            notes.append(f"error: {_code(m.error_kind)}")
         if m.tool_round_id and m.tool_round_id in by_round:
             item = by_round[m.tool_round_id]
-            notes.append(f"{item.server_alias}/{item.round.tool}")
-        suffix = f" ({_inline(', '.join(notes))})" if notes else ""
+            notes.append(_code(f"{item.server_alias}/{item.round.tool}"))
+        suffix = f" ({', '.join(notes)})" if notes else ""
         lines += [f"## {who}{suffix}", ""]
         if m.role is Role.TOOL:
             lines += [_fence(m.content), ""]
@@ -170,7 +188,7 @@ def export_markdown(
             lines += [f"> {_inline(m.error)}", ""]
         for call in m.tool_calls:
             args = json.dumps(call.arguments, indent=2, ensure_ascii=False)
-            lines += [f"Tool call `{_inline(call.name)}`:", "", _fence(args, "json"), ""]
+            lines += [f"Tool call {_code(call.name)}:", "", _fence(args, "json"), ""]
     if rounds:
         lines += [
             "## Tool rounds",
@@ -183,7 +201,7 @@ def export_markdown(
             lines.append(
                 "| "
                 + " | ".join(
-                    _cell(v)
+                    _code_cell(v)
                     for v in (
                         item.round.id[:8],
                         item.server_alias,
