@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QInputDialog, QMessageBox
+from PySide6.QtWidgets import QApplication, QInputDialog, QMenu, QMessageBox, QWidget
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -102,6 +103,18 @@ def test_the_conversation_model_passes_the_tester(qtmodeltester: ModelTester) ->
     assert conversations.row_of("c2") == 1
     conversations.set_rows([ConversationRow(second)])
     assert conversations.rowCount() == 1
+
+
+def test_a_search_snippet_across_lines_reads_as_one_line() -> None:
+    conversations = ConversationListModel()
+    found = Conversation(id="c1", title="Suppliers", created_at=T0, updated_at=T0)
+    conversations.set_rows([ConversationRow(found, "…the [first] line \r\nand\n\tthe next\x1b…")])
+    row = conversations.index(0, 0)
+    # The line break is a space, not a literal "\x0a"; other controls stay visible and inert.
+    assert row.data(ACCESSIBLE) == "Suppliers: …the [first] line and the next\\x1b…"
+    assert row.data(Qt.ItemDataRole.DisplayRole) == (
+        "Suppliers\n…the [first] line and the next\\x1b…"
+    )
 
 
 def test_the_message_model_passes_the_tester_and_streams(qtmodeltester: ModelTester) -> None:
@@ -263,6 +276,94 @@ async def test_conversations_are_created_renamed_searched_and_deleted(
         await until(lambda: gone == [shown], view.deletion_done)
         assert [c.id for c in await chat.list_conversations()] == [first]
         assert not view.undo_button.isVisibleTo(view)
+
+
+async def window_is_active(window: MainWindow) -> None:
+    """The window is the active one (its shortcuts answer only then)."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    window.activateWindow()
+    await until(lambda: QApplication.activeWindow() is window, app.focusChanged)
+
+
+async def focus_is_on(widget: QWidget) -> None:
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    await until(lambda: QApplication.focusWidget() is widget, app.focusChanged)
+
+
+async def test_ctrl_n_starts_a_new_conversation_from_any_view_with_the_composer_focused(
+    tmp_path: Path, qtbot: QtBot, chat_model: ScriptedModel
+) -> None:
+    async with open_chat(tmp_path, qtbot, chat_model) as (window, view, _chat):
+        new = window.new_conversation_action
+        assert new.shortcut() == QKeySequence(QKeySequence.StandardKey.New)
+        file_menu = next(m for m in window.menuBar().findChildren(QMenu) if m.title() == "&File")
+        keys = {a.text(): a.shortcut().toString() for a in file_menu.actions()}
+        assert keys["&New conversation"] == "Ctrl+N"
+        assert "Ctrl+N" in view.new_button.toolTip()
+        assert titles(view) == []
+
+        window.show_view(window.servers)  # from another view
+        await window_is_active(window)
+        QTest.keyClick(window.servers, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+        await until(lambda: len(titles(view)) == 1 and view.current_id is not None, view.loaded)
+        assert window.tabs.currentWidget() is view
+        await focus_is_on(view.composer)
+        first = view.current_id
+
+        # From the composer itself, a second one.
+        QTest.keyClick(view.composer, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+        await until(lambda: len(titles(view)) == 2 and view.current_id != first, view.loaded)
+        await focus_is_on(view.composer)
+        assert view.composer.toPlainText() == ""  # Ctrl+N typed nothing
+
+
+async def test_enter_presses_the_focused_button_once_and_still_sends_from_the_composer(
+    tmp_path: Path, qtbot: QtBot, chat_model: ScriptedModel
+) -> None:
+    chat_model.reply("Hi.")
+    async with open_chat(tmp_path, qtbot, chat_model) as (window, view, chat):
+        await window_is_active(window)
+        presses: list[int] = []
+        view.new_button.clicked.connect(lambda *_: presses.append(1))
+        view.new_button.setFocus()
+        await focus_is_on(view.new_button)
+        QTest.keyClick(view.new_button, Qt.Key.Key_Return)
+        await until(lambda: len(titles(view)) == 1, view.loaded)
+        assert len(presses) == 1
+        await focus_is_on(view.composer)  # where the new conversation puts it
+
+        # The keypad's Enter too.
+        view.new_button.setFocus()
+        await focus_is_on(view.new_button)
+        QTest.keyClick(view.new_button, Qt.Key.Key_Enter, Qt.KeyboardModifier.KeypadModifier)
+        await until(lambda: len(titles(view)) == 2, view.loaded)
+        assert len(presses) == 2
+
+        # In the composer Enter sends (once) and presses no button.
+        QTest.keyClicks(view.composer, "Hello")
+        QTest.keyClick(view.composer, Qt.Key.Key_Return)
+        await wait_turn(view)
+        assert transcript(view) == ["You: Hello", "Assistant: Hi."]
+        assert len(presses) == 2
+        assert len(await chat.list_conversations()) == 2
+
+        # In a dialog, Enter on its focused button presses it once (Qt's own default button).
+        dialogs: list[object] = []
+        view.dialog_opened.connect(dialogs.append)
+        QTest.mouseClick(view.delete_button, Qt.MouseButton.LeftButton)
+        await until(lambda: bool(dialogs), view.dialog_opened)
+        question = dialogs.pop()
+        assert isinstance(question, QMessageBox)
+        delete = next(b for b in question.buttons() if b.text() == "Delete")
+        deletes: list[int] = []
+        delete.clicked.connect(lambda *_: deletes.append(1))
+        delete.setFocus()
+        await focus_is_on(delete)
+        QTest.keyClick(delete, Qt.Key.Key_Return)
+        await until(lambda: len(titles(view)) == 1, view.loaded)
+        assert deletes == [1]
 
 
 async def test_without_a_provider_the_chat_says_so_and_stores_nothing(

@@ -9,6 +9,7 @@ or as plain text, never as HTML, and the renderer never loads a resource (no ima
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import IntEnum
@@ -36,6 +37,11 @@ from mooring.ui.models.tool_rounds import RoundCard, card_text, round_card
 from mooring.ui.text import neutralise, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
+
+_BREAKS = "\t\n\r\u2028\u2029"
+_LINE_BREAKS = re.compile(f"[ {_BREAKS}]*[{_BREAKS}][ {_BREAKS}]*")
+"""Line breaks and tabs in a search excerpt, with the spaces around them: one space, as an
+excerpt is shown on one line."""
 
 MAX_MESSAGE_CHARS = 200_000
 """A message longer than this is cut for display (the stored message is whole)."""
@@ -72,7 +78,8 @@ class ConversationListModel(QAbstractListModel):
             return None
         row = self._rows[index.row()]
         title = neutralise(row.conversation.title, limit=120)
-        snippet = neutralise(row.snippet, limit=200) if row.snippet else ""
+        one_line = _LINE_BREAKS.sub(" ", row.snippet) if row.snippet else ""
+        snippet = neutralise(one_line, limit=200)
         match role:
             case Qt.ItemDataRole.DisplayRole:
                 return f"{title}\n{snippet}" if snippet else title
