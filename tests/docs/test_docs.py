@@ -20,6 +20,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ import pytest
 from mooring.cli import docgen
 from mooring.cli.parser import build_parser
 from mooring.demo_server.config import build_parser as demo_server_parser
+from mooring.settings.paths import ENV_DATA_DIR, resolve_paths
 from tests.helpers import zygote
 from tests.helpers.model_endpoints import ModelEndpoint, Text, ToolCall, ToolCalls
 
@@ -426,6 +428,31 @@ def test_source_files_the_docs_name_exist() -> None:
                 if not any((root / name).exists() for root in roots):
                     missing.append(f"{_rel(page)}:{number}: {name}")
     assert not missing, "\n".join(missing)
+
+
+DEFAULT_FOLDER = re.compile(r"~/\.(?:local/share|local/state|config)/mooring\b[\w./-]*", re.I)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the docs give Linux's folders")
+def test_the_default_folders_the_docs_name_are_the_ones_mooring_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~/.local/share/Mooring`` and the others are spelled as platformdirs makes them."""
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", ENV_DATA_DIR):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    paths = resolve_paths()
+    folders = [
+        "~/" + str(folder.relative_to(tmp_path))
+        for folder in (paths.data_dir, paths.config_dir, paths.log_dir)
+    ]
+    wrong: list[str] = []
+    for page in PAGES:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for named in (n.rstrip(".") for n in DEFAULT_FOLDER.findall(line)):
+                if not any(named == f or named.startswith(f + "/") for f in folders):
+                    wrong.append(f"{_rel(page)}:{number}: {named} (Mooring uses {folders})")
+    assert not wrong, "\n".join(wrong)
 
 
 NAMED = re.compile(r"`([\w/]+\.py): (\w+)")
