@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +76,14 @@ async def terminal(tmp_path: Path, chat_model: ScriptedModel) -> AsyncIterator[T
     # No approval prompt (no terminal): approvals follow the rules.
     host = build_host(paths, settings, db, models=(model.resolve, model.factory))
     assert host.chat is not None
-    demo = demo_definition(tmp_path / "demo-store.sqlite3", tmp_path / "demo-requests.log")
+    # The demo server's own samples folder: what it lists does not depend on what developer
+    # targets (`make samples` writes resources/samples/generated/) left in the tree.
+    samples = tmp_path / "samples"
+    samples.mkdir()
+    shutil.copy(SAMPLES / "suppliers_clean.csv", samples)
+    demo = demo_definition(
+        tmp_path / "demo-store.sqlite3", tmp_path / "demo-requests.log", samples_dir=samples
+    )
     await host.catalog.add_server(demo)
     ctx = CliContext(host=host, terminal=Streams(stdin=io.StringIO()))
     try:
@@ -130,7 +138,7 @@ async def test_chat_streams_the_reply_and_shows_tool_rounds_on_the_terminal(
     code, out, err = await terminal.run("chat", "which files?")
     assert code is ExitCode.OK
     assert "→ demo__list_sample_files {}" in out
-    assert "[tool] suppliers_" in out
+    assert "  [tool] suppliers_clean.csv (" in out  # the first line of what the tool returned
     assert out.rstrip().endswith("Three files.")
     assert err.startswith("conversation ")
 
