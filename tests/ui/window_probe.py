@@ -181,6 +181,11 @@ def chat(window: MainWindow, text: str, shots: Path | None) -> None:
     window.installEventFilter(watch)
     window.host.events.on(TaskDidChange, on_task)
     window.host.events.on(MessageDidAppend, on_message)
+    # The card may be drawn after the last event (the view reads the round from the engine):
+    # look again whenever the transcript changes.
+    view.messages.rowsInserted.connect(lambda *_: QTimer.singleShot(0, lambda: check("")))
+    view.messages.dataChanged.connect(lambda *_: QTimer.singleShot(0, lambda: check("")))
+    view.messages.modelReset.connect(lambda: QTimer.singleShot(0, lambda: check("")))
     window.show_view(view)
     view.composer.setPlainText(text)
     view.send_button.click()
