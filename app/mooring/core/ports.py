@@ -10,32 +10,33 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
-from mooring.core.chat import ProviderConfig
-from mooring.core.conversation import (
-    Conversation,
-    ConversationRound,
-    Message,
-    SearchHit,
-    ToolRound,
-    TurnOpening,
-)
-from mooring.core.issues import Issue
-from mooring.core.notifications import Notice
-from mooring.core.resources import ResourceOutcome
-from mooring.core.server_import import ConfigSource
-from mooring.core.servers import CredentialProfile, ServerDefinition
-from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress
-from mooring.core.tasks.checks import PollMark
-from mooring.core.tasks.inputs import TaskInput
-from mooring.core.tasks.parts import TaskParts
-from mooring.core.tasks.reconcile import Observation, Reconciliation, ServerTask
-from mooring.core.tasks.record import TaskRecord
-from mooring.core.tasks.states import LocalState
-from mooring.core.tasks.wire import TaskWire
-from mooring.core.tools import ToolInfo
+if TYPE_CHECKING:  # annotations only: a face that unpickles a ConnectionStatus loads none of it
+    from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
+    from mooring.core.chat import ProviderConfig
+    from mooring.core.conversation import (
+        Conversation,
+        ConversationRound,
+        Message,
+        SearchHit,
+        ToolRound,
+        TurnOpening,
+    )
+    from mooring.core.issues import Issue
+    from mooring.core.notifications import Notice
+    from mooring.core.resources import ResourceOutcome
+    from mooring.core.server_import import ConfigSource
+    from mooring.core.servers import CredentialProfile, ServerDefinition
+    from mooring.core.tasks.calls import AckOutcome, CallOutcome, Progress
+    from mooring.core.tasks.checks import PollMark
+    from mooring.core.tasks.inputs import TaskInput
+    from mooring.core.tasks.parts import TaskParts
+    from mooring.core.tasks.reconcile import Observation, Reconciliation, ServerTask
+    from mooring.core.tasks.record import TaskRecord
+    from mooring.core.tasks.states import LocalState
+    from mooring.core.tasks.wire import TaskWire
+    from mooring.core.tools import ToolInfo
 
 
 class ServerCatalog(Protocol):
