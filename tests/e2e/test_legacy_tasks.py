@@ -123,6 +123,11 @@ def test_a_plain_call_shows_its_progress_live(cli: Cli, tmp_path: Path) -> None:
     record = only_record(cli)
     assert record["state"] == "completed"
     assert record["progress"]["message"].startswith("step ")
+    # Once it has ended, its last progress line is not shown as where it stands.
+    shown = cli.run("tasks", "show", str(record["id"]))
+    assert "state      completed" in shown.stdout
+    assert "working: " not in shown.stdout
+    assert "step " not in cli.run("tasks", "list").stdout
 
 
 def test_a_plain_call_cut_short_by_a_host_crash_is_an_unknown_outcome(

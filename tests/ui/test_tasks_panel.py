@@ -20,6 +20,7 @@ from mooring.core.conversation import ToolRound
 from mooring.core.elicitation import ELICITATION_METHOD
 from mooring.core.events import TaskDidChange
 from mooring.core.tasks.inputs import TaskInput
+from mooring.core.tasks.reconcile import ServerTask, reconcile
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
 from mooring.core.tasks.words import state_words
@@ -264,6 +265,44 @@ def test_the_card_is_drawn_again_for_its_own_news_not_for_tasks_arriving_above_i
         )
         panel.model.upsert_many([view_of(later)])
         assert drawn == ["row 80 of 120"]
+    finally:
+        db.close()
+
+
+def test_a_finished_tasks_card_and_row_no_longer_say_its_last_progress_line(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    paths = Paths(data_dir=tmp_path, config_dir=tmp_path, log_dir=tmp_path, overridden=True)
+    db = Database.open(paths.database)
+    try:
+        panel = TasksPanel(build_host(paths, Settings({}), db))
+        qtbot.addWidget(panel)
+        panel.show()
+        working = make_record(id="op-1", status_message="Generating report...")
+        panel.model.reset_views([view_of(working)])
+        assert panel.select("op-1")
+        assert panel.card.message_label.text() == "Generating report..."
+
+        # The end as the reference "everything" server reports it: its task store keeps the
+        # last progress line beside the final status.
+        result = {"content": [{"type": "text", "text": "# Research Report: tides"}]}
+        ended = ServerTask(
+            task_id="task-1",
+            status="completed",
+            status_message="Generating report...",
+            result=result,
+        )
+        done = reconcile(working, ended, now=T0 + timedelta(seconds=5)).record
+        panel.model.upsert_many([view_of(done, result=result)])
+
+        card = panel.card
+        assert card.state_label.text() == "completed"
+        assert card.message_label.text() == "—"
+        assert not card.detail_label.isVisibleTo(card)
+        assert card.result_label.text() == "# Research Report: tides"
+        row = panel.model.index(panel.model.row_of("op-1"), 0)
+        assert row.data(TaskRole.STATE_WORDS) == "completed"
+        assert "Generating report" not in row.data(Qt.ItemDataRole.AccessibleTextRole)
     finally:
         db.close()
 

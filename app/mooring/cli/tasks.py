@@ -14,6 +14,7 @@ from typing import Any
 from mooring.cli.context import CliContext, Terminal
 from mooring.cli.describe import list_line, no_tasks, state_line, view_state_line
 from mooring.cli.exit_codes import ExitCode
+from mooring.cli.form import ask_fields
 from mooring.cli.lookup import find_task
 from mooring.cli.render import (
     exit_code_for,
@@ -29,13 +30,10 @@ from mooring.cli.terminal import in_daemon_thread
 from mooring.core.elicitation import (
     ELICITATION_METHOD,
     SAMPLING_METHOD,
-    InvalidAnswer,
     SchemaError,
     accept,
     decline,
     fields_of,
-    parse_text,
-    validate,
 )
 from mooring.core.elicitation import cancel as cancel_reply
 from mooring.core.errors import KnownError
@@ -343,36 +341,7 @@ def _prompt(term: Terminal, item: TaskInput, asker: str = "the server") -> dict[
     except SchemaError as exc:
         term.say(f"This question cannot be shown as a form ({exc}); it is declined.")
         return decline()
-    term.say("(type !decline or !cancel at any prompt)")
-    content: dict[str, Any] = {}
-    for spec in fields:
-        hint = f" [{spec.hint}]" if spec.hint else ""
-        while True:
-            term.write(f"{spec.title}{hint}: ")
-            raw = term.stdin.readline()
-            if not raw:
-                return cancel_reply()
-            raw = raw.strip()
-            if raw == "!decline":
-                return decline()
-            if raw == "!cancel":
-                return cancel_reply()
-            if raw == "":
-                if spec.default is not None:
-                    content[spec.name] = spec.default
-                elif spec.required:
-                    term.say(f"  {spec.title} is required.")
-                    continue
-                break
-            try:
-                value = parse_text(spec, raw)
-                validate([spec], {spec.name: value})
-            except InvalidAnswer as exc:
-                term.say(f"  {exc}")
-                continue
-            content[spec.name] = value
-            break
-    return accept(content)
+    return ask_fields(term, fields)
 
 
 def _json_object(text: str, option: str = "the answer") -> dict[str, Any]:
@@ -424,7 +393,8 @@ async def show(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     ctx.say(f"task       {shown['task_id'] or '-'}")
     ctx.say(f"tool       {shown['server']}/{shown['tool']}")
     ctx.say(f"state      {await state_line(ctx, record)}")
-    if record.last_sign_of_life_at is not None:
+    if record.last_sign_of_life_at is not None and not record.is_terminal:
+        # Once it has ended, its last progress line is history (kept in --json), not its state.
         ago = (ctx.clock.now() - record.last_sign_of_life_at).total_seconds()
         life = "last sign of life" if record.state is LocalState.CREATING else "last progress"
         ctx.say(f"progress   {progress_line(record)} ({life} {ago:.0f} s ago)")

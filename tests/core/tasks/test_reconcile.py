@@ -20,6 +20,7 @@ from mooring.core.tasks.reconcile import (
     reconcile,
 )
 from mooring.core.tasks.states import TERMINAL_STATES, LocalState, TaskFlag
+from mooring.core.tasks.words import state_words
 from tests.core.tasks.factories import T0, make_record
 
 S = LocalState
@@ -54,6 +55,44 @@ def test_failed_carries_the_json_rpc_error() -> None:
     rec = reconcile(make_record(), seen("failed", error=error), now=NOW)
     assert rec.record.state is S.FAILED
     assert rec.error == error
+
+
+def test_an_end_that_only_repeats_the_last_progress_line_does_not_keep_it() -> None:
+    # A server whose task store keeps the last statusMessage when the task ends (the reference
+    # "everything" server): "Generating report..." is no longer what the task is doing.
+    record = make_record(status_message="Generating report...")
+    result = {"content": [{"type": "text", "text": "# Research Report"}], "isError": False}
+    rec = reconcile(
+        record, seen("completed", status_message="Generating report...", result=result), now=NOW
+    )
+    assert rec.record.state is S.COMPLETED
+    assert rec.record.status_message is None
+    assert str(state_words(rec.record, result)) == "completed"
+
+
+def test_an_end_without_a_status_message_leaves_none_shown() -> None:
+    record = make_record(S.INPUT_REQUIRED, status_message="Which column?")
+    rec = reconcile(record, seen("failed", error={"code": -1, "message": "x"}), now=NOW)
+    assert rec.record.status_message is None
+    assert str(state_words(rec.record)) == "failed"
+
+
+@pytest.mark.parametrize("status", ["completed", "failed", "cancelled"])
+def test_a_final_status_message_sent_with_the_end_is_the_one_shown(status: str) -> None:
+    record = make_record(status_message="saved 899 of 6,000 rows")
+    final = "Cancelled after 900 of 6,000 rows; the 899 suppliers saved stay saved"
+    rec = reconcile(record, seen(status, status_message=final), now=NOW)
+    assert rec.record.status_message == final
+    assert final in str(state_words(rec.record))
+
+
+def test_an_expired_task_no_longer_shows_its_last_progress_line() -> None:
+    rec = reconcile(
+        make_record(status_message="Generating report..."), TaskGone("-32602 gone"), now=NOW
+    )
+    assert rec.record.state is S.EXPIRED
+    assert rec.record.status_message is None
+    assert "Generating report" not in str(state_words(rec.record))
 
 
 def test_status_unavailable_keeps_the_last_known_state() -> None:

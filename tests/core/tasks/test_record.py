@@ -22,6 +22,18 @@ def test_transition_makes_a_new_record_and_keeps_the_old() -> None:
     assert done.status_message == "done"
 
 
+def test_an_end_drops_the_live_status_message_unless_one_comes_with_it() -> None:
+    record = make_record(S.UNKNOWN_OUTCOME, status_message="Generating report...")
+    abandoned = record.transition(S.ABANDONED, at=T0, reason="Abandoned by the user")
+    assert abandoned.status_message is None
+    working = make_record(S.WORKING, status_message="row 5 of 10")
+    assert working.transition(S.INPUT_REQUIRED, at=T0).status_message == "row 5 of 10"
+    assert working.transition(S.EXPIRED, at=T0).status_message is None
+    assert working.transition(S.COMPLETED, at=T0, status_message="saved 10").status_message == (
+        "saved 10"
+    )
+
+
 def test_illegal_transition_raises() -> None:
     with pytest.raises(IllegalTransition):
         make_record(S.COMPLETED).transition(S.WORKING, at=T0)

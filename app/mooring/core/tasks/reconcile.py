@@ -39,7 +39,7 @@ from mooring.core.tasks.observations import (
     TaskGone,
 )
 from mooring.core.tasks.record import TaskRecord
-from mooring.core.tasks.states import LocalState, TaskFlag, state_for_server_status
+from mooring.core.tasks.states import LocalState, TaskFlag, is_terminal, state_for_server_status
 
 __all__ = [
     "NOT_SENT_CODE",
@@ -190,10 +190,16 @@ def _apply_server_task(
             record, MalformedReply("status input_required without inputRequests"), now=now
         )
 
+    message = seen.status_message
+    if is_terminal(target) and message == record.status_message:
+        # The end repeats the line the task showed while it ran: the server's task store kept
+        # its last progress message ("Generating report..."), which is no longer what the task
+        # does. A message that comes new with the end is its final word and is kept.
+        message = None
     changes: dict[str, Any] = {
         **checked,
         "server_status": seen.status,
-        "status_message": seen.status_message,
+        "status_message": message,
         "flags": record.flags - {TaskFlag.STATUS_UNAVAILABLE, TaskFlag.AUTH_REQUIRED},
         "poll_failures": 0,
         "reason": None,

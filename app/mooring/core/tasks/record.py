@@ -95,8 +95,15 @@ class TaskRecord:
         return self.server_created_at + timedelta(milliseconds=self.ttl_ms)
 
     def transition(self, target: LocalState, *, at: datetime, **changes: object) -> TaskRecord:
-        """A copy in state ``target``; raises ``IllegalTransition`` for an edge not in the table."""
+        """A copy in state ``target``; raises ``IllegalTransition`` for an edge not in the table.
+
+        An end (a terminal ``target``) keeps only a ``status_message`` given with it: the one
+        the record held described the work while it ran (the server's last progress line),
+        not how it ended.
+        """
         check_transition(self.state, target)
+        if is_terminal(target):
+            changes.setdefault("status_message", None)
         return dataclasses.replace(self, state=target, updated_at=at, **changes)  # type: ignore[arg-type]
 
     def evolve(self, *, at: datetime, **changes: object) -> TaskRecord:
