@@ -75,6 +75,7 @@ async def test_the_window_shows_its_views_and_where_the_data_lives(
         assert keys["Issues"] == "Ctrl+3"
         assert keys["Settings"] == "Ctrl+,"
         assert keys["&Run a tool…"] == "Ctrl+K"
+        assert keys["&New conversation"] == "Ctrl+N"
         for text in ("Servers", "Tasks"):
             next(
                 a

@@ -150,3 +150,5 @@ def test_the_shells_keys_are_bound_once_it_is_painted(tmp_path: Path, qtbot: QtB
         "Settings": "Ctrl+,",
     }
     assert shell.palette_action.shortcut().toString() == "Ctrl+K"
+    assert shell.new_conversation_action.shortcut().toString() == "Ctrl+N"
+    assert not shell.new_conversation_action.isEnabled()  # until the host is attached

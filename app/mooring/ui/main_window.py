@@ -18,9 +18,24 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QGuiApplication,
+    QKeyEvent,
+    QKeySequence,
+    QShowEvent,
+)
+from PySide6.QtWidgets import (
+    QApplication,
+    QFileDialog,
+    QMainWindow,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from mooring.ui import QT_IMPORTS
 from mooring.ui.loading import LoadingPage
@@ -101,6 +116,7 @@ class MainWindow(QMainWindow):
         """The window over ``host``; without one, the shell (see :meth:`attach_host`)."""
         super().__init__()
         self._layout_file = layout_file
+        self._fit_when_shown = False
         self._quitting = False
         self._painted = False
         self._attached = False
@@ -130,6 +146,12 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Loading…")
 
         file_menu = self.menuBar().addMenu("&File")
+        self.new_conversation_action = QAction("&New conversation", self)
+        self.new_conversation_action.setObjectName("new-conversation")
+        self.new_conversation_action.setToolTip("Start a new conversation")
+        self.new_conversation_action.setStatusTip("Start a new conversation")
+        self.new_conversation_action.triggered.connect(self.new_conversation)
+        file_menu.addAction(self.new_conversation_action)
         self.palette_action = QAction("&Run a tool…", self)
         self.palette_action.triggered.connect(self.open_palette)
         file_menu.addAction(self.palette_action)
@@ -154,6 +176,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(quit_action)
         view_menu = self.menuBar().addMenu("&View")
         self._shortcuts: list[tuple[QAction, QKeySequence | QKeySequence.StandardKey]] = [
+            (self.new_conversation_action, QKeySequence.StandardKey.New),
             (self.palette_action, QKeySequence("Ctrl+K")),
             (quit_action, QKeySequence.StandardKey.Quit),
         ]
@@ -177,6 +200,7 @@ class MainWindow(QMainWindow):
 
     def _host_actions(self) -> tuple[QAction, ...]:
         return (
+            self.new_conversation_action,
             self.palette_action,
             self.add_server_action,
             self.import_servers_action,
@@ -259,6 +283,29 @@ class MainWindow(QMainWindow):
         self.export_action.setEnabled(export_traces is not None)
         self._restore_panels()
 
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt API
+        """Enter presses the focused button, as Space does.
+
+        Qt gives Enter to a button only in a dialog (its default and auto-default buttons);
+        elsewhere the button leaves the key unused and it comes up to the window, which presses
+        the button here. Widgets that use Enter themselves (the composer sends, a list opens
+        its item) keep it, and dialogs are windows of their own, so their Enter never comes
+        here: a button is never pressed twice."""
+        focused = QApplication.focusWidget()
+        if (
+            event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+            and (event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier)
+            == Qt.KeyboardModifier.NoModifier
+            and not event.isAutoRepeat()
+            and isinstance(focused, QPushButton)
+            and focused.window() is self
+            and focused.isEnabled()
+        ):
+            focused.click()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
     def event(self, event: QEvent) -> bool:  # Qt API
         """The first paint is announced (:attr:`first_painted`) on the loop turn after it."""
         if not self._painted and event.type() == QEvent.Type.Paint:
@@ -279,6 +326,11 @@ class MainWindow(QMainWindow):
         """Bring a view to the front and focus it."""
         self.tabs.setCurrentWidget(widget)
         widget.setFocus()
+
+    def new_conversation(self) -> None:
+        """Start a new conversation in the Conversations view, the composer focused (Ctrl+N)."""
+        self.show_view(self.conversations)
+        self.conversations.jobs.start(self.conversations.new_conversation())
 
     def show_task(self, record_id: str) -> None:
         """Show one task's card in the Tasks panel."""
@@ -473,13 +525,54 @@ class MainWindow(QMainWindow):
             return
         for key, restore in (("geometry", self.restoreGeometry), ("state", self.restoreState)):
             value = store.value(key)
-            if isinstance(value, QByteArray):
-                restore(value)
+            if isinstance(value, QByteArray) and restore(value) and key == "geometry":
+                # Saved on a larger screen, or while something made the window taller than
+                # this one: fitted now, and again once shown (when its frame is known).
+                self.fit_to_screen()
+                self._fit_when_shown = True
         tab = store.value("tab")
         if tab is not None and str(tab).isdigit():
             self.tabs.setCurrentIndex(int(str(tab)))
         if self._attached:
             self._restore_panels()
+
+    def fit_to_screen(self) -> None:
+        """Keep the whole window, frame included, within the available area of its screen
+        (without the task bar): a size larger than that area is cut to it, and the window
+        moved onto it. A maximised or full-screen window is the window system's to place."""
+        if self.isMaximized() or self.isFullScreen():
+            return
+        frame = self.frameGeometry()
+        screen = (
+            QGuiApplication.screenAt(frame.center())
+            or self.screen()
+            or QGuiApplication.primaryScreen()
+        )
+        if screen is None:
+            return
+        area = screen.availableGeometry()
+        inner = self.geometry()
+        # The frame around the window (none known before it is first shown).
+        extra_width = frame.width() - inner.width()
+        extra_height = frame.height() - inner.height()
+        width = max(min(inner.width(), area.width() - extra_width), self.minimumWidth())
+        height = max(min(inner.height(), area.height() - extra_height), self.minimumHeight())
+        if (width, height) != (inner.width(), inner.height()):
+            self.resize(width, height)
+        # A window's position is its frame's: keep the frame's top-left corner (and with it
+        # the title bar) on the area, and as much of the rest as fits.
+        x = max(min(frame.x(), area.x() + area.width() - width - extra_width), area.x())
+        y = max(min(frame.y(), area.y() + area.height() - height - extra_height), area.y())
+        if (x, y) != (frame.x(), frame.y()):
+            self.move(x, y)
+
+    def showEvent(self, event: QShowEvent) -> None:  # Qt API
+        """A restored geometry is fitted to the screen again on the first show, now that the
+        window's frame is known."""
+        super().showEvent(event)
+        if self._fit_when_shown:
+            self._fit_when_shown = False
+            self.fit_to_screen()
 
     def _restore_panels(self) -> None:
         store = self._layout_store()

@@ -249,6 +249,7 @@ class ConversationsView(QWidget):
         side_layout.addWidget(self.list_view, stretch=1)
         buttons = QHBoxLayout()
         self.new_button = self._button("New", side, buttons)
+        self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
         self.rename_button = self._button("Rename", side, buttons)
         self.delete_button = self._button("Delete", side, buttons)
         side_layout.addLayout(buttons)
