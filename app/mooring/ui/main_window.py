@@ -543,13 +543,8 @@ class MainWindow(QMainWindow):
         if self.isMaximized() or self.isFullScreen():
             return
         frame = self.frameGeometry()
-        screen = (
-            QGuiApplication.screenAt(frame.center())
-            or self.screen()
-            or QGuiApplication.primaryScreen()
-        )
-        if screen is None:
-            return
+        # The screen the window is on (the primary one when it is on none).
+        screen = QGuiApplication.screenAt(frame.center()) or self.screen()
         area = screen.availableGeometry()
         inner = self.geometry()
         # The frame around the window (none known before it is first shown).

@@ -28,10 +28,12 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QListView,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QSplitter,
     QStyle,
@@ -278,7 +280,12 @@ def times_of(record: TaskRecord, now: datetime) -> tuple[str, str, str]:
 
 
 class TaskCard(QWidget):
-    """The chosen task: its words, times and the actions that fit its state."""
+    """The chosen task: its words, times and the actions that fit its state.
+
+    The words are in a scroll area (:attr:`scroll_area`, "Task details") and the buttons below
+    it: a long result or server message scrolls inside the pane, so the card never asks the
+    window for more room than the screen has, and the buttons stay in view.
+    """
 
     cancel_pressed = Signal(str)
     answer_pressed = Signal(str)
@@ -298,6 +305,20 @@ class TaskCard(QWidget):
         self.setObjectName("task-card")
         self.setAccessibleName("Task card")
         layout = QVBoxLayout(self)
+        # Wrapped labels ask for the height of all their lines, and the window's minimum size
+        # is the sum of what its parts ask for: the words go in a scroll area, whose own
+        # minimum is a few lines, and a long text scrolls (Tab reaches it, the arrow and page
+        # keys scroll it).
+        self.scroll_area = QScrollArea(self)
+        self.scroll_area.setObjectName("task-details")
+        self.scroll_area.setAccessibleName("Task details")
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.body = QWidget(self.scroll_area)
+        self.body.setObjectName("task-details-body")
+        column = QVBoxLayout(self.body)
+        column.setContentsMargins(0, 0, 0, 0)
         self.title_label = self._label()
         font = self.title_label.font()
         font.setBold(True)
@@ -315,10 +336,10 @@ class TaskCard(QWidget):
         self.ttl_label = self._label()
         self.id_label = self._label()
         self.result_label = self._label()
-        layout.addWidget(self.title_label)
-        layout.addWidget(self.state_label)
-        layout.addWidget(self.detail_label)
-        self.details = QWidget(self)
+        column.addWidget(self.title_label)
+        column.addWidget(self.state_label)
+        column.addWidget(self.detail_label)
+        self.details = QWidget(self.body)
         form = QFormLayout(self.details)
         form.setContentsMargins(0, 0, 0, 0)
         form.addRow("Server says:", self.message_label)
@@ -327,7 +348,10 @@ class TaskCard(QWidget):
         form.addRow("Time to live left:", self.ttl_label)
         form.addRow("Operation:", self.id_label)
         form.addRow("Result:", self.result_label)
-        layout.addWidget(self.details)
+        column.addWidget(self.details)
+        column.addStretch(1)
+        self.scroll_area.setWidget(self.body)
+        layout.addWidget(self.scroll_area, stretch=1)
         row = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for text, signal in (
@@ -348,26 +372,27 @@ class TaskCard(QWidget):
             self.buttons[text] = button
         row.addStretch(1)
         layout.addLayout(row)
-        layout.addStretch(1)
         self.empty_label = self._label()
         self.empty_label.setText(
             "No task chosen. Run a tool with Ctrl+K (File → Run a tool…); "
             "every call you start shows up on the left."
         )
-        layout.insertWidget(0, self.empty_label)
+        column.insertWidget(0, self.empty_label)
         self._timer = QTimer(self)
         self._timer.setInterval(1000)
         self._timer.timeout.connect(self._tick)
         self.show_view(None)
 
     def _label(self) -> QLabel:
-        label = QLabel(self)
+        label = QLabel(self.body)
+        # Server and model text is shown as it is, never as HTML.
         label.setTextFormat(Qt.TextFormat.PlainText)
         label.setWordWrap(True)
-        # Long server text wraps within the pane instead of widening the card past it; a
-        # Preferred width keeps Qt's height-for-width, so a wrapped line is never cut off.
+        # Long server text wraps at the pane's width; a Preferred width keeps Qt's
+        # height-for-width, so a wrapped line is never cut off. A word longer than the pane
+        # (a long unbroken line) cannot wrap: it widens the scroll area's contents, not the
+        # card, and is reached by scrolling sideways.
         label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.MinimumExpanding)
-        label.setMinimumWidth(120)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return label
 
