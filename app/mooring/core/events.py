@@ -10,14 +10,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from mooring.core.approval.request import ApprovalOutcome, ApprovalRequest
-from mooring.core.conversation import Message
-from mooring.core.issues import Issue
-from mooring.core.tasks.inputs import TaskInput
-from mooring.core.tasks.record import TaskRecord
-from mooring.core.tasks.states import LocalState
+if TYPE_CHECKING:  # annotations only: a face loads what an event carries when one arrives
+    from mooring.core.approval.request import ApprovalOutcome, ApprovalRequest
+    from mooring.core.conversation import Message
+    from mooring.core.issues import Issue
+    from mooring.core.tasks.inputs import TaskInput
+    from mooring.core.tasks.record import TaskRecord
+    from mooring.core.tasks.states import LocalState
 
 log = logging.getLogger("mooring.events")
 
