@@ -22,6 +22,7 @@ HANDLERS: dict[tuple[str, str | None], str] = {
     ("servers", "remove"): "servers:remove",
     ("servers", "import"): "servers:import_file",
     ("tools", "list"): "servers:list_tools",
+    ("tools", "show"): "tool_show:show_tool",
     ("call", None): "tasks:call",
     ("accounts", "list"): "accounts:list_accounts",
     ("accounts", "add"): "accounts:add_account",

@@ -227,13 +227,26 @@ def _servers_remove(rm: argparse.ArgumentParser) -> None:
 
 def _tools(tools: argparse.ArgumentParser) -> None:
     """``mooring tools``."""
-    _subcommands(tools, "tools_command", "ACTION", (("list", "list tools", _tools_list),))
+    _subcommands(
+        tools,
+        "tools_command",
+        "ACTION",
+        (
+            ("list", "list tools", _tools_list),
+            ("show", "what a tool takes and how to call it", _tools_show),
+        ),
+    )
 
 
 def _tools_list(tools_list: argparse.ArgumentParser) -> None:
     tools_list.add_argument(
         "server", nargs="?", help="only this server's tools (default: every server)"
     )
+
+
+def _tools_show(tools_show: argparse.ArgumentParser) -> None:
+    tools_show.add_argument("server", help="the server's name")
+    tools_show.add_argument("tool", help="the tool's name")
 
 
 def _call(call: argparse.ArgumentParser) -> None:
