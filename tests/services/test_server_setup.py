@@ -263,3 +263,52 @@ async def test_an_account_is_added_signed_in_through_the_browser_and_signed_out(
         assert stdio.value.code == "usage"
     finally:
         demo.stop_all()
+
+
+async def test_a_program_that_cannot_be_found_is_refused_on_add_and_edit_as_the_cli_refuses_it(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    with pytest.raises(KnownError) as missing:
+        await host.host.add_server(ServerSpec(alias="ghost", command="./no-such-server"))
+    assert missing.value.code == "usage"
+    assert missing.value.message == (
+        "The command './no-such-server' was not found (or is not executable)."
+    )
+    assert missing.value.hint == "Give the full path of the program, or install it first."
+    with pytest.raises(KnownError) as off_path:
+        await host.host.add_server(ServerSpec(alias="ghost", command="no-such-mcp-server-7f3a"))
+    assert off_path.value.message == "The command 'no-such-mcp-server-7f3a' was not found on PATH."
+    with pytest.raises(KnownError) as no_folder:
+        await host.host.add_server(
+            ServerSpec(alias="ghost", command=sys.executable, cwd=str(tmp_path / "nowhere"))
+        )
+    assert "is not an existing folder" in no_folder.value.message
+    with pytest.raises(KnownError) as no_host:
+        await host.host.add_server(ServerSpec(alias="ghost", url="http:///mcp"))
+    assert "names no host" in no_host.value.message
+    assert await host.store.find_server("ghost") is None
+
+    # Found relative to the working folder, as the server would be started.
+    program = tmp_path / "bin" / "server"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    added = await host.host.add_server(
+        ServerSpec(alias="local", command="./server", cwd=str(program.parent))
+    )
+    assert added.command == "./server"
+
+    # Edited to a missing program: refused, the server as it was.
+    with pytest.raises(KnownError) as edit:
+        await host.host.update_server(
+            "local", ServerSpec(alias="local", command="./no-such-server")
+        )
+    assert "'./no-such-server' was not found" in edit.value.message
+    assert (await host.host.server("local")).command == "./server"
+    # A server whose program is gone meanwhile can still be renamed (its command unchanged).
+    program.unlink()
+    renamed = await host.host.update_server(
+        "local", ServerSpec(alias="renamed", command="./server", cwd=str(program.parent))
+    )
+    assert renamed.alias == "renamed"

@@ -24,7 +24,7 @@ from mooring.ui.dialogs.add_server import AddServerDialog
 from mooring.ui.dialogs.import_servers import ImportDialog
 from mooring.ui.models.server_tools import ENABLED, HIDDEN, ToolAccessModel
 from tests.helpers.authserver import AuthServer, running_auth_server
-from tests.mcp.servers import DemoServer
+from tests.mcp.servers import DemoServer, free_port
 from tests.ui.conftest import until
 from tests.ui.test_window_flows import open_window
 
@@ -290,5 +290,84 @@ async def test_an_issues_sign_in_button_signs_the_server_in_from_the_window(
             await until(lambda: bool(opened), window.servers.signed_in, limit=60)
             assert window.tabs.currentWidget() is window.servers
             assert [a.signed_in for a in await ui_host.host.accounts_of("web")] == [True]
+    finally:
+        demo.stop_all()
+
+
+async def test_a_program_that_does_not_exist_is_refused_in_the_dialog_keeping_what_was_typed(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    async with open_window(tmp_path, qtbot) as (window, ui_host):
+        panel = window.servers
+        window.show_view(panel)
+        opened: list[object] = []
+        panel.dialog_opened.connect(opened.append)
+        adding = window.jobs.start(panel.add_interactively())
+        await until(lambda: bool(opened), panel.dialog_opened)
+        dialog = opened.pop()
+        assert isinstance(dialog, AddServerDialog)
+        dialog.alias_edit.setText("ghost")
+        dialog.command_edit.setText("./no-such-server --verbose")
+        dialog.env_edit.setPlainText("API_KEY=k3y")
+        dialog.add_button.click()
+        # The host refuses it as `mooring servers add` does; the dialog opens again with why.
+        await until(lambda: bool(opened), panel.dialog_opened)
+        assert opened.pop() is dialog
+        assert dialog.isVisible()
+        assert dialog.error_label.text() == (
+            "The command './no-such-server' was not found (or is not executable). "
+            "Give the full path of the program, or install it first."
+        )
+        assert dialog.alias_edit.text() == "ghost"
+        assert dialog.command_edit.text() == "./no-such-server --verbose"
+        assert dialog.env_edit.toPlainText() == "API_KEY=k3y"
+        assert await ui_host.host.find_server("ghost") is None
+        dialog.reject()
+        await adding
+        assert [v.server.alias for v in panel.model.views()] == ["demo"]
+
+        # Editing the demo server to a missing program is refused the same way.
+        editing = window.jobs.start(panel.edit_selected())
+        await until(lambda: bool(opened), panel.dialog_opened)
+        edit = opened.pop()
+        assert isinstance(edit, AddServerDialog)
+        edit.command_edit.setText("/no/such/server")
+        edit.add_button.click()
+        await until(lambda: bool(opened), panel.dialog_opened)
+        assert opened.pop() is edit
+        assert "'/no/such/server' was not found" in edit.error_label.text()
+        assert edit.command_edit.text() == "/no/such/server"
+        edit.reject()
+        await editing
+        assert (await ui_host.host.server("demo")).command == ui_host.demo.command
+
+
+async def test_the_tools_of_a_server_that_becomes_ready_are_shown_without_choosing_it_again(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    demo = DemoServer(tmp_path / "web")
+    demo.root.mkdir()
+    demo.port = free_port()  # nothing listens there yet
+    try:
+        async with open_window(tmp_path, qtbot) as (window, ui_host):
+            panel = window.servers
+            window.show_view(panel)
+            web = await ui_host.host.add_server(
+                ServerSpec(alias="web", url=f"http://127.0.0.1:{demo.port}/mcp")
+            )
+            await until(lambda: panel.select_server_alias("web"), panel.loaded)
+            unreachable = "Not reachable now; its tools are unknown."
+            await until(lambda: panel.tools_note.text() == unreachable, panel.tools_shown)
+            assert panel.tool_model.tools() == []
+
+            # The server comes up and the connection's next attempt reaches it.
+            demo.start_http()
+            connection = await ui_host.host.gateway.connect(web)
+            assert await connection.list_tools()
+            await until(lambda: bool(panel.tool_model.tools()), panel.tools_shown, limit=20)
+            assert "import_suppliers" in {t.name for t in panel.tool_model.tools()}
+            assert panel.selected() is not None
+            assert panel.selected().server.alias == "web"  # type: ignore[union-attr]
+            assert panel.tools_note.text() == "Every tool may run (no allowed list)."
     finally:
         demo.stop_all()

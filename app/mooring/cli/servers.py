@@ -8,11 +8,11 @@ from typing import Any
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
-from mooring.cli.server_checks import check_target
 from mooring.core.errors import KnownError
 from mooring.core.server_import import EntryStatus
 from mooring.core.servers import ServerDefinition
 from mooring.core.views import ServerSpec
+from mooring.services.server_setup import check_target
 
 
 def _pairs(values: list[str] | None, what: str) -> dict[str, str]:

@@ -68,7 +68,9 @@ from mooring.services.server_setup import ENV_SCOPE as ENV_SCOPE
 from mooring.services.server_setup import HEADER_SCOPE as HEADER_SCOPE
 from mooring.services.server_setup import ImportOutcome as ImportOutcome
 from mooring.services.server_setup import (
+    ServerReachability,
     ServerSetup,
+    check_target,
     no_keyring,
     secret_values_needed,
 )
@@ -155,6 +157,11 @@ class Host:
         )
         """Importing, editing and signing servers in (the actions below use it)."""
         self.issues = IssueDesk(board=issues, events=self.events, clock=clock)
+        self.reachability = ServerReachability(
+            catalog=catalog, board=issues, desk=self.issues, secrets=secrets
+        )
+        """Keeps an issue open for each server whose connection failed, until it connects."""
+        gateway.add_status_listener(self.reachability.on_status)
         self.tools = ToolCatalogue(gateway=gateway, events=self.events)
         self.monitor = TaskMonitor(
             ledger=ledger,
@@ -240,6 +247,7 @@ class Host:
         if self._prepared:
             return
         self._prepared = True
+        await self.reachability.load()
         if self.config.demo_server is not None:
             command, args = self.config.demo_server
             await ensure_demo_server(self.catalog, self.clock, command=command, args=args)
@@ -264,6 +272,7 @@ class Host:
                 await self._scheduler
             self._scheduler = None
         await self.gateway.aclose()
+        await self.reachability.settled()  # a failed connection's issue is written, not lost
 
     async def _provider_config(self, key: str | None) -> ProviderConfig:
         """A provider by id or name (``None``: the default one), or a clear error."""
@@ -623,7 +632,10 @@ class Host:
 
     async def add_server(self, spec: ServerSpec) -> ServerDefinition:
         """Add a stdio or Streamable HTTP server; header and environment values go to the
-        keyring only (refused, code ``no_keyring``, when no keyring can keep them)."""
+        keyring only (refused, code ``no_keyring``, when no keyring can keep them). A program
+        that cannot be found, a missing working folder or a URL without a host is refused
+        (code ``usage``), as ``mooring servers add`` refuses it."""
+        check_target(spec.url, None if spec.url else spec.command, None if spec.url else spec.cwd)
         if await self.catalog.find_server(spec.alias) is not None:
             raise KnownError(f"A server called {spec.alias!r} exists already.", code="exists")
         server = ServerDefinition(
@@ -673,6 +685,7 @@ class Host:
         self.setup.forget_secrets(server.id, server.headers, server.env)
         self.tools.forget(server.id)
         await self._orphan_tasks(server, None)
+        await self.reachability.forget(server.id)  # nothing left to fix about it
         self.events.emit(ServersDidChange((server.id,)))
         return server
 
@@ -715,8 +728,9 @@ class Host:
 
         Header and environment values go to the keyring (an empty value keeps the stored
         one; a name left out is forgotten). A server pointed somewhere else (another command
-        or URL) is no longer trusted: trust belongs to what the server is. Its tasks keep
-        pointing at it; its connection is replaced at the next use.
+        or URL) is no longer trusted: trust belongs to what the server is. A new program that
+        cannot be found, working folder or URL is refused as :meth:`add_server` refuses it. Its
+        tasks keep pointing at it; its connection is replaced at the next use.
         """
         current = await self.server(alias)
         edited = await self.setup.update(

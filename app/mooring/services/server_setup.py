@@ -1,6 +1,7 @@
-"""Setting servers up: importing other hosts' configurations, editing a server, its tools'
-access, its accounts and signing them in — the use cases behind the Servers panel, the
-first-run welcome and ``mooring servers`` / ``mooring accounts``.
+"""Setting servers up: importing other hosts' configurations, adding and editing a server
+(its program or URL checked first), its tools' access, its accounts and signing them in — the
+use cases behind the Servers panel, the first-run welcome and ``mooring servers`` /
+``mooring accounts`` — and the issue that says a server's connection failed.
 
 Secrets (HTTP header values, environment values such as API keys) go to the keyring only;
 the server table keeps their names, stored with an empty value.
@@ -10,17 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import logging
+import os
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from urllib.parse import parse_qsl, urlsplit
 
 from mooring.core.clock import Clock
 from mooring.core.errors import KnownError
 from mooring.core.events import EventBus, ServersDidChange
 from mooring.core.ids import new_id
+from mooring.core.issues import IssueKind
 from mooring.core.ports import (
     AccountBook,
     AccountSignIn,
     ConfigFiles,
+    ConnectionState,
+    ConnectionStatus,
+    IssueBoard,
     OpenUrl,
     SecretStore,
     ServerCatalog,
@@ -34,6 +43,9 @@ from mooring.core.server_import import (
 )
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
 from mooring.core.views import AccountView
+from mooring.services.telling import IssueDesk
+
+log = logging.getLogger("mooring.servers")
 
 HEADER_SCOPE = "server-headers"
 """Keyring scope of HTTP header values: names ``"{server_id}:{header}"``."""
@@ -66,6 +78,42 @@ def no_keyring(what: str) -> KnownError:
         hint="Unlock or install a Secret Service keyring (see `mooring doctor`), then try again.",
         code="no_keyring",
     )
+
+
+def check_target(url: str | None, command: str | None, cwd: str | None) -> None:
+    """Refuse a URL that is not http(s) with a host, a program that cannot be found (as the
+    server would be started: on ``PATH``, or a path relative to its working folder) or a working
+    folder that does not exist (``KnownError`` with code ``usage``). The window's dialog and
+    ``mooring servers add`` refuse alike; nothing is stored."""
+    if url is not None:
+        parts = urlsplit(url.strip())
+        if parts.scheme.lower() not in ("http", "https"):
+            raise KnownError(
+                f"The URL {url!r} is not an http:// or https:// address.",
+                hint="Mooring speaks Streamable HTTP; other schemes cannot work.",
+                code="usage",
+            )
+        if not parts.hostname:
+            raise KnownError(f"The URL {url!r} names no host.", code="usage")
+        return
+    if cwd is not None and not os.path.isdir(os.path.expanduser(cwd)):
+        raise KnownError(f"The working folder {cwd!r} is not an existing folder.", code="usage")
+    if command is not None and not _findable(command, cwd):
+        raise KnownError(
+            f"The command {command!r} was not found"
+            + (" on PATH." if os.sep not in command else " (or is not executable)."),
+            hint="Give the full path of the program, or install it first.",
+            code="usage",
+        )
+
+
+def _findable(program: str, cwd: str | None) -> bool:
+    if os.sep in program:
+        path = os.path.expanduser(program)
+        if not os.path.isabs(path) and cwd is not None:
+            path = os.path.join(os.path.expanduser(cwd), path)
+        return os.path.isfile(path) and os.access(path, os.X_OK)
+    return shutil.which(program) is not None
 
 
 class ServerSetup:
@@ -224,6 +272,10 @@ class ServerSetup:
         taken = {s.alias.casefold() for s in await self.catalog.list_servers()}
         if alias.casefold() != current.alias.casefold() and alias.casefold() in taken:
             raise KnownError(f"A server called {alias!r} exists already.", code="exists")
+        if (url, command, cwd) != (current.url, current.command, current.cwd):
+            # Only a changed target is checked: a server whose program is missing for now can
+            # still be renamed or trusted.
+            check_target(url, command, cwd)
         if secret_values_needed(headers, env) and not self.secrets.durable:
             raise no_keyring("a header or environment value")
         try:
@@ -382,6 +434,148 @@ class ServerSetup:
         if self.sign_in_port is not None:
             port = self.sign_in_port
             await asyncio.to_thread(port.sign_out, server, pid)
+
+
+REDACTED = "[redacted]"
+
+
+class ServerReachability:
+    """An open ``SERVER_UNAVAILABLE`` issue for each server whose connection failed, resolved
+    when it connects: what the Issues panel and ``mooring issues`` list, whichever face made
+    the connection.
+
+    Told every connection status (a gateway status listener), it acts on a server's change
+    between failed and ready only: a connection that keeps failing (it retries with backoff)
+    does not raise again an issue the user dismissed; an edited server's new connection that
+    fails does. An issue open already (reconciliation's, which counts the waiting tasks) is
+    left as it is. The reason keeps none of the server's keyring values (header and
+    environment values a server may echo on stderr) nor its URL's credentials.
+    """
+
+    def __init__(
+        self,
+        *,
+        catalog: ServerCatalog,
+        board: IssueBoard,
+        desk: IssueDesk,
+        secrets: SecretStore,
+    ) -> None:
+        self._catalog = catalog
+        self._board = board
+        self._desk = desk
+        self._secrets = secrets
+        self._told: dict[str, ConnectionState] = {}
+        """Per server: the last settled state heard (ready or failed)."""
+        self._pending: dict[str, ConnectionStatus] = {}
+        self._workers: dict[str, asyncio.Task[None]] = {}
+        self._open: set[str] = set()
+        """The servers this may have an open issue about (raised here, or open at
+        :meth:`load`): a server that connects with none writes nothing, so a connection that
+        comes up on the way to a model request costs that request no database trip."""
+
+    async def load(self) -> None:
+        """Learn which servers have an open issue of this kind already (at start: one left
+        by an earlier run is resolved when its server connects)."""
+        self._open |= {
+            i.subject
+            for i in await self._board.open_issues()
+            if i.kind is IssueKind.SERVER_UNAVAILABLE
+        }
+
+    def on_status(self, status: ConnectionStatus) -> None:
+        """A connection's new status (the gateway's listener; never blocks)."""
+        server_id = status.server_id
+        if status.state is ConnectionState.STOPPED:
+            self._told.pop(server_id, None)  # replaced or closed: a new connection starts anew
+            return
+        if status.state not in (ConnectionState.READY, ConnectionState.FAILED):
+            return
+        if self._told.get(server_id) is status.state:
+            return
+        self._told[server_id] = status.state
+        self._pending[server_id] = status
+        worker = self._workers.get(server_id)
+        if worker is not None and not worker.done():
+            return  # it takes this change next
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # told outside a loop: nothing can be written now
+            return
+        worker = loop.create_task(self._work(server_id), name=f"reachability:{server_id}")
+        self._workers[server_id] = worker
+        worker.add_done_callback(lambda done: self._ended(server_id, done))
+
+    def _ended(self, server_id: str, worker: asyncio.Task[None]) -> None:
+        if self._workers.get(server_id) is worker:
+            del self._workers[server_id]
+
+    async def _work(self, server_id: str) -> None:
+        # One worker per server takes its changes in order: the last one told wins.
+        while (status := self._pending.pop(server_id, None)) is not None:
+            try:
+                await self._apply(status)
+            except Exception:  # an issue not written must not stop the next one
+                log.exception("keeping the issue of server %s failed", server_id)
+
+    async def _apply(self, status: ConnectionStatus) -> None:
+        kind = IssueKind.SERVER_UNAVAILABLE
+        if status.state is ConnectionState.READY:
+            if status.server_id in self._open:
+                self._open.discard(status.server_id)
+                await self._desk.resolve(kind, status.server_id)
+            return
+        server = await self._catalog.get_server(status.server_id)
+        if (
+            server is None
+            or not server.enabled
+            or await self._catalog.is_removed(server.id)
+            or any(
+                i.kind is kind and i.subject == server.id for i in await self._board.open_issues()
+            )
+        ):
+            return
+        reason = await self._without_secrets(server, status.reason or "the connection failed")
+        self._open.add(server.id)
+        await self._desk.raise_issue(
+            kind,
+            server.id,
+            f"{server.alias} cannot be reached",
+            f"{reason.rstrip('.')}. Mooring keeps trying; its tools cannot be used until it "
+            "connects.",
+        )
+
+    async def _without_secrets(self, server: ServerDefinition, text: str) -> str:
+        def stored() -> list[str | None]:  # the keyring may block: off the event loop
+            return [
+                *(self._secrets.get(HEADER_SCOPE, f"{server.id}:{n}") for n in server.headers),
+                *(self._secrets.get(ENV_SCOPE, f"{server.id}:{n}") for n in server.env),
+            ]
+
+        hidden = [v for v in await asyncio.to_thread(stored) if v]
+        if server.url:
+            parts = urlsplit(server.url)
+            if parts.query or parts.username or parts.password:
+                host = parts.netloc.rpartition("@")[2]  # without the user and password
+                bare = parts._replace(netloc=host, query="", fragment="").geturl()
+                text = text.replace(server.url, bare)
+            hidden += [parts.password or "", *(value for _name, value in parse_qsl(parts.query))]
+        # Longest first: a secret that contains another is masked whole.
+        for secret in sorted({h for h in hidden if len(h) >= 4}, key=len, reverse=True):
+            text = text.replace(secret, REDACTED)
+        return text
+
+    async def forget(self, server_id: str) -> None:
+        """The server was removed: its issue goes (after any change being written)."""
+        self._told.pop(server_id, None)
+        self._pending.pop(server_id, None)
+        await self.settled()
+        self._open.discard(server_id)
+        await self._desk.resolve(IssueKind.SERVER_UNAVAILABLE, server_id)
+
+    async def settled(self) -> None:
+        """Wait until every change told so far is written."""
+        while running := [w for w in self._workers.values() if not w.done()]:
+            await asyncio.gather(*running, return_exceptions=True)
 
 
 def matches(tool: str, patterns: Iterable[str]) -> bool:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.events import CatalogueDidChange, ConnectionDidChange, ServersDidChange
+from mooring.core.ports import ConnectionState
 from mooring.core.server_import import ConfigPreview
 from mooring.core.servers import Transport
 from mooring.core.views import AccountView, ServerView
@@ -193,7 +194,7 @@ class ServersPanel(QWidget):
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._on_selection())
         self.model.modelReset.connect(self._on_selection)
         self._unsubscribe = [
-            host.events.on(ConnectionDidChange, lambda _e: self.schedule_reload()),
+            host.events.on(ConnectionDidChange, self._on_connection),
             host.events.on(ServersDidChange, lambda _e: self.schedule_reload()),
             host.events.on(CatalogueDidChange, self._on_catalogue),
         ]
@@ -285,6 +286,18 @@ class ServersPanel(QWidget):
             hidden = ", ".join(neutralise(t, limit=60) for t in server.hidden_tools)
             notes.append(f"Hidden: {hidden}.")
         self.tools_note.setText(" ".join(notes) or "Every tool may run (no allowed list).")
+
+    def _on_connection(self, event: ConnectionDidChange) -> None:
+        self.schedule_reload()
+        view = self.selected()
+        if (
+            view is not None
+            and view.server.id == event.server_id
+            and event.state in (ConnectionState.READY, ConnectionState.FAILED)
+        ):
+            # Connected (its tools can be read now) or failed (they are unknown now): the
+            # catalogue only forgets the old list, so nothing else would tell this table.
+            self._load_tools(refresh=False)
 
     def _on_catalogue(self, event: CatalogueDidChange) -> None:
         view = self.selected()
