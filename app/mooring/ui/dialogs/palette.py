@@ -3,10 +3,16 @@ schema — Mooring is useful with no model configured.
 
 A schema that is not a flat object of simple fields gets a JSON editor instead of a form. The
 call itself goes through the host (approval first), after the palette closed.
+
+It opens on a server whose connection is ready (a failed one may sort first), on a read-only
+tool of it, else a non-destructive one (annotations are the server's claims; the approval
+dialog still asks). Tab follows reading order: the tool list, the tool's argument fields, Run,
+Close — rebuilt for each tool's form.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +35,10 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.elicitation import InvalidAnswer, SchemaError, fields_of
+from mooring.core.ports import ConnectionState
 from mooring.core.servers import ServerDefinition
 from mooring.core.tools import ToolInfo
+from mooring.core.views import ServerView
 from mooring.ui.qt_async import Jobs
 from mooring.ui.text import neutralise, plain_tooltip
 from mooring.ui.widgets.schema_form import SchemaForm
@@ -39,6 +47,31 @@ if TYPE_CHECKING:
     from mooring.services.host import Host
 
 TITLE = "Run a tool"
+
+
+def readiness(view: ServerView) -> int:
+    """How good a first choice a server is (lower is better): ready, then not known yet or
+    connecting, then failed or stopped."""
+    state = view.connection.state if view.connection is not None else None
+    if state is ConnectionState.READY:
+        return 0
+    if state is None or state is ConnectionState.CONNECTING:
+        return 1
+    return 2
+
+
+def riskiness(info: ToolInfo) -> int:
+    """How good a first choice a tool is (lower is better): read-only, then claimed not
+    destructive, then unannotated (MCP presumes such a tool may be destructive), then
+    destructive."""
+    hints = info.annotations
+    if hints.read_only:
+        return 0
+    if hints.destructive is False:
+        return 1
+    if hints.destructive is None:
+        return 2
+    return 3
 
 
 class ToolPalette(QDialog):
@@ -82,6 +115,8 @@ class ToolPalette(QDialog):
         self.right.addWidget(self.description_label)
         self.form_area = QScrollArea(right)
         self.form_area.setWidgetResizable(True)
+        # Not a Tab stop itself: Tab goes from the tool list straight to the first argument.
+        self.form_area.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.right.addWidget(self.form_area, stretch=1)
         splitter.setStretchFactor(1, 2)
         layout.addWidget(splitter, stretch=1)
@@ -92,6 +127,7 @@ class ToolPalette(QDialog):
         row = QHBoxLayout()
         row.addStretch(1)
         self.close_button = QPushButton("Close", self)
+        self.close_button.setAccessibleName("Close")
         self.run_button = QPushButton("Run", self)
         self.run_button.setAccessibleName("Run")
         self.run_button.setDefault(True)
@@ -111,12 +147,16 @@ class ToolPalette(QDialog):
         self.message_label.setText(text)
 
     async def load(self) -> None:
-        """List the enabled servers (then the first one's tools)."""
-        self._servers = [s for s in await self.host.list_servers() if s.enabled]
+        """List the enabled servers (by name), choose the first ready one, show its tools."""
+        views = [v for v in await self.host.servers() if v.server.enabled]
+        self._servers = [v.server for v in views]
         self.server_combo.blockSignals(True)
         self.server_combo.clear()
         for server in self._servers:
             self.server_combo.addItem(neutralise(server.alias, limit=80), server.id)
+        if views:
+            first = min(range(len(views)), key=lambda i: (readiness(views[i]), i))
+            self.server_combo.setCurrentIndex(first)
         self.server_combo.blockSignals(False)
         if not self._servers:
             self._say("No servers yet: add one in the Servers panel.")
@@ -163,17 +203,20 @@ class ToolPalette(QDialog):
 
     def _filter(self, text: str) -> None:
         needle = text.strip().lower()
-        first = -1
+        by_name = {t.name: t for t in self._tools}
+        best: tuple[int, int] | None = None
         for row in range(self.tool_list.count()):
             item = self.tool_list.item(row)
             match = needle in item.text().lower()
             item.setHidden(not match)
-            if match and first < 0:
-                first = row
-        if first >= 0 and (
+            info = by_name.get(item.data(Qt.ItemDataRole.UserRole))
+            rank = (riskiness(info) if info is not None else 3, row)
+            if match and (best is None or rank < best):
+                best = rank
+        if best is not None and (
             self.tool_list.currentRow() < 0 or self.tool_list.currentItem().isHidden()
         ):
-            self.tool_list.setCurrentRow(first)
+            self.tool_list.setCurrentRow(best[1])
 
     def choose_tool(self, name: str) -> bool:
         """Pick a tool by name."""
@@ -198,6 +241,7 @@ class ToolPalette(QDialog):
         if info is None:
             self.description_label.setText("")
             self.form_area.setWidget(QWidget())
+            self._order_tabs()
             return
         text = (info.description or info.name).strip()
         self.description_label.setText(neutralise(text.split("\n\n")[0], limit=400, multiline=True))
@@ -211,7 +255,21 @@ class ToolPalette(QDialog):
             self.json_edit = QPlainTextEdit(self)
             self.json_edit.setAccessibleName("Arguments (JSON)")
             self.json_edit.setPlainText("{}")
+            self.json_edit.setTabChangesFocus(True)
             self.form_area.setWidget(self.json_edit)
+        self._order_tabs()
+
+    def _order_tabs(self) -> None:
+        """Tab in reading order: the tool list, this tool's argument inputs, Run, Close (the
+        form is built after the buttons, so Qt's creation order would put it last)."""
+        chain: list[QWidget] = [self.tool_list]
+        if self.form is not None:
+            chain.extend(self.form.inputs.values())
+        elif self.json_edit is not None:
+            chain.append(self.json_edit)
+        chain += [self.run_button, self.close_button]
+        for before, after in itertools.pairwise(chain):
+            QWidget.setTabOrder(before, after)
 
     def arguments(self) -> dict[str, Any]:
         """The arguments entered, checked; raises ``ValueError`` saying what to fix."""
