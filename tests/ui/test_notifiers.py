@@ -3,16 +3,20 @@ click-to-open (also from a real D-Bus notification service)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import asyncio
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from PySide6.QtWidgets import QApplication, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from mooring.adapters.notify.chain import HookLink, NotificationChain
 from mooring.adapters.notify.desktop import DesktopLink
 from mooring.bootstrap import build_host
+from mooring.core.approval.request import ApprovalOutcome, ApprovalRequest
 from mooring.core.notifications import Notice, NotifyKind, Occurrence, notice_for
 from mooring.core.tasks.states import LocalState
 from mooring.core.tasks.words import state_words
@@ -20,10 +24,19 @@ from mooring.services.host import TaskView
 from mooring.settings.paths import Paths
 from mooring.settings.store import Settings
 from mooring.storage.db import Database
+from mooring.ui.dialogs.approval import ApprovalDialog, DialogAsker
+from mooring.ui.dialogs.input_form import InputFormDialog
 from mooring.ui.main_window import MainWindow, WindowInfo
-from mooring.ui.notifiers import ConsentQuestion, TrayNotifier, tray_icon
+from mooring.ui.notifiers import (
+    ConsentQuestion,
+    TrayNotifier,
+    ask_notification_consent,
+    tray_icon,
+)
 from tests.core.tasks.factories import make_record
 from tests.helpers.notifyd import private_bus, start_service
+from tests.ui.conftest import next_dialog
+from tests.ui.test_tasks_panel import QUESTION
 
 WindowFactory = Callable[[], MainWindow]
 
@@ -225,3 +238,108 @@ def test_without_a_tray_closing_closes(make_window: WindowFactory, qtbot: QtBot)
     assert not window.isVisible()
     assert hidden == []
     assert tray.explain("x") is False
+
+
+async def _never_sent(_reply: Mapping[str, Any]) -> object:
+    raise AssertionError("the form is not answered here")
+
+
+def _consent_boxes(window: MainWindow) -> list[QMessageBox]:
+    return [
+        box
+        for box in window.findChildren(QMessageBox)
+        if box.windowTitle() == ConsentQuestion.TITLE and box.isVisible()
+    ]
+
+
+@pytest.mark.anyio
+async def test_the_first_time_question_waits_until_the_approval_is_answered(
+    make_window: WindowFactory, qtbot: QtBot
+) -> None:
+    """The consent question never opens over a pending approval (it would take the focus
+    from "Allow once"): it is asked once the approval is answered."""
+    window = make_window()
+    window.show()
+    asker = DialogAsker(lambda: window)
+    request = ApprovalRequest(
+        id="req-1",
+        server_id="srv-1",
+        server_alias="demo",
+        tool="import_suppliers",
+        arguments={"path": "suppliers_ambiguous_id.csv"},
+        reason="The tool may change data.",
+    )
+    asked = asyncio.ensure_future(asker(request))
+    approval = await next_dialog(asker, limit=10)
+    assert approval.isVisible()
+
+    opened: asyncio.Future[ConsentQuestion] = asyncio.get_running_loop().create_future()
+    consent = asyncio.ensure_future(ask_notification_consent(window, on_open=opened.set_result))
+    for _ in range(5):  # let the consent coroutine run as far as it would
+        await asyncio.sleep(0)
+        QApplication.processEvents()
+    assert not opened.done()
+    assert _consent_boxes(window) == []
+    assert QApplication.activeModalWidget() is approval
+    assert approval.buttons["Allow once"].isEnabled()
+
+    approval.buttons["Allow once"].click()
+    assert (await asyncio.wait_for(asked, 10)).outcome is ApprovalOutcome.APPROVED
+    question = await asyncio.wait_for(opened, 10)
+    assert _consent_boxes(window) == [question.box]
+    question.allow_button.click()
+    assert await asyncio.wait_for(consent, 10) is True
+
+
+@pytest.mark.anyio
+async def test_the_first_time_question_waits_for_every_approval_and_input_form(
+    make_window: WindowFactory, qtbot: QtBot
+) -> None:
+    """Two approvals open, and an input form opened before the last closes: the question
+    comes after all of them."""
+    window = make_window()
+    window.show()
+    asker = DialogAsker(lambda: window)
+    dialogs: list[ApprovalDialog] = []
+    asker.on_open.append(dialogs.append)
+    answers = [
+        asyncio.ensure_future(
+            asker(
+                ApprovalRequest(
+                    id=f"req-{n}",
+                    server_id="srv-1",
+                    server_alias="demo",
+                    tool="import_suppliers",
+                    arguments={},
+                    reason="asked",
+                )
+            )
+        )
+        for n in (1, 2)
+    ]
+    await next_dialog(asker, limit=10)
+    for _ in range(5):  # the second opens on the coroutine's first step too
+        await asyncio.sleep(0)
+    assert len(dialogs) == 2
+    opened: asyncio.Future[ConsentQuestion] = asyncio.get_running_loop().create_future()
+    consent = asyncio.ensure_future(ask_notification_consent(window, on_open=opened.set_result))
+    dialogs[0].buttons["Deny"].click()
+    await asyncio.wait_for(answers[0], 10)
+    form = InputFormDialog(
+        server="demo",
+        tool="import_suppliers",
+        question=QUESTION,
+        submit=_never_sent,
+        parent=window,
+    )
+    form.open()
+    dialogs[1].buttons["Allow once"].click()
+    await asyncio.wait_for(answers[1], 10)
+    for _ in range(5):
+        await asyncio.sleep(0)
+        QApplication.processEvents()
+    assert not opened.done()
+    form.reject()
+    question = await asyncio.wait_for(opened, 10)
+    question.decline_button.click()
+    assert await asyncio.wait_for(consent, 10) is False

@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QComboBox
 from pytestqt.qtbot import QtBot
 
 from mooring.core.ids import new_id
 from mooring.core.tasks.states import LocalState
 from mooring.ui.dialogs.import_servers import ImportDialog
+from mooring.ui.dialogs.input_form import InputFormDialog
 from mooring.ui.dialogs.welcome import WelcomeDialog
 from tests.services.conftest import SAMPLES, demo_definition
 from tests.ui.conftest import next_dialog, until
@@ -49,9 +51,11 @@ async def test_the_welcome_does_not_block_and_esc_closes_it(tmp_path: Path, qtbo
         assert window.welcome is None
 
 
-async def test_the_sample_import_runs_on_the_bundled_server_after_approval(
+async def test_the_sample_import_asks_a_question_then_completes_when_answered(
     tmp_path: Path, qtbot: QtBot
 ) -> None:
+    """The sample shows what Mooring is for: a long task, approved, that asks the user which
+    column holds the ids (docs/getting-started.md says so), then completes once answered."""
     async with open_window(tmp_path, qtbot) as (window, ui_host):
         bundled = dataclasses.replace(
             demo_definition(tmp_path / "bundled.sqlite3", tmp_path / "bundled.log"),
@@ -71,14 +75,30 @@ async def test_the_sample_import_runs_on_the_bundled_server_after_approval(
         approval.buttons["Allow once"].click()
         card = window.tasks.card
         await until(
-            lambda: card.view is not None and card.view.record.state is LocalState.COMPLETED,
+            lambda: card.view is not None and card.view.record.state is LocalState.INPUT_REQUIRED,
             card.changed,
             limit=60,
         )
+        assert card.state_label.text() == "needs your input"
         assert window.tabs.currentWidget() is window.tasks
         assert card.view is not None
         assert card.view.record.tool == "import_suppliers"
         assert card.view.server_label == "bundled"
+        assert card.visible_buttons() == ["Answer", "Cancel"]
+        card.buttons["Answer"].click()
+        form = window.tasks.forms[card.view.id]
+        assert isinstance(form, InputFormDialog)
+        assert "Which column is the supplier identifier?" in form.message_label.text()
+        assert form.form is not None
+        combo = form.form.inputs["column"]
+        assert isinstance(combo, QComboBox)
+        combo.setCurrentIndex(combo.findData("vendor_code"))
+        form.send_button.click()
+        await until(
+            lambda: card.view is not None and card.view.record.state is LocalState.COMPLETED,
+            card.changed,
+            limit=60,
+        )
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the Linux locations")

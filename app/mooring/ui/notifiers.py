@@ -8,11 +8,13 @@ toast also keeps a count of notices not yet seen, for the badge on the Tasks pan
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
+    QApplication,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -226,8 +228,71 @@ class ConsentQuestion(QObject):
             self._answer.set_result(self._result)
 
 
-async def ask_notification_consent(window: QWidget) -> bool:
-    """Ask once, in the window, whether Mooring may notify."""
+def pending_questions() -> list[QWidget]:
+    """The approval and input dialogs open now: the user is answering those."""
+    from mooring.ui.dialogs.approval import ApprovalDialog
+    from mooring.ui.dialogs.input_form import InputFormDialog
+
+    return [
+        widget
+        for widget in QApplication.topLevelWidgets()
+        if isinstance(widget, ApprovalDialog | InputFormDialog) and widget.isVisible()
+    ]
+
+
+class _Closed(QObject):
+    """Resolves a future once any of the watched dialogs is hidden, closed or gone."""
+
+    def __init__(self, dialogs: list[QWidget], closed: asyncio.Future[None]) -> None:
+        super().__init__()
+        self._dialogs = dialogs
+        self._closed = closed
+        for dialog in dialogs:
+            dialog.installEventFilter(self)
+            dialog.destroyed.connect(self._done)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() in (QEvent.Type.Hide, QEvent.Type.Close):
+            self._done()
+        return False
+
+    def _done(self, *_args: object) -> None:
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+    def release(self) -> None:
+        for dialog in self._dialogs:
+            with contextlib.suppress(RuntimeError):  # already deleted
+                dialog.removeEventFilter(self)
+                dialog.destroyed.disconnect(self._done)
+
+
+async def calm_moment() -> None:
+    """Return once no approval or input dialog is open (at once if none is).
+
+    The first-time notification question must never open over one of those: it would take
+    the focus (and the keyboard, and an assistive tool's attention) from "Allow once"."""
+    while busy := pending_questions():
+        closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        watcher = _Closed(busy, closed)
+        try:
+            await closed
+        finally:
+            watcher.release()
+        # Let what answering leads to happen first (the next queued question opens, the
+        # dialog is deleted), then look again.
+        await asyncio.sleep(0)
+
+
+async def ask_notification_consent(
+    window: QWidget, *, on_open: Callable[[ConsentQuestion], None] | None = None
+) -> bool:
+    """Ask once, in the window, whether Mooring may notify, at a calm moment: never over an
+    approval or an input form still to be answered (the asker waits; the notice that led to
+    the question is held by the notifier meanwhile). ``on_open`` sees the question shown."""
+    await calm_moment()
     question = ConsentQuestion(window)
     question.open()
+    if on_open is not None:
+        on_open(question)
     return await question.answer()

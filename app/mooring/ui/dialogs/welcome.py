@@ -70,8 +70,8 @@ class WelcomeDialog(QDialog):
         self.sample_button = QPushButton("Try the sample import", self)
         self.sample_button.setAccessibleName("Try the sample import")
         self.sample_note = QLabel(
-            "Imports a small supplier list on the bundled demo server: you approve it, then "
-            "watch its task.",
+            "Imports a small supplier list on the bundled demo server: you approve it, the "
+            "task asks you which column holds the supplier ids, and you answer it.",
             self,
         )
         self.providers_button = QPushButton("Set up a model provider", self)
