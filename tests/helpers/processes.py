@@ -122,14 +122,36 @@ def stop_engine(data_dir: Path, timeout: float = 30) -> bool:
         return False
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while engine_pid(data_dir) is not None:
-        if time.monotonic() > deadline:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            break
-        time.sleep(0.02)  # polling a lock another process holds: no event to wait on
+    if not _lock_released(data_dir / "engine.lock", timeout):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        _lock_released(data_dir / "engine.lock", timeout)
     return True
+
+
+def _lock_released(lock: Path, timeout: float) -> bool:
+    """Wait (at most ``timeout`` s) until the engine's exclusive lock on ``lock`` goes: a
+    blocking shared ``flock`` in a daemon thread, granted the moment the engine's process ends."""
+    import fcntl
+    import threading
+
+    released = threading.Event()
+
+    def wait() -> None:
+        try:
+            fd = os.open(lock, os.O_RDONLY)
+        except OSError:
+            released.set()  # no lock file: nothing holds it
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+        released.set()
+
+    threading.Thread(target=wait, name="engine-lock-wait", daemon=True).start()
+    return released.wait(timeout)
 
 
 def stop_engines_under(folder: Path) -> list[Path]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
 from mooring.adapters.notify.chain import HookLink, NotificationChain
@@ -274,10 +274,11 @@ async def test_the_first_time_question_waits_until_the_approval_is_answered(
     assert approval.isVisible()
 
     opened: asyncio.Future[ConsentQuestion] = asyncio.get_running_loop().create_future()
-    consent = asyncio.ensure_future(ask_notification_consent(window, on_open=opened.set_result))
-    for _ in range(5):  # let the consent coroutine run as far as it would
-        await asyncio.sleep(0)
-        QApplication.processEvents()
+    waits: asyncio.Queue[list[QWidget]] = asyncio.Queue()
+    consent = asyncio.ensure_future(
+        ask_notification_consent(window, on_open=opened.set_result, on_wait=waits.put_nowait)
+    )
+    assert await asyncio.wait_for(waits.get(), 10) == [approval]  # it waits for the approval
     assert not opened.done()
     assert _consent_boxes(window) == []
     assert QApplication.activeModalWidget() is approval
@@ -318,11 +319,13 @@ async def test_the_first_time_question_waits_for_every_approval_and_input_form(
         for n in (1, 2)
     ]
     await next_dialog(asker, limit=10)
-    for _ in range(5):  # the second opens on the coroutine's first step too
-        await asyncio.sleep(0)
-    assert len(dialogs) == 2
+    qtbot.waitUntil(lambda: len(dialogs) == 2, timeout=10_000)  # the second opens too
     opened: asyncio.Future[ConsentQuestion] = asyncio.get_running_loop().create_future()
-    consent = asyncio.ensure_future(ask_notification_consent(window, on_open=opened.set_result))
+    waits: asyncio.Queue[list[QWidget]] = asyncio.Queue()
+    consent = asyncio.ensure_future(
+        ask_notification_consent(window, on_open=opened.set_result, on_wait=waits.put_nowait)
+    )
+    assert set(await asyncio.wait_for(waits.get(), 10)) == set(dialogs)
     dialogs[0].buttons["Deny"].click()
     await asyncio.wait_for(answers[0], 10)
     form = InputFormDialog(
@@ -335,9 +338,9 @@ async def test_the_first_time_question_waits_for_every_approval_and_input_form(
     form.open()
     dialogs[1].buttons["Allow once"].click()
     await asyncio.wait_for(answers[1], 10)
-    for _ in range(5):
-        await asyncio.sleep(0)
-        QApplication.processEvents()
+    # Each wait names what is still open: the form is what it waits for last.
+    while (waiting := await asyncio.wait_for(waits.get(), 10)) != [form]:
+        assert form in waiting or dialogs[1] in waiting
     assert not opened.done()
     form.reject()
     question = await asyncio.wait_for(opened, 10)

@@ -267,14 +267,17 @@ class _Closed(QObject):
                 dialog.destroyed.disconnect(self._done)
 
 
-async def calm_moment() -> None:
-    """Return once no approval or input dialog is open (at once if none is).
+async def calm_moment(on_wait: Callable[[list[QWidget]], None] | None = None) -> None:
+    """Return once no approval or input dialog is open (at once if none is); ``on_wait`` is
+    told each time it waits, with the dialogs it waits for.
 
     The first-time notification question must never open over one of those: it would take
     the focus (and the keyboard, and an assistive tool's attention) from "Allow once"."""
     while busy := pending_questions():
         closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         watcher = _Closed(busy, closed)
+        if on_wait is not None:
+            on_wait(busy)
         try:
             await closed
         finally:
@@ -285,12 +288,16 @@ async def calm_moment() -> None:
 
 
 async def ask_notification_consent(
-    window: QWidget, *, on_open: Callable[[ConsentQuestion], None] | None = None
+    window: QWidget,
+    *,
+    on_open: Callable[[ConsentQuestion], None] | None = None,
+    on_wait: Callable[[list[QWidget]], None] | None = None,
 ) -> bool:
     """Ask once, in the window, whether Mooring may notify, at a calm moment: never over an
     approval or an input form still to be answered (the asker waits; the notice that led to
-    the question is held by the notifier meanwhile). ``on_open`` sees the question shown."""
-    await calm_moment()
+    the question is held by the notifier meanwhile). ``on_open`` sees the question shown,
+    ``on_wait`` each wait for the dialogs still open (see :func:`calm_moment`)."""
+    await calm_moment(on_wait)
     question = ConsentQuestion(window)
     question.open()
     if on_open is not None:
