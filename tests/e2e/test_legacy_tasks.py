@@ -213,3 +213,22 @@ def test_a_call_started_with_ctrl_c_ignored_is_not_stopped_by_it(cli: Cli, tmp_p
     assert "Stopped by you" not in out
     assert only_record(cli)["state"] == "completed"
     assert peer.count("notifications/cancelled") == 0
+
+
+def test_an_everything_task_detached_in_one_command_is_followed_to_its_end_by_another(
+    cli: Cli,
+) -> None:
+    # server-everything keeps its tasks in the memory of its stdio process: only the engine's
+    # one connection (one server process for both commands) can follow it to its end.
+    add_everything(cli)
+    started = cli.json(
+        "call", "everything", "simulate-research-query", "--detach", "--args", '{"topic": "reefs"}'
+    )
+    assert started["state"] == "working", started
+    engine = engine_pid(cli.data_dir)
+    watched = cli.run("tasks", "watch", str(started["id"]), "--timeout", "60")
+    assert watched.returncode == 0, (watched.stdout, watched.stderr)
+    record = only_record(cli)
+    assert record["state"] == "completed", record  # not "expired": the server still knew it
+    assert "Research Report: reefs" in json.dumps(record["result"])
+    assert engine_pid(cli.data_dir) == engine  # one engine, one connection throughout
