@@ -227,7 +227,12 @@ async def _follow(
         # One task is looked at as soon as its interval allows; many are spread over their
         # first interval (a burst would keep them bunched up ever after).
         for record in await ctx.host.watch(list(latest), soon=len(records) == 1):
+            before = latest[record.id]
             latest[record.id] = record
+            # Changed before this command heard of it (between the call's answer and the
+            # watch): said as if heard, so no state goes unshown.
+            if not ctx.as_json and _worth_a_line(ctx, before, record, state_changed=False):
+                ctx.say(f"{_short(record)}: {await state_line(ctx, record)}")
         asking = [r for r in latest.values() if r.state is LocalState.INPUT_REQUIRED]
         for view in await ctx.host.task_views(asking) if asking else []:
             for item in view.open_questions:
