@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
     from mooring.adapters.lazy_tracing import LazyTracerProvider
     from mooring.core.chat import ProviderFactory
+    from mooring.core.diagnostics import Check
     from mooring.core.faces import Askers
     from mooring.core.notifications import Notice, NotifyPrefs
     from mooring.core.ports import Gateway
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from mooring.mcp.transport import TransportOpener
     from mooring.services.approvals import AskUser
     from mooring.services.chat import ProviderResolver
-    from mooring.services.diagnostics import Check
     from mooring.services.host import Host
     from mooring.storage.db import Database
     from mooring.ui.lifecycle import Connected
@@ -93,7 +93,7 @@ def _database_checks(paths: Paths) -> list[Check]:
     import asyncio
 
     from mooring.core.clock import SystemClock
-    from mooring.services.diagnostics import Check, Level
+    from mooring.core.diagnostics import Check, Level
     from mooring.storage.db import Database
     from mooring.storage.store import SqlStore
 

@@ -19,11 +19,12 @@ from mooring.cli.context import CliContext
 from mooring.cli.conversations import chat_service, printable
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.tasks import follow
+from mooring.core.chat import TurnResult
 from mooring.core.conversation import Role
 from mooring.core.errors import KnownError
 from mooring.core.events import Event, MessageDidAppend, ReplyDidStream
 from mooring.core.tasks.states import LocalState
-from mooring.services.chat import ChatService, TurnResult
+from mooring.services.chat import ChatService
 
 MAX_WAITED_TURNS = 8
 """Tasks followed and continued from, one after another, in one ``--wait`` at most."""

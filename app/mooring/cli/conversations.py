@@ -10,10 +10,10 @@ from pathlib import Path
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
+from mooring.core.chat_export import conversation_json, export_json
 from mooring.core.conversation import Conversation, Message, MessageStatus, Role
 from mooring.core.errors import KnownError
 from mooring.services.chat import ChatService
-from mooring.services.chat_export import conversation_json, export_json
 
 _ESCAPE = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

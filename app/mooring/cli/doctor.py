@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import TextIO
 
 from mooring.cli.exit_codes import ExitCode
+from mooring.core.diagnostics import Check, Level, ProbeResult, Report
 from mooring.core.text import neutralize
-from mooring.services.diagnostics import Check, Level, ProbeResult, Report
 from mooring.settings.paths import Paths
 from mooring.settings.store import Settings
 

@@ -182,3 +182,18 @@ class ProviderFactory(Protocol):
     """Builds a provider for a configuration, reading its secrets from the keyring."""
 
     def __call__(self, config: ProviderConfig) -> ChatProvider: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnResult:
+    """What one turn did, once everything it wrote is stored."""
+
+    conversation_id: str
+    reply: str
+    """The text of the turn's last assistant message."""
+    reply_message_id: str | None
+    round_ids: tuple[str, ...] = ()
+    started_tasks: tuple[str, ...] = ()
+    """Operation ids of background tasks the turn started."""
+    error: str | None = None
+    interrupted: bool = False

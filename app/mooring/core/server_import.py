@@ -364,3 +364,12 @@ def _strip_jsonc(text: str) -> str:
             out.append(c)
             i += 1
     return "".join(out)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOutcome:
+    """What an import did."""
+
+    added: list[ServerDefinition] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """``(name, reason)`` of what was chosen or found but not added."""

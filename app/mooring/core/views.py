@@ -154,3 +154,20 @@ class ServerSpec:
     trusted: bool = False
     allowed_tools: tuple[str, ...] | None = None
     hidden_tools: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class ReconcileReport:
+    """What one reconciliation pass found and did."""
+
+    checked: int = 0
+    refreshed: list[TaskRecord] = field(default_factory=list)
+    unknown: list[TaskRecord] = field(default_factory=list)
+    orphaned: list[TaskRecord] = field(default_factory=list)
+    unreachable: dict[str, str] = field(default_factory=dict)
+    """Server alias → why it could not be reached (its tasks keep their last known state)."""
+    withdrawn: list[TaskRecord] = field(default_factory=list)
+    never_sent: list[TaskRecord] = field(default_factory=list)
+    """Interrupted before the call was handed over: failed, nothing ran."""
+    in_progress: list[TaskRecord] = field(default_factory=list)
+    """Left alone: another Mooring process that is still running is asking or sending."""

@@ -44,7 +44,9 @@ from mooring.core.chat import (
     TextDelta,
     ToolCallRequest,
     ToolOffer,
+    TurnResult,
 )
+from mooring.core.chat_export import export_json, export_markdown
 from mooring.core.clock import Clock
 from mooring.core.conversation import (
     DEFAULT_TITLE,
@@ -82,7 +84,6 @@ from mooring.services.chat_context import (
     result_for_model,
     tool_result_text,
 )
-from mooring.services.chat_export import export_json, export_markdown
 from mooring.services.keyed_locks import Hold, KeyedLocks
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
@@ -135,21 +136,6 @@ SYSTEM_PROMPT = (
     "call is refused, explain that to the user instead of retrying it."
 )
 NOT_RUN_STOPPED = "Not run: the user stopped this turn before the call was made."
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnResult:
-    """What one turn did, once everything it wrote is stored."""
-
-    conversation_id: str
-    reply: str
-    """The text of the turn's last assistant message."""
-    reply_message_id: str | None
-    round_ids: tuple[str, ...] = ()
-    started_tasks: tuple[str, ...] = ()
-    """Operation ids of background tasks the turn started."""
-    error: str | None = None
-    interrupted: bool = False
 
 
 @dataclass(slots=True)

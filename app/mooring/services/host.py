@@ -40,8 +40,8 @@ from mooring.core.ports import (
     TaskLedger,
 )
 from mooring.core.resources import ALL_RESOURCES, ResourceView, resource_links, resource_view
-from mooring.core.server_import import ConfigPreview, ImportEntry
-from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
+from mooring.core.server_import import ConfigPreview, ImportEntry, ImportOutcome
+from mooring.core.servers import CredentialProfile, ServerDefinition, Transport, check_target
 from mooring.core.tasks.inputs import TaskInput, is_form
 from mooring.core.tasks.polling import PollPolicy
 from mooring.core.tasks.record import TaskRecord
@@ -54,6 +54,7 @@ from mooring.core.views import AmbiguousId as AmbiguousId
 from mooring.core.views import Cancelled as Cancelled
 from mooring.core.views import CancelResult as CancelResult
 from mooring.core.views import IssueView as IssueView
+from mooring.core.views import ReconcileReport as ReconcileReport
 from mooring.core.views import ServerSpec as ServerSpec
 from mooring.core.views import ServerView as ServerView
 from mooring.core.views import TaskView as TaskView
@@ -62,15 +63,13 @@ from mooring.services.catalogue import ToolCatalogue
 from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
 from mooring.services.preferences import ProviderDesk, RuleDesk
-from mooring.services.reconciler import Reconciler, ReconcileReport, UnknownOutcomes
+from mooring.services.reconciler import Reconciler, UnknownOutcomes
 from mooring.services.sampling import InputBroker
 from mooring.services.server_setup import ENV_SCOPE as ENV_SCOPE
 from mooring.services.server_setup import HEADER_SCOPE as HEADER_SCOPE
-from mooring.services.server_setup import ImportOutcome as ImportOutcome
 from mooring.services.server_setup import (
     ServerReachability,
     ServerSetup,
-    check_target,
     no_keyring,
     secret_values_needed,
 )

@@ -20,7 +20,6 @@ import asyncio
 import logging
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from mooring.core.approval.request import ApprovalOutcome
 from mooring.core.approval.rules import ApprovalAuditEntry
@@ -44,29 +43,13 @@ from mooring.core.tasks.observations import StatusUnavailable
 from mooring.core.tasks.reconcile import Outcome, Reconciliation, interrupted_create, reconcile
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
+from mooring.core.views import ReconcileReport
 from mooring.services.catalogue import ToolCatalogue
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk, TaskWriter
 from mooring.services.tracing import RECONCILE, child_span
 
 log = logging.getLogger("mooring.reconcile")
-
-
-@dataclass(slots=True)
-class ReconcileReport:
-    """What one reconciliation pass found and did."""
-
-    checked: int = 0
-    refreshed: list[TaskRecord] = field(default_factory=list)
-    unknown: list[TaskRecord] = field(default_factory=list)
-    orphaned: list[TaskRecord] = field(default_factory=list)
-    unreachable: dict[str, str] = field(default_factory=dict)
-    """Server alias → why it could not be reached (its tasks keep their last known state)."""
-    withdrawn: list[TaskRecord] = field(default_factory=list)
-    never_sent: list[TaskRecord] = field(default_factory=list)
-    in_progress: list[TaskRecord] = field(default_factory=list)
-    """Left alone: another Mooring process that is still running is asking or sending."""
-    """Interrupted before the call was handed over: failed, nothing ran."""
 
 
 class Reconciler:

@@ -12,10 +12,8 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import logging
-import os
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from urllib.parse import parse_qsl, urlsplit
 
 from mooring.core.clock import Clock
@@ -39,9 +37,10 @@ from mooring.core.server_import import (
     ConfigSource,
     EntryStatus,
     ImportEntry,
+    ImportOutcome,
     preview,
 )
-from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
+from mooring.core.servers import CredentialProfile, ServerDefinition, Transport, check_target
 from mooring.core.views import AccountView
 from mooring.services.telling import IssueDesk
 
@@ -51,15 +50,6 @@ HEADER_SCOPE = "server-headers"
 """Keyring scope of HTTP header values: names ``"{server_id}:{header}"``."""
 ENV_SCOPE = "server-env"
 """Keyring scope of environment values: names ``"{server_id}:{variable}"``."""
-
-
-@dataclass(frozen=True, slots=True)
-class ImportOutcome:
-    """What an import did."""
-
-    added: list[ServerDefinition] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    """``(name, reason)`` of what was chosen or found but not added."""
 
 
 DEFAULT_ACCOUNT = "default"
@@ -78,42 +68,6 @@ def no_keyring(what: str) -> KnownError:
         hint="Unlock or install a Secret Service keyring (see `mooring doctor`), then try again.",
         code="no_keyring",
     )
-
-
-def check_target(url: str | None, command: str | None, cwd: str | None) -> None:
-    """Refuse a URL that is not http(s) with a host, a program that cannot be found (as the
-    server would be started: on ``PATH``, or a path relative to its working folder) or a working
-    folder that does not exist (``KnownError`` with code ``usage``). The window's dialog and
-    ``mooring servers add`` refuse alike; nothing is stored."""
-    if url is not None:
-        parts = urlsplit(url.strip())
-        if parts.scheme.lower() not in ("http", "https"):
-            raise KnownError(
-                f"The URL {url!r} is not an http:// or https:// address.",
-                hint="Mooring speaks Streamable HTTP; other schemes cannot work.",
-                code="usage",
-            )
-        if not parts.hostname:
-            raise KnownError(f"The URL {url!r} names no host.", code="usage")
-        return
-    if cwd is not None and not os.path.isdir(os.path.expanduser(cwd)):
-        raise KnownError(f"The working folder {cwd!r} is not an existing folder.", code="usage")
-    if command is not None and not _findable(command, cwd):
-        raise KnownError(
-            f"The command {command!r} was not found"
-            + (" on PATH." if os.sep not in command else " (or is not executable)."),
-            hint="Give the full path of the program, or install it first.",
-            code="usage",
-        )
-
-
-def _findable(program: str, cwd: str | None) -> bool:
-    if os.sep in program:
-        path = os.path.expanduser(program)
-        if not os.path.isabs(path) and cwd is not None:
-            path = os.path.join(os.path.expanduser(cwd), path)
-        return os.path.isfile(path) and os.access(path, os.X_OK)
-    return shutil.which(program) is not None
 
 
 class ServerSetup:
