@@ -195,7 +195,7 @@ def _window_info(
     info: EngineInfo,
     engine: Callable[..., Awaitable[Any]],
 ) -> WindowInfo:
-    from mooring.services.preferences import SettingsEditor
+    from mooring.settings.editor import SettingsEditor
     from mooring.settings.schema import SETTINGS
     from mooring.ui.main_window import SettingRow, WindowInfo
 
@@ -590,7 +590,7 @@ def _run_here(args: argparse.Namespace) -> ExitCode:
 
     from mooring.cli.commands import handler_for
     from mooring.cli.context import CliContext, Terminal
-    from mooring.cli.sampling import install_askers, terminal_askers
+    from mooring.cli.sampling import terminal_askers
     from mooring.mcp.lazy import LazyGateway
     from mooring.storage.db import Database
 
@@ -600,7 +600,11 @@ def _run_here(args: argparse.Namespace) -> ExitCode:
     wiring = wire(paths, settings, db)
     host = wiring.host
     if terminal.interactive:
-        install_askers(host, terminal_askers(terminal))
+        askers = terminal_askers(terminal)  # this process's host asks this terminal
+        host.broker.ask = askers.approval
+        host.inputs.ask_sampling = askers.sampling
+        host.inputs.review_reply = askers.review
+        host.inputs.ask_form = askers.form
     # Process-wide: only a process's own entry point settles the collector (never a host
     # built in-process, as tests build them).
     settle_collector()

@@ -26,6 +26,7 @@ from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, Appro
 from mooring.core.errors import KnownError, NotFound
 from mooring.core.events import Event, TaskDidChange
 from mooring.core.faces import HOST_PARTS, NOBODY, Askers
+from mooring.core.host_api import PART_CALLS
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.engine.engine import Engine
@@ -235,7 +236,20 @@ async def test_a_known_error_crosses_with_its_words_and_kind(rig: Rig) -> None:
     assert raised.value.code == "not_found"
 
 
-@pytest.mark.parametrize("path", ["ledger.get", "_prepared", "gateway", "chat._active", "stop"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "ledger.get",
+        "_prepared",
+        "gateway",
+        "chat._active",
+        "stop",
+        "start_monitoring",
+        "chat.aclose",
+        "chat.start",
+        "rule_desk.__init__",
+    ],
+)
 async def test_a_face_reaches_nothing_but_the_host_s_views_and_actions(rig: Rig, path: str) -> None:
     face = await rig.face()
     with pytest.raises(KnownError) as raised:
@@ -260,3 +274,7 @@ async def test_an_engine_with_nothing_to_do_ends_by_itself(rig: Rig) -> None:
     )
     async with asyncio.timeout(30):
         await idle.run()  # no face, no call, no task to follow: it returns
+
+
+def test_the_parts_a_face_proxies_are_the_parts_the_engine_serves() -> None:
+    assert frozenset(PART_CALLS) == HOST_PARTS

@@ -9,8 +9,8 @@ import pytest
 from mooring.core.approval.rules import Decision, Scope
 from mooring.core.chat import PROVIDER_SECRET_SCOPE, ProviderKind
 from mooring.core.errors import KnownError
-from mooring.core.providers import api_key_name
-from mooring.services.preferences import ProviderDraft, SettingsEditor, parse_setting
+from mooring.core.providers import ProviderDraft, api_key_name
+from mooring.settings.editor import SettingsEditor, parse_setting
 from mooring.settings.store import Settings, load_settings, save_settings
 from tests.helpers.model_endpoints import ModelEndpoint
 from tests.services.conftest import HostFactory, demo_definition

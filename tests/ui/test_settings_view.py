@@ -19,10 +19,10 @@ from mooring.bootstrap import build_host
 from mooring.core.approval.rules import Decision, Scope
 from mooring.core.chat import PROVIDER_SECRET_SCOPE, ProviderKind
 from mooring.core.ids import new_id
-from mooring.core.providers import api_key_name
+from mooring.core.providers import ProviderDraft, api_key_name
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.services.host import Host
-from mooring.services.preferences import ProviderDraft, SettingsEditor
+from mooring.settings.editor import SettingsEditor
 from mooring.settings.paths import Paths
 from mooring.settings.store import Settings, load_settings
 from mooring.storage.db import Database

@@ -23,8 +23,8 @@ from mooring.core.chat import TurnResult
 from mooring.core.conversation import Role
 from mooring.core.errors import KnownError
 from mooring.core.events import Event, MessageDidAppend, ReplyDidStream
+from mooring.core.host_api import ChatApi
 from mooring.core.tasks.states import LocalState
-from mooring.services.chat import ChatService
 
 MAX_WAITED_TURNS = 8
 """Tasks followed and continued from, one after another, in one ``--wait`` at most."""
@@ -81,7 +81,7 @@ async def chat(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def _wait_and_continue(
     ctx: CliContext,
-    service: ChatService,
+    service: ChatApi,
     conversation_id: str,
     turns: list[TurnResult],
     *,
@@ -117,7 +117,7 @@ async def _wait_and_continue(
 
 
 async def _summary(
-    service: ChatService, conversation_id: str, turns: list[TurnResult]
+    service: ChatApi, conversation_id: str, turns: list[TurnResult]
 ) -> dict[str, Any]:
     made = [r for t in turns for r in t.round_ids]
     rounds = {r.round.id: r for r in await service.rounds(conversation_id)}
@@ -189,9 +189,7 @@ def _shown(ctx: CliContext, conversation_id: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _stop_on_interrupt(
-    ctx: CliContext, service: ChatService, conversation_id: str
-) -> Iterator[None]:
+def _stop_on_interrupt(ctx: CliContext, service: ChatApi, conversation_id: str) -> Iterator[None]:
     """On a terminal, the first Ctrl-C stops the reply (its text is kept, marked interrupted);
     a second one interrupts Mooring. A SIGINT ignored from the start stays ignored (see
     ``_ctrl_c_stops_plain_call`` in ``cli/tasks.py``)."""

@@ -15,15 +15,14 @@ from mooring.core.clock import Clock, SystemClock
 from mooring.core.events import EventBus
 
 if TYPE_CHECKING:
-    from mooring.services.chat import ChatService
-    from mooring.services.host import Host
+    from mooring.core.host_api import ChatApi, HostApi
 
 
 @dataclass(slots=True)
 class CliContext:
     """Collaborators for one CLI invocation: the host's use cases, and the terminal."""
 
-    host: Host
+    host: HostApi
     as_json: bool = False
     terminal: Terminal = field(default_factory=Terminal)
     clock: Clock = field(default_factory=SystemClock)
@@ -67,6 +66,6 @@ class CliContext:
         return self.host.events
 
     @property
-    def chat(self) -> ChatService | None:
+    def chat(self) -> ChatApi | None:
         """Conversations with a model (``mooring chat``, ``mooring conversations``)."""
         return self.host.chat

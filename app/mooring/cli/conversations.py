@@ -13,7 +13,7 @@ from mooring.cli.exit_codes import ExitCode
 from mooring.core.chat_export import conversation_json, export_json
 from mooring.core.conversation import Conversation, Message, MessageStatus, Role
 from mooring.core.errors import KnownError
-from mooring.services.chat import ChatService
+from mooring.core.host_api import ChatApi
 
 _ESCAPE = re.compile(r"\x1b(\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -25,7 +25,7 @@ def printable(text: str) -> str:
     return _CONTROL.sub("", _ESCAPE.sub("", text))
 
 
-def chat_service(ctx: CliContext) -> ChatService:
+def chat_service(ctx: CliContext) -> ChatApi:
     """The chat service the composition root gave this command."""
     if ctx.chat is None:
         raise KnownError("Conversations are not available in this command.", code="internal")

@@ -16,10 +16,11 @@ from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 from mooring.core.chat import ProviderConfig, ProviderKind
 from mooring.core.errors import KnownError
-from mooring.services.preferences import ProviderDesk, ProviderDraft
+from mooring.core.host_api import ProviderDeskApi
+from mooring.core.providers import ProviderDraft
 
 
-def _desk(ctx: CliContext) -> ProviderDesk:
+def _desk(ctx: CliContext) -> ProviderDeskApi:
     desk = ctx.host.provider_desk
     if desk is None:
         raise KnownError("Model providers are not available in this build.", code="internal")

@@ -27,7 +27,7 @@ from mooring.core.tasks.inputs import TaskInput
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from mooring.services.host import Host
+    pass
 
 
 def printable(text: str, limit: int = 2000) -> str:
@@ -149,12 +149,3 @@ def terminal_askers(term: Terminal) -> Askers:
         return await in_daemon_thread(ask_form, server, method, params)
 
     return Askers(approval=terminal_asker(term), sampling=sampling, review=reviewing, form=form)
-
-
-def install_askers(host: Host, askers: Askers) -> None:
-    """Give a host built in this process a face's askers (a host in the engine asks each face
-    through the link instead)."""
-    host.broker.ask = askers.approval
-    host.inputs.ask_sampling = askers.sampling
-    host.inputs.review_reply = askers.review
-    host.inputs.ask_form = askers.form

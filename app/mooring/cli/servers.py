@@ -10,7 +10,8 @@ from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
 from mooring.core.errors import KnownError
 from mooring.core.server_import import EntryStatus
-from mooring.core.servers import ServerDefinition, check_target
+from mooring.core.server_target import check_target
+from mooring.core.servers import ServerDefinition
 from mooring.core.views import ServerSpec
 
 

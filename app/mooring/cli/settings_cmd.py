@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from mooring.cli.exit_codes import ExitCode
-from mooring.services.preferences import parse_setting
+from mooring.settings.editor import parse_setting
 from mooring.settings.schema import SETTINGS
 from mooring.settings.store import load_settings, save_settings
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from mooring.core.approval.rules import ApprovalRule
 from mooring.core.conversation import ToolRound
 from mooring.core.errors import KnownError
 from mooring.core.ids import short_id
@@ -171,3 +172,18 @@ class ReconcileReport:
     """Interrupted before the call was handed over: failed, nothing ran."""
     in_progress: list[TaskRecord] = field(default_factory=list)
     """Left alone: another Mooring process that is still running is asking or sending."""
+
+
+@dataclass(frozen=True, slots=True)
+class RuleView:
+    """A rule with the server it is bound to (``None``: no such server now)."""
+
+    rule: ApprovalRule
+    server_alias: str | None
+
+    @property
+    def server_words(self) -> str:
+        """The server as shown: its name, or which server the rule was made for."""
+        if self.server_alias is not None:
+            return self.server_alias
+        return f"(no server now: {self.rule.server_identity.replace(chr(31), ' ')})"

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 from mooring.core.approval.request import ApprovalAnswer, ApprovalRequest
 from mooring.core.errors import KnownError
 from mooring.core.events import EngineDidStop
-from mooring.core.faces import CURRENT_FACE, HOST_PARTS, NOBODY, Askers, AskUser
+from mooring.core.faces import CURRENT_FACE, NOBODY, Askers, AskUser
+from mooring.core.host_api import HOST_CALLS, PART_CALLS
 from mooring.core.notifications import Notice, OpenTarget
 from mooring.link.address import socket_path
 from mooring.link.server import Face, LinkServer
@@ -42,56 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mooring.engine")
 
-HOST_CALLS = frozenset(
-    {
-        "abandon",
-        "accounts_of",
-        "account_id",
-        "add_account",
-        "add_server",
-        "answer",
-        "bundled_server",
-        "call",
-        "cancel",
-        "cancel_delivered",
-        "connection_status",
-        "dismiss_issue",
-        "find_server",
-        "find_server_configs",
-        "find_task",
-        "import_servers",
-        "list_servers",
-        "open_issues",
-        "prepare",
-        "preview_config_file",
-        "read_resources",
-        "reconcile",
-        "record",
-        "records",
-        "remove_account",
-        "remove_server",
-        "retry",
-        "retry_is_safe",
-        "run_sample_import",
-        "sample_answer",
-        "secrets_durable",
-        "server",
-        "server_by_id",
-        "server_tools",
-        "servers",
-        "set_tool_access",
-        "set_trusted",
-        "sign_in",
-        "sign_out",
-        "stop_call",
-        "task_view",
-        "task_views",
-        "tasks",
-        "update_server",
-        "watch",
-    }
-)
-"""The host's methods a face may call."""
 ENGINE_CALLS = frozenset(
     {
         "status",
@@ -183,7 +134,7 @@ class Engine:
         )
         self._idle_after = idle_after
         self._idle_check = idle_check
-        features = frozenset(part for part in HOST_PARTS if getattr(host, part, None) is not None)
+        features = frozenset(part for part in PART_CALLS if getattr(host, part, None) is not None)
         self.server = LinkServer(
             self.resolve,
             Welcome(os.getpid(), version, str(data_dir), features),
@@ -206,7 +157,7 @@ class Engine:
                 raise Refused(path)
             return getattr(self, rest)  # type: ignore[no-any-return]
         if rest:
-            if name not in HOST_PARTS or "." in rest or rest.startswith("_"):
+            if rest not in PART_CALLS.get(name, ()):
                 raise Refused(path)
             part = getattr(self.host, name, None)
             target = getattr(part, rest, None)

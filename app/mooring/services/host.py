@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mooring.core.approval.policy import Guards
 from mooring.core.chat import ProviderConfig, ProviderFactory
@@ -22,6 +22,7 @@ from mooring.core.clock import Clock
 from mooring.core.elicitation import SchemaError, check_reply, decline
 from mooring.core.errors import KnownError, NotFound
 from mooring.core.events import AnswerDidSettle, ConnectionDidChange, EventBus, ServersDidChange
+from mooring.core.host_api import HostApi
 from mooring.core.ids import new_id, short_id
 from mooring.core.issues import Issue, actions_for
 from mooring.core.ports import (
@@ -41,7 +42,8 @@ from mooring.core.ports import (
 )
 from mooring.core.resources import ALL_RESOURCES, ResourceView, resource_links, resource_view
 from mooring.core.server_import import ConfigPreview, ImportEntry, ImportOutcome
-from mooring.core.servers import CredentialProfile, ServerDefinition, Transport, check_target
+from mooring.core.server_target import check_target
+from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
 from mooring.core.tasks.inputs import TaskInput, is_form
 from mooring.core.tasks.polling import PollPolicy
 from mooring.core.tasks.record import TaskRecord
@@ -827,3 +829,10 @@ class Host:
         return await self.call(
             server, SAMPLE_TOOL, {"path": SAMPLE_FILE}, on_persisted=on_persisted
         )
+
+
+if TYPE_CHECKING:
+
+    def _conforms(host: Host) -> HostApi:
+        """mypy checks here that the host is what the faces are promised (``core.host_api``)."""
+        return host

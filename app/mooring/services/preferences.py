@@ -10,11 +10,6 @@ declaration before it is stored; nothing here raises for what the user typed exc
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
 from mooring.core.approval.rules import ApprovalRule, Decision, Scope
 from mooring.core.chat import (
@@ -26,7 +21,6 @@ from mooring.core.chat import (
     ProviderError,
     ProviderFactory,
     ProviderFailure,
-    ProviderKind,
     ToolOffer,
 )
 from mooring.core.clock import Clock
@@ -34,62 +28,19 @@ from mooring.core.conversation import Role
 from mooring.core.errors import KnownError
 from mooring.core.ids import new_id
 from mooring.core.ports import ProviderBook, RuleBook, SecretStore, ServerCatalog
-from mooring.core.providers import api_key_name, header_name
+from mooring.core.providers import (
+    ProviderAdded,
+    ProviderDraft,
+    ProviderView,
+    Verdict,
+    api_key_name,
+    header_name,
+    provider_base_url,
+)
 from mooring.core.servers import ServerDefinition
-from mooring.settings.schema import BY_KEY
-from mooring.settings.store import Settings, load_settings, save_settings
-
-DEFAULT_URLS = {
-    ProviderKind.OPENAI: "https://api.openai.com/v1",
-    ProviderKind.ANTHROPIC: "https://api.anthropic.com",
-}
-"""Where a provider of each kind lives when no address is given."""
+from mooring.core.views import RuleView
 
 # -- model providers ---------------------------------------------------------------------------
-
-
-def provider_base_url(kind: ProviderKind, given: str | None) -> str:
-    """The endpoint address to store: the kind's default, cleaned; not http(s) is refused."""
-    url = (given or DEFAULT_URLS[kind]).strip().rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise KnownError(
-            f"{given!r} is not an http(s) address.",
-            hint="For example http://127.0.0.1:11434/v1 (Ollama).",
-            code="usage",
-        )
-    if kind is ProviderKind.ANTHROPIC and url.endswith("/v1"):
-        url = url[: -len("/v1")]  # the SDK adds /v1/messages itself
-    return url
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderDraft:
-    """What the user typed to add a provider (secrets included, kept only until stored)."""
-
-    name: str
-    kind: ProviderKind
-    model: str
-    base_url: str | None = None
-    api_key: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderAdded:
-    """A stored provider: whether it became the default, and whether its secrets last."""
-
-    config: ProviderConfig
-    became_default: bool
-    secrets_durable: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderView:
-    """A provider as listed (never its secrets: only whether they exist)."""
-
-    config: ProviderConfig
-    default: bool
 
 
 PING = ToolOffer(
@@ -97,25 +48,6 @@ PING = ToolOffer(
     description="Checks the connection. Do not call it unless asked to.",
     input_schema={"type": "object", "properties": {}},
 )
-
-
-@dataclass
-class Verdict:
-    """What a provider test found; ``None`` where it could not tell."""
-
-    reachable: bool | None = None
-    key_accepted: bool | None = None
-    model_found: bool | None = None
-    tools_supported: bool | None = None
-    problems: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """Whether the provider is ready to chat (nothing found wrong)."""
-        return not self.problems and all(
-            value is not False
-            for value in (self.reachable, self.key_accepted, self.model_found, self.tools_supported)
-        )
 
 
 async def check_provider(config: ProviderConfig, provider: ChatProvider) -> Verdict:
@@ -276,21 +208,6 @@ class ProviderDesk:
 # -- approval rules ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RuleView:
-    """A rule with the server it is bound to (``None``: no such server now)."""
-
-    rule: ApprovalRule
-    server_alias: str | None
-
-    @property
-    def server_words(self) -> str:
-        """The server as shown: its name, or which server the rule was made for."""
-        if self.server_alias is not None:
-            return self.server_alias
-        return f"(no server now: {self.rule.server_identity.replace(chr(31), ' ')})"
-
-
 class RuleDesk:
     """List, add and remove the user's standing approval decisions."""
 
@@ -337,66 +254,3 @@ class RuleDesk:
 
 
 # -- declared settings -------------------------------------------------------------------------
-
-
-def parse_setting(key: str, raw: str) -> object:
-    """A typed value for ``key`` from what the user typed, or a :class:`KnownError` saying
-    what it takes."""
-    declared = BY_KEY.get(key)
-    if declared is None:
-        raise KnownError(f"No setting called {key!r}.", hint="See `mooring settings list`.")
-    try:
-        if declared.type is bool:
-            if raw.lower() not in ("true", "false", "yes", "no", "on", "off", "1", "0"):
-                raise ValueError(raw)
-            return raw.lower() in ("true", "yes", "on", "1")
-        if declared.type is list:
-            return [part.strip() for part in raw.split(",") if part.strip()]
-        if declared.choices is not None and raw not in declared.choices:
-            raise ValueError(raw)
-        return declared.type(raw)
-    except ValueError as exc:
-        kind = (
-            " or ".join(declared.choices)
-            if declared.choices is not None
-            else f"a {declared.type.__name__}"
-        )
-        raise KnownError(f"{key} takes {kind}, not {raw!r}.") from exc
-
-
-class SettingsEditor:
-    """Change declared settings: in this process at once, and in the settings file (read
-    again first, so a change made meanwhile with ``mooring settings`` is kept)."""
-
-    def __init__(
-        self, path: Path, live: Settings, *, then: Callable[[], Awaitable[object]] | None = None
-    ) -> None:
-        self.path = path
-        self._live = live
-        self._then = then
-        """Called once a change is stored (the window tells the engine to read the file
-        again)."""
-
-    def get(self, key: str) -> Any:
-        """The current value of a declared setting."""
-        return self._live.get(key)
-
-    async def set(self, key: str, value: object) -> None:
-        """Store one setting (checked against its declaration; written off the event loop)."""
-        try:
-            Settings().set(key, value)  # the declaration's own check, before anything is written
-        except ValueError:
-            raise KnownError(f"{value!r} is not a value {key} takes.") from None
-
-        def write() -> None:
-            current = load_settings(self.path)
-            current.set(key, value)
-            save_settings(self.path, current)
-
-        try:
-            await asyncio.to_thread(write)
-        except OSError as exc:
-            raise KnownError(f"Could not save the settings file: {exc.strerror or exc}.") from exc
-        self._live.set(key, value)
-        if self._then is not None:
-            await self._then()

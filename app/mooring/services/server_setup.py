@@ -40,7 +40,8 @@ from mooring.core.server_import import (
     ImportOutcome,
     preview,
 )
-from mooring.core.servers import CredentialProfile, ServerDefinition, Transport, check_target
+from mooring.core.server_target import check_target
+from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
 from mooring.core.views import AccountView
 from mooring.services.telling import IssueDesk
 

@@ -27,7 +27,7 @@ from mooring.ui.palette_theme import follow_system, start_theme
 from mooring.ui.single_instance import InstanceServer
 
 if TYPE_CHECKING:
-    from mooring.services.host import Host
+    from mooring.core.host_api import HostApi
     from mooring.ui.dialogs.approval import DialogAsker
 
 log = logging.getLogger("mooring.ui")
@@ -54,7 +54,7 @@ def ensure_app() -> QApplication:
 class Loaded:
     """What the composition root's ``load`` hands the window: the built host and the rest."""
 
-    host: Host
+    host: HostApi
     info: WindowInfo
     asker: DialogAsker | None = None
     """The approval prompt given to the host (its dialogs open over the window)."""
@@ -101,35 +101,6 @@ def show_shell(
     return window
 
 
-def run_app(
-    host: Host,
-    info: WindowInfo,
-    *,
-    asker: DialogAsker | None = None,
-    instance: InstanceServer | None = None,
-    layout_file: Path | None = None,
-    on_ready: Callable[[MainWindow], None] | None = None,
-    export_traces: Callable[[Path], Awaitable[int]] | None = None,
-    attach: Callable[[MainWindow], None] | None = None,
-    background: Callable[[], Awaitable[None]] | None = None,
-    shutdown: Callable[[], Awaitable[None]] | None = None,
-) -> int:
-    """Run the GUI over a host built already (:func:`run_window` with nothing to load)."""
-
-    async def built() -> Loaded:
-        return Loaded(host, info, asker, export_traces)
-
-    return run_window(
-        show_shell(layout_file=layout_file, instance=instance),
-        built,
-        instance=instance,
-        on_ready=on_ready,
-        attach=attach,
-        background=background,
-        shutdown=shutdown,
-    )
-
-
 def run_window(
     window: MainWindow,
     load: Callable[[], Awaitable[Loaded]],
@@ -137,24 +108,21 @@ def run_window(
     instance: InstanceServer | None = None,
     on_ready: Callable[[MainWindow], None] | None = None,
     attach: Callable[[MainWindow], None] | None = None,
-    background: Callable[[], Awaitable[None]] | None = None,
-    shutdown: Callable[[], Awaitable[None]] | None = None,
+    background: Callable[[], Awaitable[None]],
+    shutdown: Callable[[], Awaitable[None]],
 ) -> int:
     """Run the GUI in ``window`` (its shell, from :func:`show_shell`) until the last window
     closes; returns the exit code.
 
-    ``load`` builds the host (the composition root does that off the GUI thread) while the
-    panels' modules load on a worker thread. Then the panels are built over the host and
-    painted with the last known state from the database; launch reconciliation runs and the
-    task monitor starts in the background, and the cards catch up as the host tells what
-    changed. ``on_ready`` is given the window then (host ready, data shown). When the last
-    window closed, the host stops on the same loop.
+    ``load`` reaches the engine's host while the panels' modules load on a worker thread.
+    Then the panels are built over the host and painted with the last known state;
+    ``background`` runs from then on, and the cards catch up as the host tells what changed.
+    ``on_ready`` is given the window then (host ready, data shown). When the last window
+    closed, ``shutdown`` runs on the same loop.
 
     ``attach`` is given the window as soon as its host is attached (the notification links
-    hook into it); ``background`` and ``shutdown`` replace the default launch work and
-    clean-up (the composition root adds the one-poller rule and notifications). A
-    :class:`KnownError` from ``load`` closes the window and is raised again once the loop
-    ended.
+    hook into it). A :class:`KnownError` from ``load`` closes the window and is raised again
+    once the loop ended.
     """
     import asyncio
     import contextlib
@@ -185,19 +153,6 @@ def run_window(
             return
         host = loaded.host
 
-        async def reconcile_then_watch() -> None:
-            # The window is up: reconcile what earlier runs started, then keep watching.
-            host.start_monitoring()
-            try:
-                await host.reconcile()
-            except KnownError as exc:
-                log.warning("launch reconciliation stopped: %s", exc.message)
-
-        async def stop_host() -> None:
-            await host.stop()
-
-        launch_work = background or reconcile_then_watch
-        clean_up = shutdown or stop_host
         work: asyncio.Future[None] | None = None
         if not closed.is_set():
             await host.prepare()
@@ -207,7 +162,7 @@ def run_window(
             if attach is not None:
                 attach(window)
             await window.start()
-            work = asyncio.ensure_future(launch_work())
+            work = asyncio.ensure_future(background())
             if on_ready is not None:
                 on_ready(window)
         await closed.wait()
@@ -216,8 +171,8 @@ def run_window(
             with contextlib.suppress(asyncio.CancelledError):
                 await work
         await window.stop_jobs()
-        await clean_up()
-        log.info("window closed: monitoring stopped, server connections closed")
+        await shutdown()
+        log.info("window closed")
         if instance is not None:
             instance.close()
 

@@ -27,8 +27,8 @@ from mooring.core.faces import Askers
 from mooring.ui.text import neutralise
 
 if TYPE_CHECKING:
+    from mooring.core.host_api import HostApi
     from mooring.core.notifications import Notice, OpenTarget
-    from mooring.services.host import Host
     from mooring.settings.store import Settings
     from mooring.ui.collector import FullPassesBetweenBursts
     from mooring.ui.dialogs.approval import DialogAsker
@@ -45,7 +45,7 @@ RECONNECT_DELAYS_S = (0.5, 1.0, 2.0, 5.0, 10.0)
 class Connected:
     """The window's connection to its engine."""
 
-    host: Host
+    host: HostApi
     """The engine's host (calls cross to the engine)."""
     info: WindowInfo
     engine: Callable[..., Awaitable[Any]]

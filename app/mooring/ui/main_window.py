@@ -43,9 +43,9 @@ from mooring.ui.palette_theme import is_dark
 from mooring.ui.window_info import SettingRow, WindowInfo
 
 if TYPE_CHECKING:
+    from mooring.core.host_api import HostApi
     from mooring.core.notifications import OpenTarget
     from mooring.core.servers import ServerDefinition
-    from mooring.services.host import Host
     from mooring.ui.dialogs.palette import ToolPalette
     from mooring.ui.dialogs.welcome import WelcomeDialog
     from mooring.ui.notifiers import Toast
@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
 
     def __init__(
         self,
-        host: Host | None = None,
+        host: HostApi | None = None,
         info: WindowInfo | None = None,
         *,
         export_traces: Callable[[Path], Awaitable[int]] | None = None,
@@ -214,7 +214,7 @@ class MainWindow(QMainWindow):
 
     def attach_host(
         self,
-        host: Host,
+        host: HostApi,
         info: WindowInfo,
         *,
         export_traces: Callable[[Path], Awaitable[int]] | None = None,

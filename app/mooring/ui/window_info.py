@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mooring.services.preferences import SettingsEditor
+    from mooring.settings.editor import SettingsEditor
 
 
 @dataclass(frozen=True, slots=True)

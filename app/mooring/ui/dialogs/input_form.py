@@ -2,7 +2,7 @@
 
 It says which server and tool ask and what for, checks the answer with
 :func:`mooring.core.elicitation.validate` before anything happens, and hands the reply to a
-``submit`` coroutine (the host's :meth:`~mooring.services.host.Host.answer`, which saves the
+``submit`` coroutine (the host's :meth:`~mooring.core.host_api.HostApi.answer`, which saves the
 answer before sending it). A server's message and field texts are shown as plain text.
 """
 

@@ -44,7 +44,7 @@ from mooring.ui.text import neutralise, plain_tooltip
 from mooring.ui.widgets.schema_form import SchemaForm
 
 if TYPE_CHECKING:
-    from mooring.services.host import Host
+    from mooring.core.host_api import HostApi
 
 TITLE = "Run a tool"
 
@@ -81,7 +81,7 @@ class ToolPalette(QDialog):
     """(server definition, tool name, arguments) once the arguments are valid."""
     tools_shown = Signal()
 
-    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
+    def __init__(self, host: HostApi, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = host
         self.setWindowTitle(TITLE)

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
 
 from mooring.core.approval.rules import Decision, Scope
 from mooring.core.chat import ProviderKind
+from mooring.core.providers import DEFAULT_URLS, ProviderDraft
 from mooring.core.servers import ServerDefinition
-from mooring.services.preferences import DEFAULT_URLS, ProviderDraft
 from mooring.ui.text import neutralise
 
 PROVIDER_TITLE = "Add model provider"

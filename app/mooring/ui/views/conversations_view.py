@@ -1,6 +1,6 @@
 """The Conversations view: the conversation list, the transcript and the composer.
 
-A thin view over the chat service (``Host.chat``): every button hands a coroutine to the
+A thin view over the chat service (``HostApi.chat``): every button hands a coroutine to the
 view's :class:`Jobs`; the transcript follows the service's events (``MessageDidAppend``,
 ``ReplyDidStream``, ``TurnDidEnd``, and ``TaskDidChange`` for the tool round cards). Nothing
 here decides what is stored or sent. Long transcripts load a page at a time (the newest first,
@@ -68,8 +68,7 @@ from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.text import neutralise
 
 if TYPE_CHECKING:
-    from mooring.services.chat import ChatService
-    from mooring.services.host import Host
+    from mooring.core.host_api import ChatApi, HostApi
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -205,10 +204,10 @@ class ConversationsView(QWidget):
     deletion_done = Signal(str)
     """A deleted conversation (its id) is gone for good (the undo time ran out)."""
 
-    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
+    def __init__(self, host: HostApi, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = host
-        self.chat: ChatService | None = host.chat
+        self.chat: ChatApi | None = host.chat
         self.setObjectName("conversations-view")
         self.setAccessibleName("Conversations")
         self.jobs = Jobs(self.report.emit)

@@ -23,7 +23,7 @@ from mooring.ui.models.issues import IssueListModel, IssueRole
 from mooring.ui.qt_async import Jobs, confirm
 
 if TYPE_CHECKING:
-    from mooring.services.host import Host
+    from mooring.core.host_api import HostApi
 
 ACTION_WORDS: dict[IssueAction, str] = {
     IssueAction.RETRY: "Retry",
@@ -50,7 +50,7 @@ class IssuesPanel(QWidget):
     show_server = Signal(str)
     """The user wants to see a server (server id)."""
 
-    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
+    def __init__(self, host: HostApi, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = host
         self.setObjectName("issues-panel")

@@ -39,7 +39,7 @@ from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.text import neutralise
 
 if TYPE_CHECKING:
-    from mooring.services.host import Host
+    from mooring.core.host_api import HostApi
 
 ACCOUNT_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -65,7 +65,7 @@ class ServersPanel(QWidget):
     signed_in = Signal(str)
     """A sign-in completed (the server's alias)."""
 
-    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
+    def __init__(self, host: HostApi, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = host
         self.setObjectName("servers-panel")

@@ -29,13 +29,10 @@ from PySide6.QtWidgets import (
 
 from mooring.core.chat import ProviderConfig
 from mooring.core.errors import KnownError
-from mooring.services.preferences import (
-    ProviderDesk,
-    ProviderView,
-    RuleView,
-    SettingsEditor,
-    Verdict,
-)
+from mooring.core.host_api import ProviderDeskApi
+from mooring.core.providers import ProviderView, Verdict
+from mooring.core.views import RuleView
+from mooring.settings.editor import SettingsEditor
 from mooring.settings.schema import SETTINGS
 from mooring.ui.dialogs.preferences import AddProviderDialog, AddRuleDialog
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
@@ -44,7 +41,7 @@ from mooring.ui.window_info import SettingRow as SettingRow
 from mooring.ui.window_info import WindowInfo as WindowInfo
 
 if TYPE_CHECKING:
-    from mooring.services.host import Host
+    from mooring.core.host_api import HostApi
 
 NOTIFY_CHOICES = (
     ("always", "Always"),
@@ -97,7 +94,7 @@ class SettingsView(QWidget):
         info: WindowInfo,
         parent: QWidget | None = None,
         *,
-        host: Host | None = None,
+        host: HostApi | None = None,
         editor: SettingsEditor | None = None,
     ) -> None:
         super().__init__(parent)
@@ -399,7 +396,7 @@ class SettingsView(QWidget):
         if not self.open_url(QUrl.fromLocalFile(self.info.data_dir)):
             self.report.emit(f"Could not open {self.info.data_dir}.")
 
-    def _provider_desk(self) -> ProviderDesk:
+    def _provider_desk(self) -> ProviderDeskApi:
         desk = self.host.provider_desk if self.host is not None else None
         if desk is None:
             raise KnownError("Model providers are not available in this build.")

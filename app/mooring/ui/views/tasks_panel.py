@@ -56,7 +56,7 @@ from mooring.ui.qt_async import Jobs, confirm
 from mooring.ui.text import neutralise
 
 if TYPE_CHECKING:
-    from mooring.services.host import Host
+    from mooring.core.host_api import HostApi
 
 log = logging.getLogger("mooring.ui.tasks")
 
@@ -103,7 +103,7 @@ class TaskFeed:
     second, so the list is not laid out and painted again for every task. A new task, a new
     state, a cancel request, a question or an answer is shown at once."""
 
-    def __init__(self, host: Host, model: TaskListModel) -> None:
+    def __init__(self, host: HostApi, model: TaskListModel) -> None:
         self.host = host
         self.model = model
         self._pending: dict[str, TaskRecord] = {}
@@ -507,7 +507,7 @@ class TasksPanel(QWidget):
     continue_conversation = Signal(str)
     """The user asked a task's conversation to go on with its result (the conversation id)."""
 
-    def __init__(self, host: Host, parent: QWidget | None = None) -> None:
+    def __init__(self, host: HostApi, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.host = host
         self.setObjectName("tasks-panel")
