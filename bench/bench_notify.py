@@ -62,6 +62,12 @@ class _PollingOnly:
     ) -> None:
         await self._inner.disconnect(server_id, profile_id, every_account=every_account)
 
+    def idle_connections(self, idle_after: float) -> list[tuple[str, str | None]]:
+        return self._inner.idle_connections(idle_after)
+
+    async def end_if_idle(self, server_id: str, profile_id: str | None, idle_after: float) -> bool:
+        return await self._inner.end_if_idle(server_id, profile_id, idle_after)
+
     def add_task_listener(self, listener: Callable[[str, str, Observation | None], None]) -> None:
         return None
 

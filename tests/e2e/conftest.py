@@ -225,8 +225,8 @@ def stop_http(demo: HttpDemo) -> None:
 def http_demo_factory(tmp_path: Path) -> Iterator[Any]:
     started: list[HttpDemo] = []
 
-    def start(**settings: str | int) -> HttpDemo:
-        demo = start_http_demo(tmp_path, settings)
+    def start(name: str = "web", **settings: str | int) -> HttpDemo:
+        demo = start_http_demo(tmp_path, settings, name)
         started.append(demo)
         return demo
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 
 from tests.e2e.conftest import SAMPLES, Cli, HttpDemo
+from tests.helpers.processes import Lines, engine_pid
 
 CLEAN = str(SAMPLES / "suppliers_clean.csv")
+AMBIGUOUS = str(SAMPLES / "suppliers_ambiguous_id.csv")
 TOKEN = "mooring-test-token-0c7f1d2e"
 
 
@@ -103,3 +106,42 @@ def test_a_dropped_stream_and_a_restarted_server_lose_nothing(
         assert demo.count("tools/call") == 1  # both processes log to the same file
     finally:
         stop_http(again)
+
+
+def test_a_connection_nothing_needs_is_ended_while_a_question_keeps_its_own(
+    cli: Cli, http_demo_factory: Callable[..., HttpDemo]
+) -> None:
+    assert cli.run("settings", "set", "engine.idle_exit_s", "2").returncode == 0
+    asker = http_demo_factory("asker")
+    web = http_demo_factory("web")
+    add_web(cli, asker)
+    add_web(cli, web)
+    # A task that waits for the user keeps the engine, and its own session, alive.
+    waiting = cli.run("call", "asker", "import_suppliers", "--args", f'{{"path": "{AMBIGUOUS}"}}')
+    assert waiting.returncode == 9, waiting.stderr
+    engine = engine_pid(cli.data_dir)
+    assert engine is not None
+    log = cli.data_dir / "logs" / "mooring.log"
+    with subprocess.Popen(
+        ["tail", "-n", "+1", "-F", str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as tail:
+        try:
+            assert cli.json("call", "web", "list_suppliers")["state"] == "completed"
+            # Nothing needs web's connection any more: the engine ends it on its own.
+            Lines(tail.stdout).until(lambda line: "connection to web ended" in line, timeout=60)
+        finally:
+            tail.kill()
+    status = cli.run("agent", "status").stdout
+    assert "connection  asker: ready" in status
+    assert "web:" not in status
+    assert engine_pid(cli.data_dir) == engine  # the engine goes on: it follows the question
+    [record] = cli.json("tasks", "list", "--active")
+    answered = cli.json("tasks", "answer", record["id"], "--value", '{"column": "vendor_code"}')
+    assert answered["delivered"] is True  # through the session that created the task
+    # The next call on web opens a new session.
+    assert cli.json("call", "web", "list_suppliers")["state"] == "completed"
+    assert web.count("tools/call") == 2
+    assert asker.count("tools/call") == 1

@@ -373,6 +373,14 @@ class Gateway(Protocol):
         or with ``every_account`` all of the server's; no-op when there is none."""
         ...
 
+    def idle_connections(self, idle_after: float) -> list[tuple[str, str | None]]:
+        """``(server_id, profile_id)`` of each connection unused for ``idle_after`` seconds."""
+        ...
+
+    async def end_if_idle(self, server_id: str, profile_id: str | None, idle_after: float) -> bool:
+        """End a connection that is still unused for ``idle_after`` seconds; whether it was."""
+        ...
+
     async def aclose(self) -> None: ...
 
 

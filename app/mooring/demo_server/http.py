@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable
@@ -11,6 +12,8 @@ import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mooring.demo_server.config import Faults, ServerConfig
+from mooring.demo_server.middleware import RequestLog
+from mooring.demo_server.wire import iso_ms, now_ms
 
 logger = logging.getLogger("mooring.demo_server.http")
 
@@ -32,12 +35,22 @@ class FaultLayer:
       ``invalid_token`` from then on, as if it expired.
     * dropped replies: the response carrying a task id in ``drop_task_ids`` is cut off after
       its head, so the client sees the connection drop although the task was created.
+
+    With a request log, a client ending its session (HTTP ``DELETE``) is logged too, as
+    ``{"method": "http:DELETE", "session": ...}``.
     """
 
-    def __init__(self, app: ASGIApp, faults: Faults, drop_task_ids: set[str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        faults: Faults,
+        drop_task_ids: set[str],
+        request_log: RequestLog | None = None,
+    ) -> None:
         self.app = app
         self.faults = faults
         self.drop_task_ids = drop_task_ids
+        self.request_log = request_log
         self._token_uses: dict[bytes, int] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -46,6 +59,17 @@ class FaultLayer:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
+        if self.request_log is not None and scope.get("method") == "DELETE":
+            session = headers.get(b"mcp-session-id", b"").decode("latin-1")
+            self.request_log.write(
+                {
+                    "ts": iso_ms(now_ms()),
+                    "pid": os.getpid(),
+                    "transport": "http",
+                    "method": "http:DELETE",
+                    "session": session,
+                }
+            )
         authorization = headers.get(b"authorization", b"")
         if self.faults.token_expires_after is not None and authorization.lower().startswith(
             b"bearer "
@@ -133,7 +157,12 @@ async def serve_http(
     logging.getLogger("uvicorn.error").addFilter(_QuietDroppedReplies())
     server = uvicorn.Server(
         uvicorn.Config(
-            FaultLayer(app, config.faults, drop_task_ids),
+            FaultLayer(
+                app,
+                config.faults,
+                drop_task_ids,
+                RequestLog(config.request_log) if config.request_log is not None else None,
+            ),
             log_level=config.log_level.lower(),
             access_log=False,
             lifespan="on",

@@ -13,7 +13,10 @@ connected window, else a face with a call running that can ask; with none, nobod
 
 :meth:`Engine.run` returns when the engine may end: asked to stop, or idle for
 ``idle_after`` seconds — no face connected, no call running, no task to follow, no turn of
-a conversation running.
+a conversation running. Before that, while no window is open, each server connection that
+nothing has needed for ``idle_after`` seconds is ended on its own (a stdio server stopped, an
+HTTP session ended with ``DELETE``): no request in it, no unfinished task or question of its
+server and account, no turn running. One that the window shows stays while the window is open.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ ENGINE_CALLS = frozenset(
 )
 """The engine's own methods a face may call (``"engine.status"``)."""
 
+CONNECTION_CHECK_S = 30.0
+"""How often, at most, the engine looks for connections nothing needs any more."""
 IDLE_CHECK_S = 2.0
 """How often the engine looks whether it may end (it is also told at once when a face comes
 or goes) and whether its database file is still the one it writes to."""
@@ -134,6 +139,7 @@ class Engine:
         )
         self._idle_after = idle_after
         self._idle_check = idle_check
+        self._next_connection_check = 0.0
         features = frozenset(part for part in PART_CALLS if getattr(host, part, None) is not None)
         self.server = LinkServer(
             self.resolve,
@@ -232,6 +238,7 @@ class Engine:
             if lost is not None:
                 await self._database_lost(lost)
                 return
+            await self._end_unneeded_connections(loop.time())
             if self.busy():
                 idle_since = None
             elif idle_since is None:
@@ -260,6 +267,39 @@ class Engine:
         self.host.events.emit(EngineDidStop(reason, saved))
         for face in list(self.server.faces):
             await face.drain()
+
+    async def _end_unneeded_connections(self, now: float) -> None:
+        """End the connections nothing needs (see the module's docstring): looked at every
+        idle check, the ledger read only when one has been unused for the idle period."""
+        if now < self._next_connection_check:
+            return
+        self._next_connection_check = now + min(self._idle_after / 4, CONNECTION_CHECK_S)
+        gateway = self.host.gateway
+        idle = gateway.idle_connections(self._idle_after)
+        chat = self.host.chat
+        if (
+            not idle
+            or any(face.kind == "window" for face in self.server.faces)
+            or (chat is not None and chat.working)
+        ):
+            return
+        try:
+            needed = {
+                (r.server_id, r.credential_profile_id) for r in await self.host.ledger.unfinished()
+            }
+        except KnownError as exc:  # the database cannot be read now: end nothing
+            log.warning("could not tell which connections are needed: %s", exc.message)
+            return
+        for server_id, profile_id in idle:
+            if (server_id, profile_id) in needed:
+                continue
+            if await gateway.end_if_idle(server_id, profile_id, self._idle_after):
+                server = await self.host.server_by_id(server_id, removed_too=True)
+                log.info(
+                    "connection to %s ended: nothing needed it for %.0f s",
+                    server.alias if server is not None else server_id,
+                    self._idle_after,
+                )
 
     def busy(self) -> bool:
         """Whether something needs this engine's connections: a face, a running call, a task

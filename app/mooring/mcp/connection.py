@@ -29,6 +29,7 @@ import contextlib
 import json
 import logging
 import math
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
@@ -313,6 +314,7 @@ class McpConnection:
         self._closing = False
         self._started = False
         self._finished = anyio.Event()
+        self._last_used = time.monotonic()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -326,6 +328,19 @@ class McpConnection:
         """Whether the connection has ended for good: its owner task is over (a stdio server's
         process has ended), or it was closed before it started."""
         return self._finished.is_set() or (self._closing and not self._started)
+
+    def idle_for(self) -> float:
+        """Seconds since the last request to this server ended (``0.0`` while one is queued
+        or under way, or while a task's stream or a listen stream for tasks is open)."""
+        if (
+            self._queue
+            or self._in_flight
+            or self._calls
+            or self._result_streams
+            or self.subscription.watched
+        ):
+            return 0.0
+        return time.monotonic() - self._last_used
 
     def start(self) -> None:
         """Start the owner task on the running event loop (idempotent)."""
@@ -890,6 +905,13 @@ class McpConnection:
     # -- the queue ------------------------------------------------------------------------------
 
     async def _submit(self, work: _Work[R]) -> R:
+        self._last_used = time.monotonic()
+        try:
+            return await self._submitted(work)
+        finally:
+            self._last_used = time.monotonic()
+
+    async def _submitted(self, work: _Work[R]) -> R:
         if self._closing or self._status.state is ConnectionState.STOPPED:
             work.settle_failure(Failure(FailureKind.TRANSPORT, "the connection is stopped"))
         elif (

@@ -219,6 +219,28 @@ class McpGateway:
             if connection is not None:
                 await self._stop(connection)
 
+    def idle_connections(self, idle_after: float) -> list[tuple[str, str | None]]:
+        """``(server_id, profile_id)`` of each connection nothing has used for ``idle_after``
+        seconds (no request queued or under way, no task stream or listen stream open)."""
+        return [
+            key
+            for key, connection in self._connections.items()
+            if connection.idle_for() >= idle_after
+        ]
+
+    async def end_if_idle(self, server_id: str, profile_id: str | None, idle_after: float) -> bool:
+        """End this connection if it is still idle for ``idle_after`` seconds (a stdio server
+        stopped, an HTTP session ended with ``DELETE``); whether it was ended. A request that
+        comes later opens a new connection."""
+        key = (server_id, profile_id)
+        connection = self._connections.get(key)
+        if connection is None or connection.idle_for() < idle_after:
+            return False
+        del self._connections[key]  # no await since the check: nothing can have used it
+        self._defined.pop(key, None)
+        await self._stop(connection)
+        return True
+
     async def _stop(self, connection: McpConnection) -> None:
         # Stopping a stdio server may take the SDK's grace period and escalation (seconds): a
         # close meanwhile (the window quitting just after a server was edited) waits for it

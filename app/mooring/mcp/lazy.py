@@ -131,6 +131,14 @@ class LazyGateway:
         if self._real is not None:  # nothing is connected before the real one exists
             await self._real.disconnect(server_id, profile_id, every_account=every_account)
 
+    def idle_connections(self, idle_after: float) -> list[tuple[str, str | None]]:
+        return self._real.idle_connections(idle_after) if self._real is not None else []
+
+    async def end_if_idle(self, server_id: str, profile_id: str | None, idle_after: float) -> bool:
+        return self._real is not None and await self._real.end_if_idle(
+            server_id, profile_id, idle_after
+        )
+
     def add_task_listener(self, listener: TaskListener) -> None:
         if self._real is not None:
             self._real.add_task_listener(listener)

@@ -37,7 +37,8 @@ SETTINGS: tuple[Setting, ...] = (
         600,
         "The background engine ends after this many seconds with nothing to do: no window "
         "or command connected, no task to follow. Until then it keeps server connections "
-        "(and what stateful servers remember) for the next command.",
+        "(and what stateful servers remember) for the next command; with no window open, "
+        "a connection nothing needed for this long (no call, task or question on it) ends.",
     ),
     Setting(
         "mcp.request_timeout_ms",
