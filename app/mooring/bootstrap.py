@@ -130,6 +130,7 @@ def run_gui(
         return ExitCode.PROBLEM
     life = WindowLife(
         data_dir=paths.data_dir,
+        log_file=paths.log_file,
         layout_file=paths.config_dir / "window.ini",
         settings=settings,
         remember=functools.partial(remember_settings, paths, settings),

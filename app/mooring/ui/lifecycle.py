@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mooring.core.notifications import Notice, OpenTarget
     from mooring.settings.store import Settings
     from mooring.ui.collector import FullPassesBetweenBursts
+    from mooring.ui.crash import CrashReporter
     from mooring.ui.dialogs.approval import DialogAsker
     from mooring.ui.main_window import MainWindow, WindowInfo
     from mooring.ui.notifiers import TrayNotifier
@@ -68,6 +69,7 @@ class WindowLife:
         self,
         *,
         data_dir: Path,
+        log_file: Path,
         layout_file: Path,
         settings: Settings,
         remember: Callable[[dict[str, object]], None],
@@ -75,6 +77,8 @@ class WindowLife:
         on_ready: Callable[[MainWindow], None] | None = None,
     ) -> None:
         self._data_dir = data_dir
+        self._log_file = log_file
+        self._crash: CrashReporter | None = None
         self._layout_file = layout_file
         self._settings = settings
         self._remember = remember
@@ -93,9 +97,12 @@ class WindowLife:
     def run(self) -> int:
         """Run the window until it closes; the exit code."""
         from mooring.ui.app import ensure_app, run_window, show_fatal, show_shell
+        from mooring.ui.crash import CrashReporter
         from mooring.ui.single_instance import claim
 
         ensure_app()
+        self._crash = CrashReporter(self._log_file, lambda: self._window)
+        self._crash.install()  # for the process's life: it ends with the window
         instance = claim(self._data_dir)
         if instance is None:
             log.info("a window runs already on %s; brought it to the front", self._data_dir)
@@ -126,6 +133,8 @@ class WindowLife:
         from mooring.ui.app import Loaded
         from mooring.ui.dialogs.approval import DialogAsker
 
+        if self._crash is not None:
+            self._crash.watch(asyncio.get_running_loop())
         self._asker = DialogAsker()
         hooks: dict[str, Callable[..., Any]] = {
             "notice": self._show_notice,
