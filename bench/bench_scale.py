@@ -118,6 +118,17 @@ def gap_spread(shown: dict[str, Any], idle: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def plain_loop(plain: dict[str, Any]) -> dict[str, Any]:
+    """The same window run on qasync's own loop, without ``ui/loop.py``'s ready queue and timer
+    heap or ``ui/collector.py``'s deferred full passes (``gui_probe --plain-loop``): what they
+    still buy now that the window does none of the host's work."""
+    return {
+        "plain_loop_worst_gap_ms": round(float(plain["worst_gap_ms"]), 1),
+        "plain_loop_p99_gap_ms": round(float(plain["p99_gap_ms"]), 1),
+        "plain_loop_gaps_over_33ms": plain["gaps_over_33ms"],
+    }
+
+
 RECONCILE_PAIRS = 3
 """Pairs of ``reconcile_1000`` runs at ``full`` (``small``: 1)."""
 
@@ -191,6 +202,7 @@ def _copy_database(source: Path, target: Path) -> None:
 def _gui_stall(big: Path, idle_s: float, cut_s: float) -> Result:
     what = "worst gap of a 10 ms QTimer heartbeat in the window during launch reconciliation"
     shown = gui_probe("reconcile", str(big), str(cut_s))
+    plain = gui_probe("reconcile", str(big), str(cut_s), "--plain-loop")
     idle = gui_probe("idle", str(idle_s))
     value, base = float(shown["worst_gap_ms"]), float(idle["worst_gap_ms"])
     return measured(
@@ -204,6 +216,7 @@ def _gui_stall(big: Path, idle_s: float, cut_s: float) -> Result:
         reconcile_s=None if shown["reconcile_s"] is None else round(shown["reconcile_s"], 3),
         cut_after_s=shown["cut_after_s"],
         **gap_spread(shown, idle),
+        **plain_loop(plain),
     )
 
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.bench_scale import STALL_TARGET_MS, gap_spread, gui_probe
+from bench.bench_scale import STALL_TARGET_MS, gap_spread, gui_probe, plain_loop
 from bench.fleet import data_folder
 from bench.seed import seed
 from bench.suite import Result, Size, measured, unmeasured
@@ -62,6 +62,7 @@ def _cards(size: Size, folder: Path) -> Result:
     paths = data_folder(folder / "cards", tracing=False)
     seed(paths.database, messages=40, records=size.cards, working=size.cards)
     shown = gui_probe("cards", str(paths.data_dir), str(size.stall_s))
+    plain = gui_probe("cards", str(paths.data_dir), str(size.stall_s), "--plain-loop")
     idle = gui_probe("idle", str(size.stall_s))
     value, base = float(shown["worst_gap_ms"]), float(idle["worst_gap_ms"])
     return measured(
@@ -74,6 +75,7 @@ def _cards(size: Size, folder: Path) -> Result:
         target=f"<= {STALL_TARGET_MS:g} ms",
         met=value <= STALL_TARGET_MS,
         **gap_spread(shown, idle),
+        **plain_loop(plain),
     )
 
 

@@ -474,8 +474,35 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
     return code
 
 
+def plain_window_loop() -> None:
+    """Run the window as qasync alone would: qasync's own loop (a Qt timer per callback and
+    per deadline) with only the async-generator hooks, and CPython's collector left to its own
+    rule. The ``plain`` figures beside each stall measure what ``ui/loop.py`` and
+    ``ui/collector.py`` still buy, now that the engine does the host's work elsewhere."""
+    import qasync
+
+    import mooring.ui.loop as loop_module
+    from mooring.ui.collector import FullPassesBetweenBursts
+
+    class PlainLoop(qasync.QEventLoop):  # type: ignore[misc]  # qasync ships no types
+        def run_forever(self) -> Any:
+            with loop_module.async_generators_closed_on(self):
+                return super().run_forever()
+
+    def plain(app: QApplication) -> asyncio.AbstractEventLoop:
+        made: asyncio.AbstractEventLoop = PlainLoop(app)
+        return made
+
+    loop_module.qt_event_loop = plain  # looked up at each use
+    FullPassesBetweenBursts.start = lambda self: None  # type: ignore[method-assign]
+
+
 def main() -> int:
-    """Dispatch on the mode (see the module docstring)."""
+    """Dispatch on the mode (see the module docstring); ``--plain-loop`` after the mode's
+    arguments runs the window on :func:`plain_window_loop`."""
+    if sys.argv[-1] == "--plain-loop":
+        sys.argv.pop()
+        plain_window_loop()
     mode = sys.argv[1]
     if mode == "bare":
         return bare(None)
