@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
     QMainWindow,
+    QMenu,
     QPushButton,
     QTabWidget,
     QVBoxLayout,
@@ -168,23 +169,40 @@ class MainWindow(QMainWindow):
         self.export_action = QAction("&Export traces…", self)
         self.export_action.triggered.connect(self._on_export_clicked)
         file_menu.addAction(self.export_action)
+        self.copy_reply_action = QAction("&Copy last reply", self)
+        self.copy_reply_action.setObjectName("copy-last-reply")
+        self.copy_reply_action.triggered.connect(self.copy_last_reply)
+        self.find_action = QAction("&Find conversations", self)
+        self.find_action.setObjectName("find-conversations")
+        self.find_action.triggered.connect(self.find_conversations)
         for needs_host in self._host_actions():
             needs_host.setEnabled(False)  # until the host is attached
         file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.triggered.connect(self.quit)
         file_menu.addAction(quit_action)
+        edit_menu = self.menuBar().addMenu("&Edit")
+        edit_menu.addAction(self.copy_reply_action)
+        edit_menu.addAction(self.find_action)
         view_menu = self.menuBar().addMenu("&View")
         self._shortcuts: list[tuple[QAction, QKeySequence | QKeySequence.StandardKey]] = [
             (self.new_conversation_action, QKeySequence.StandardKey.New),
             (self.palette_action, QKeySequence("Ctrl+K")),
             (quit_action, QKeySequence.StandardKey.Quit),
+            (self.copy_reply_action, QKeySequence("Ctrl+Shift+C")),
+            (self.find_action, QKeySequence.StandardKey.Find),
         ]
         for (key, _title, words), shortcut in zip(VIEWS, VIEW_KEYS, strict=True):
             action = QAction(words, self)
             action.triggered.connect(lambda _=False, k=key: self.show_view(self._pages[k]))
             view_menu.addAction(action)
             self._shortcuts.append((action, QKeySequence(shortcut)))
+        help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = QAction("&Keyboard shortcuts", self)
+        self.shortcuts_action.setObjectName("keyboard-shortcuts")
+        self.shortcuts_action.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(self.shortcuts_action)
+        self._shortcuts.append((self.shortcuts_action, QKeySequence("F1")))
         self.first_painted.connect(self._bind_shortcuts)
         self.restore_layout()
         if host is not None:
@@ -205,6 +223,8 @@ class MainWindow(QMainWindow):
             self.add_server_action,
             self.import_servers_action,
             self.export_action,
+            self.copy_reply_action,
+            self.find_action,
         )
 
     @property
@@ -331,6 +351,42 @@ class MainWindow(QMainWindow):
         """Start a new conversation in the Conversations view, the composer focused (Ctrl+N)."""
         self.show_view(self.conversations)
         self.conversations.jobs.start(self.conversations.new_conversation())
+
+    def copy_last_reply(self) -> None:
+        """Put the shown conversation's last reply on the clipboard (Ctrl+Shift+C)."""
+        self.conversations.copy_last_reply()
+
+    def find_conversations(self) -> None:
+        """Search the conversations: the search field focused, what it holds selected
+        (Ctrl+F)."""
+        self.show_view(self.conversations)
+        self.conversations.search_field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.conversations.search_field.selectAll()
+
+    def shortcut_rows(self) -> list[tuple[str, str]]:
+        """Every menu command with a shortcut: ``(keys as shown on this system, what it
+        does)``, in menu order."""
+        rows = []
+        for menu_action in self.menuBar().actions():
+            menu = menu_action.menu()
+            if not isinstance(menu, QMenu):
+                continue
+            for action in menu.actions():
+                keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+                if keys:
+                    rows.append((keys, action.text().replace("&", "")))
+        rows.append(("Esc", "Stop the reply being written"))
+        rows.append(("Ctrl+C", "Copy the chosen message (in the transcript)"))
+        return rows
+
+    def show_shortcuts(self) -> None:
+        """The keyboard shortcuts, in a dialog of their own (F1)."""
+        from mooring.ui.dialogs.shortcuts import ShortcutsDialog
+
+        dialog = ShortcutsDialog(self.shortcut_rows(), self)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+        self._shortcuts_dialog = dialog
 
     def show_task(self, record_id: str) -> None:
         """Show one task's card in the Tasks panel."""

@@ -145,6 +145,8 @@ class MessageRole(IntEnum):
     """For a tool round's result: its :class:`RoundCard` (else ``None``)."""
     EXPANDED = Qt.ItemDataRole.UserRole + 7
     """Whether a tool round card shows its arguments."""
+    TEXT = Qt.ItemDataRole.UserRole + 8
+    """The message's text exactly as stored (what *Copy* puts on the clipboard)."""
 
 
 STREAMING = "streaming"
@@ -293,6 +295,8 @@ class MessageListModel(QAbstractListModel):
                 return row.card
             case MessageRole.EXPANDED:
                 return row.expanded
+            case MessageRole.TEXT:
+                return row.content
         return None
 
     def roleNames(self) -> dict[int, QByteArray]:  # Qt API
@@ -306,6 +310,7 @@ class MessageListModel(QAbstractListModel):
                 MessageRole.STATUS.value: QByteArray(b"status"),
                 MessageRole.CARD.value: QByteArray(b"card"),
                 MessageRole.EXPANDED.value: QByteArray(b"expanded"),
+                MessageRole.TEXT.value: QByteArray(b"text"),
             }
         )
         return names
@@ -456,6 +461,13 @@ class MessageListModel(QAbstractListModel):
     def round_ids(self) -> set[str]:
         """The tool rounds whose cards are shown."""
         return {row.card.round_id for row in self._rows if row.card is not None}
+
+    def last_reply(self) -> str | None:
+        """The text of the newest finished assistant reply shown (``None``: none yet)."""
+        for row in reversed(self._rows):
+            if row.role is Role.ASSISTANT and row.status != STREAMING and row.content:
+                return row.content
+        return None
 
     def continuable(self) -> bool:
         """A background task's result arrived after the model last spoke (the user can

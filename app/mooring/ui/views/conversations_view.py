@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections import OrderedDict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import (
@@ -26,11 +28,12 @@ from PySide6.QtCore import (
     QTimer,
     Signal,
 )
-from PySide6.QtGui import QFont, QKeyEvent, QKeySequence, QPainter, QShortcut
+from PySide6.QtGui import QFont, QGuiApplication, QKeyEvent, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QDialog,
+    QFileDialog,
     QHBoxLayout,
     QInputDialog,
     QLabel,
@@ -82,6 +85,15 @@ NO_CHAT = (
     "Chat is not available here: this window has no conversation storage. "
     "Tools still run from the palette (Ctrl+K)."
 )
+EXPORT_FILTERS = ["Markdown (*.md)", "JSON (*.json)"]
+"""The export's formats, as the CLI's ``conversations export`` writes them."""
+
+
+def _file_name(title: str) -> str:
+    """A file name suggested for a conversation titled ``title`` (hostile text: only letters,
+    digits, spaces, dots, dashes and underscores are kept)."""
+    name = re.sub(r"[^\w .-]+", "", title, flags=re.ASCII).strip(" .")[:60]
+    return name or "conversation"
 
 
 class MessageDelegate(QStyledItemDelegate):
@@ -251,6 +263,8 @@ class ConversationsView(QWidget):
         self.new_button.setToolTip("Start a new conversation (Ctrl+N)")
         self.rename_button = self._button("Rename", side, buttons)
         self.delete_button = self._button("Delete", side, buttons)
+        self.export_button = self._button("Export…", side, buttons)
+        self.export_button.setToolTip("Save this conversation as Markdown or JSON")
         side_layout.addLayout(buttons)
         undo_row = QHBoxLayout()
         self.undo_label = QLabel(side)
@@ -290,6 +304,11 @@ class ConversationsView(QWidget):
         self.transcript.installEventFilter(self)
         main_layout.addWidget(self.transcript, stretch=1)
         card_row = QHBoxLayout()
+        self.copy_button = self._button("Copy message", main, card_row)
+        self.copy_button.setToolTip(
+            "Copy the chosen message's text (Ctrl+C in the transcript; Ctrl+Shift+C copies "
+            "the last reply)"
+        )
         self.card_label = QLabel(main)
         self.card_label.setAccessibleName("Tool round")
         self.card_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -345,6 +364,8 @@ class ConversationsView(QWidget):
         self.new_button.clicked.connect(lambda: self.jobs.start(self.new_conversation()))
         self.rename_button.clicked.connect(lambda: self.jobs.start(self.rename_interactively()))
         self.delete_button.clicked.connect(lambda: self.jobs.start(self.delete_interactively()))
+        self.export_button.clicked.connect(lambda: self.jobs.start(self.export_interactively()))
+        self.copy_button.clicked.connect(self.copy_message)
         self.send_button.clicked.connect(self._on_send)
         self.composer.submitted.connect(self._on_send)
         self.stop_button.clicked.connect(self.stop_reply)
@@ -765,6 +786,9 @@ class ConversationsView(QWidget):
         """Space toggles the chosen card's arguments; Right shows them, Left hides them."""
         if watched is self.transcript and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
+            if event.matches(QKeySequence.StandardKey.Copy):
+                self.copy_message()
+                return True
             row = self._current_card_row()
             if row >= 0 and not event.modifiers():
                 if event.key() == Qt.Key.Key_Space:
@@ -784,7 +808,66 @@ class ConversationsView(QWidget):
         if card is not None and card.record_id is not None:
             self.show_task.emit(card.record_id)
 
+    def copy_message(self) -> bool:
+        """Put the chosen message's text, exactly as stored, on the clipboard; whether there
+        was one."""
+        index = self.transcript.currentIndex()
+        text = index.data(MessageRole.TEXT) if index.isValid() else None
+        if not text:
+            return False
+        QGuiApplication.clipboard().setText(text)
+        self.report.emit("Message copied.")
+        return True
+
+    def copy_last_reply(self) -> bool:
+        """Put the last reply's text on the clipboard; whether there was one."""
+        text = self.messages.last_reply()
+        if text is None:
+            self.report.emit("No reply to copy yet.")
+            return False
+        QGuiApplication.clipboard().setText(text)
+        self.report.emit("Last reply copied.")
+        return True
+
+    async def export_interactively(self) -> None:
+        """Ask where to save the shown conversation, then save it (Markdown or JSON, by the
+        name's suffix or the chosen filter)."""
+        if self.chat is None or self.current_id is None:
+            return
+        conversation_id = self.current_id
+        listed = self.conversations.conversation(self.conversations.row_of(conversation_id))
+        shown = listed or self._shown
+        title = shown.title if shown is not None else "conversation"
+        dialog = QFileDialog(self, "Export conversation")
+        dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+        dialog.setNameFilters(EXPORT_FILTERS)
+        dialog.setDefaultSuffix("md")
+        dialog.selectFile(_file_name(title) + ".md")
+        dialog.setAccessibleName("Export conversation")
+        if await wait_dialog(dialog, self.dialog_opened.emit) != QDialog.DialogCode.Accepted:
+            return
+        [chosen] = dialog.selectedFiles()
+        fmt = "json" if chosen.lower().endswith(".json") else "md"
+        await self.export(conversation_id, Path(chosen), fmt)
+
+    async def export(self, conversation_id: str, path: Path, fmt: str) -> None:
+        """Save a conversation's record to ``path`` (``md`` or ``json``, as the CLI's
+        ``conversations export`` writes it)."""
+        if self.chat is None:
+            return
+        text = await self.chat.export(conversation_id, fmt)
+        try:
+            await asyncio.to_thread(path.write_text, text, encoding="utf-8")
+        except OSError as exc:
+            raise KnownError(
+                f"Could not save {path.name}: {exc.strerror or exc}.",
+                hint="Choose another folder or name.",
+            ) from exc
+        self.report.emit(f"Conversation saved to {path}.")
+
     def _update_card_bar(self) -> None:
+        index = self.transcript.currentIndex()
+        self.copy_button.setEnabled(index.isValid() and bool(index.data(MessageRole.TEXT)))
         row = self._current_card_row()
         card = self.messages.card(row)
         # The card buttons only where there are cards (Space and Enter work on them anyway).
@@ -888,6 +971,7 @@ class ConversationsView(QWidget):
         busy = sending or (self.chat is not None and self.current_id in self._busy)
         self.new_button.setEnabled(has_chat)
         self.rename_button.setEnabled(has_chat and chosen)
+        self.export_button.setEnabled(has_chat and chosen)
         self.delete_button.setEnabled(has_chat and chosen and not busy)
         self.send_button.setEnabled(has_chat)
         self.composer.setEnabled(has_chat)
