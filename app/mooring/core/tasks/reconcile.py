@@ -5,9 +5,9 @@ knows this task", "status unavailable", "sign-in needed", or a malformed reply. 
 turns (record, observation) into a :class:`Reconciliation` — the record to persist and what else
 to persist with it (a final result, an error, new input requests) — without doing any I/O.
 
-Principles (docs/architecture.md): ``tasks/get`` is the authority; terminal records never change; a
-failed status request is not a failed task; an auth error is not a failed task; a malformed reply
-keeps the last valid state.
+Principles (docs/tasks.md, "Rules"): ``tasks/get`` is the authority; terminal records never
+change; a failed status request is not a failed task; an auth error is not a failed task; a
+malformed reply keeps the last valid state.
 """
 
 from __future__ import annotations
