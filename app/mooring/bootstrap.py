@@ -29,7 +29,7 @@ from mooring.settings.paths import APP_NAME, Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
 
 # The rest loads where it is used: the window's shell paints before SQLAlchemy, the services
-# and the notification stack are imported (see "Start-up order" in docs/architecture.md).
+# and the notification stack are imported (see "How a command runs" in docs/cli.md).
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
 
@@ -449,14 +449,6 @@ YOUNG_OBJECTS_PER_COLLECTION = 5_000
 allocates hundreds of objects: at 700, a 1,000-task reconciliation ran ~570 collections
 (~0.36 s, 13 % of its CPU); at 5,000, with start-up frozen, ~190 (~0.09 s). Young garbage
 waits a little longer."""
-
-WINDOW_YOUNG_OBJECTS_PER_COLLECTION = 1_000
-"""The window's first threshold: a pass over young objects stops the GUI thread, and its
-length grows with their number. During a 1,000-task launch reconciliation the heartbeat's
-worst gaps were collector passes (traced by gc callbacks: young passes of 20,000-25,000
-objects took 10-24 ms of CPU, 60-120 ms with the host's preemption, at 5,000); at 1,000, two
-runs each, alternating: worst gap 98-106 ms against 171-206, gaps over 33 ms 17-31 against
-18-49, the reconciliation no slower. Batch commands keep the larger threshold (throughput)."""
 
 
 def settle_collector(*, young: int = YOUNG_OBJECTS_PER_COLLECTION) -> None:
