@@ -6,11 +6,11 @@ next. For each peer and transport:
 
 * a question a task asks is answered from a second command (``call`` exits 9, then
   ``tasks answer``);
-* ``call --detach``, then ``tasks watch`` from another command follows it to its end;
-* ``tasks cancel`` from another command: exit 0, "cancelled" because the server said so;
+* ``call --detach``, then ``tasks watch`` from another command follows it to its end, and
+  ``tasks cancel`` from another command: exit 0, "cancelled" because the server said so;
 * the engine SIGKILLed right after the server named the task, then ``reconcile``.
 
-Each ends with exactly one ``tools/call`` in the server's own request log. The peers:
+Each call is exactly one ``tools/call`` in the server's own request log. The peers:
 
 * ``mcp`` 1.30, the official Python SDK 1.x, low-level ``Server`` with its experimental tasks:
   kept in the server's memory, and bound to the session that created them (ids
@@ -164,11 +164,10 @@ def result_of(record: dict[str, Any]) -> str:
     return json.dumps(record["result"])
 
 
-def test_a_question_is_answered_from_a_second_command(
-    cli: Cli, peer: Peer, request: pytest.FixtureRequest
-) -> None:
-    if peer.kind.script == py_peers.FASTMCP3_TASKS:  # issue 38: declined at once, headless
-        request.applymarker(pytest.mark.xfail(strict=True, reason="issue 38"))
+def test_a_question_is_answered_from_a_second_command(cli: Cli, peer: Peer) -> None:
+    # FastMCP 3.4 asks with a plain elicitation/create (no related-task _meta) after saying
+    # input_required in a status notification: the question is still the task's, kept for
+    # whoever answers it, not declined because no one was there to be asked.
     asked = cli.run("call", "peer", peer.kind.ask, "--args", peer.kind.ask_args)
     assert asked.returncode == 9, (asked.returncode, asked.stdout, asked.stderr)
     [waiting] = cli.json("tasks", "list", "--active")
@@ -181,24 +180,22 @@ def test_a_question_is_answered_from_a_second_command(
     assert peer.count("tools/call") == 1
 
 
-def test_a_detached_task_is_followed_to_its_end_by_another_command(cli: Cli, peer: Peer) -> None:
-    started = cli.json("call", "peer", peer.kind.slow, "--detach", "--args", '{"seconds": 1}')
-    assert started["state"] == "working", started
+def test_detached_tasks_are_followed_and_cancelled_from_other_commands(
+    cli: Cli, peer: Peer
+) -> None:
+    slow = peer.kind.slow
+    followed = cli.json("call", "peer", slow, "--detach", "--args", '{"seconds": 1}')
+    doomed = cli.json("call", "peer", slow, "--detach", "--args", '{"seconds": 60}')
+    assert followed["state"] == doomed["state"] == "working", (followed, doomed)
     engine = engine_pid(cli.data_dir)
-    final = cli.json("tasks", "watch", started["id"], "--timeout", "60")
+    cancelled = cli.json("tasks", "cancel", doomed["id"], "--timeout", "30")  # exit 0
+    assert cancelled["state"] == "cancelled", cancelled  # the server's word
+    final = cli.json("tasks", "watch", followed["id"], "--timeout", "60")
     assert final["state"] == "completed", final  # not "expired": the server still knew it
     assert peer.kind.slow_done in result_of(final)
     assert engine_pid(cli.data_dir) == engine  # one engine, one connection throughout
-    assert peer.count("tools/call") == 1
-
-
-def test_a_cancel_from_another_command_ends_cancelled(cli: Cli, peer: Peer) -> None:
-    started = cli.json("call", "peer", peer.kind.slow, "--detach", "--args", '{"seconds": 60}')
-    assert started["state"] == "working", started
-    cancelled = cli.json("tasks", "cancel", started["id"], "--timeout", "30")  # exit 0
-    assert cancelled["state"] == "cancelled", cancelled  # the server's word
     assert peer.count("tasks/cancel") == 1
-    assert peer.count("tools/call") == 1
+    assert peer.count("tools/call") == 2  # one each
 
 
 def test_a_task_outlives_a_killed_engine_only_where_the_server_keeps_it(
