@@ -27,6 +27,7 @@ A task in a stdio server's memory ends with the killed engine's server process, 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -130,34 +131,32 @@ class Peer:
         return sum(1 for line in lines if line["method"] == method)
 
 
+def add_peer(cli: Cli, kind: Kind, log: Path) -> subprocess.Popen[bytes] | None:
+    """Configure ``kind`` as server "peer" (started first when it serves HTTP)."""
+    python = kind.python()
+    process = None
+    if kind.http:
+        process, url = start_peer(kind.script, f"--requests={log}", python=python)
+        added = cli.run("servers", "add", "peer", "--url", url)
+    else:
+        args = ["--command", python, f"--arg={kind.script}", f"--arg=--requests={log}"]
+        added = cli.run("servers", "add", "peer", *args)
+    assert added.returncode == 0, added.stderr
+    assert cli.run("rules", "add", "peer", "*", "allow").returncode == 0
+    return process
+
+
 @pytest.fixture(params=list(KINDS))
 def peer(request: pytest.FixtureRequest, cli: Cli, tmp_path: Path) -> Iterator[Peer]:
     kind = KINDS[request.param]
     log = tmp_path / "peer-requests.jsonl"
-    python = kind.python()
-    processes = []
+    process = add_peer(cli, kind, log)
     try:
-        if kind.http:
-            process, url = start_peer(kind.script, f"--requests={log}", python=python)
-            processes.append(process)
-            added = cli.run("servers", "add", "peer", "--url", url)
-        else:
-            added = cli.run(
-                "servers",
-                "add",
-                "peer",
-                "--command",
-                python,
-                f"--arg={kind.script}",
-                f"--arg=--requests={log}",
-            )
-        assert added.returncode == 0, added.stderr
-        assert cli.run("rules", "add", "peer", "*", "allow").returncode == 0
         yield Peer(kind, log)
     finally:
-        if processes:
+        if process is not None:
             cli.run("agent", "stop")  # its HTTP session ends first (DELETE), then the server
-        stop_processes(processes)
+            stop_processes([process])
 
 
 def result_of(record: dict[str, Any]) -> str:
@@ -221,3 +220,19 @@ def test_a_task_outlives_a_killed_engine_only_where_the_server_keeps_it(
         assert record["state"] == "expired", record
         assert "The server no longer knows this task" in record["reason"]
     assert peer.count("tools/call") == 1  # never replayed
+
+
+def test_a_plain_call_question_is_not_taken_for_a_running_task_question(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # FastMCP 3.4's running task sends status notifications; a question asked meanwhile by a
+    # plain call (no input_required announced) is the call's own: with no one to ask it here,
+    # declined at once, and the task asks nothing.
+    add_peer(cli, KINDS["fastmcp3.4-stdio"], tmp_path / "peer-requests.jsonl")
+    running = cli.json("call", "peer", "slow_job", "--detach", "--args", '{"seconds": 60}')
+    plain = cli.json("call", "peer", "ask_now", "--args", "{}")
+    assert "no colour (decline)" in result_of(plain), plain
+    [record] = cli.json("tasks", "list", "--active")
+    assert record["id"] == running["id"], record
+    assert record["state"] == "working", record
+    assert not record["inputs"], record

@@ -7,7 +7,8 @@ at ``/mcp`` and prints ``listening on URL``; stdio otherwise.
 
 Tools: ``slow_job {seconds}`` and ``ask_job`` (asks for a colour with ``ctx.elicit``: FastMCP
 3.4 says ``input_required`` in a status notification, then sends a plain
-``elicitation/create``, without the related-task ``_meta``).
+``elicitation/create``, without the related-task ``_meta``), both tasks; ``ask_now`` asks the
+same during a plain call.
 """
 
 from __future__ import annotations
@@ -39,6 +40,15 @@ async def slow_job(seconds: float = 1) -> str:
 async def ask_job(ctx: Context) -> str:
     """Ask for a colour, then end with it."""
     answer = await ctx.elicit("Which colour?", response_type=Colour)
+    if answer.action != "accept":
+        return f"no colour ({answer.action})"
+    return f"colour: {answer.data.colour}"
+
+
+@server.tool()
+async def ask_now(ctx: Context) -> str:
+    """Ask for a colour during a plain call (not a task)."""
+    answer = await ctx.elicit("Which colour, now?", response_type=Colour)
     if answer.action != "accept":
         return f"no colour ({answer.action})"
     return f"colour: {answer.data.colour}"
