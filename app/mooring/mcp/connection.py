@@ -318,8 +318,11 @@ class McpConnection:
         self._awaiting_input: dict[str, None] = {}
         """Tasks whose ``notifications/tasks/status`` said ``input_required`` and whose question
         has not come yet (in order): FastMCP 3.x then sends a plain ``elicitation/create``."""
-        self._running_said: set[str] = set()
-        """Tasks whose status notifications said they are running (and not yet ended)."""
+        self._running: set[str] = set()
+        """Tasks this connection has seen running (created here, or polled): the only ones
+        whose announcements count."""
+        self._says_status = False
+        """Whether the server sends ``notifications/tasks/status`` on this session."""
         self._input_announced = anyio.Event()
         self._result_streams: dict[str, asyncio.Task[None]] = {}
         self._payloads: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
@@ -892,9 +895,10 @@ class McpConnection:
         """A question from the server: a task's (kept until the user answers it through the
         ledger) or a plain call's (handed to ``input_handler``); ``None`` declines it.
 
-        A task's question says so in its related-task ``_meta``; one without it belongs to the
-        task that announced ``input_required`` just before (FastMCP 3.x asks so), and is never
-        a plain call's question, which no one might be there to answer."""
+        A task's question says so in its related-task ``_meta``. One without it is the question
+        of the task that announced ``input_required`` just before, if one did (FastMCP 3.x asks
+        so): kept for the user like any task's question, not handed to ``input_handler``
+        (with no one there to ask, that would decline it at once)."""
         body = params.model_dump(by_alias=True, mode="json", exclude_none=True)
         task_id = tasks_legacy.related_task(context.meta) or tasks_legacy.related_task(
             body.get("_meta")
@@ -1031,7 +1035,8 @@ class McpConnection:
             stderr.close()
             self._questions.clear()
             self._awaiting_input.clear()
-            self._running_said.clear()
+            self._running.clear()
+            self._says_status = False
             self._payloads.clear()
             self._last_attempt_end = anyio.current_time()
             # Requests that arrived during this attempt were served or are settled below; only
@@ -1205,8 +1210,10 @@ class McpConnection:
 
     def _observed(self, task_id: str, seen: Observation) -> Observation:
         """Watch the tasks that are still running; forget ended or unknown ones."""
-        if isinstance(seen, TaskGone) or (isinstance(seen, ServerTask) and seen.status in _ENDED):
-            self._running_said.discard(task_id)
+        if isinstance(seen, ServerTask) and seen.status not in _ENDED:
+            self._running.add(task_id)
+        elif isinstance(seen, TaskGone | ServerTask):
+            self._running.discard(task_id)
             self._awaiting_input.pop(task_id, None)
         self.subscription.observed(task_id, seen)
         return seen
@@ -1227,20 +1234,21 @@ class McpConnection:
     def _task_status_said(self, task_id: str, status: str | None) -> None:
         """A 2025-11-25 status notification: note a task that announced ``input_required``
         until its question comes or it ends (FastMCP 3.x may say ``working`` in between)."""
+        self._says_status = True
+        if task_id not in self._running:
+            return
         if status in _ENDED:
             self._awaiting_input.pop(task_id, None)
-            self._running_said.discard(task_id)
-            return
-        self._running_said.add(task_id)
-        if status == "input_required":
+        elif status == "input_required":
             self._awaiting_input[task_id] = None
             self._input_announced.set()
             self._input_announced = anyio.Event()
 
     async def _announced_task(self) -> str | None:
         """The task whose ``input_required`` announcement a question without a related task
-        answers (the oldest waiting), if any; waits a little for it while a task runs."""
-        if not self._awaiting_input and self._running_said:
+        answers (the oldest waiting), if any; waits a little for it while a task of a server
+        that announces runs."""
+        if not self._awaiting_input and self._says_status and self._running:
             announced = self._input_announced
             with anyio.move_on_after(self.settings.announce_wait):
                 await announced.wait()

@@ -143,8 +143,8 @@ TaskHintHandler = Callable[[str], Awaitable[None]]
 """Called with the task id of each 2025-11-25 ``notifications/tasks/status`` hint."""
 
 TaskStatusSaid = Callable[[str, str | None], None]
-"""Told ``(task id, status)`` of each 2025-11-25 ``notifications/tasks/status``, at once (before
-anything the server sent after it is handled)."""
+"""Told ``(task id, status)`` of each 2025-11-25 ``notifications/tasks/status``, before the hint
+is followed."""
 
 
 class TasksClientExtension(ClientExtension):
