@@ -180,10 +180,13 @@ def _read_line(process: subprocess.Popen[bytes], *, timeout: float) -> str:
     return buffer.split(b"\n", 1)[0].decode().strip()
 
 
-def start_peer(script: Path, *, timeout: float = 60) -> tuple[subprocess.Popen[bytes], str]:
-    """Start an HTTP peer script with ``--http``; return it and the URL it reported."""
+def start_peer(
+    script: Path, *args: str, python: str = sys.executable, timeout: float = 60
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start an HTTP peer script with ``--http`` (and ``args``) under ``python``; return it and
+    the URL it reported."""
     process = subprocess.Popen(
-        [sys.executable, str(script), "--http"],
+        [python, str(script), "--http", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )

@@ -64,7 +64,9 @@ from mooring.core.tasks.calls import (
 from mooring.core.tasks.reconcile import (
     MalformedReply,
     Observation,
+    ServerTask,
     StatusUnavailable,
+    TaskGone,
 )
 from mooring.core.tasks.wire import TaskWire
 from mooring.core.tools import ToolInfo
@@ -104,6 +106,8 @@ InputHandler = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[
 
 _MAX_INPUT_ROUNDS: Final = 10
 """Multi-round-trip retries of one call at most (the SDK's and TypeScript SDK's default)."""
+_ENDED: Final = frozenset({"completed", "failed", "cancelled"})
+"""The 2025-11-25 task statuses that are final."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +177,10 @@ class ConnectionSettings:
     question_wait: float = 5.0
     """How long a 2025-11-25 task in ``input_required`` may take to deliver its question on
     ``tasks/result`` before the status counts as unavailable for this poll."""
+    announce_wait: float = 0.5
+    """How long an ``elicitation/create`` that names no task waits for the ``input_required``
+    status notification of a running task of its server (a notification may be handled after
+    the request the server sent next) before it is taken as a plain call's question."""
     result_stream_timeout: float = 7 * 24 * 3600.0
     """Deadline of a 2025-11-25 ``tasks/result`` held open for a task's questions and payload."""
     listen_reopen_after: float = 5.0
@@ -308,6 +316,15 @@ class McpConnection:
         self._task_support: dict[str, str] = {}
         self._calls: dict[str, _CallWatch] = {}
         self._questions = tasks_legacy.Questions()
+        self._awaiting_input: dict[str, None] = {}
+        """Tasks whose ``notifications/tasks/status`` said ``input_required`` and whose question
+        has not come yet (in order): FastMCP 3.x then sends a plain ``elicitation/create``."""
+        self._running: set[str] = set()
+        """Tasks this connection has seen running (created here, or polled): the only ones
+        whose announcements count."""
+        self._says_status = False
+        """Whether the server sends ``notifications/tasks/status`` on this session."""
+        self._input_announced = anyio.Event()
         self._result_streams: dict[str, asyncio.Task[None]] = {}
         self._payloads: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
         self._stop_scope = anyio.CancelScope()
@@ -727,6 +744,12 @@ class McpConnection:
                         "data": result,
                     }
                 return tasks_legacy.server_task(task, result=result, error=error)
+            if task.status == "working" and (asked := self._questions.open(task_id)):
+                # The server waits on a question it sent without saying its task (FastMCP
+                # 3.x), and tasks/get does not say so: the task needs input all the same.
+                requests = {k: {"method": q.method, "params": q.params} for k, q in asked.items()}
+                task = task.model_copy(update={"status": "input_required"})
+                return tasks_legacy.server_task(task, input_requests=requests)
             if task.status == "input_required":
                 self._ensure_result_stream(task_id)
                 asked = await self._questions.wait(task_id, None, self.settings.question_wait)
@@ -885,11 +908,20 @@ class McpConnection:
         self, context: ClientRequestContext, method: str, params: BaseModel
     ) -> dict[str, Any] | None:
         """A question from the server: a task's (kept until the user answers it through the
-        ledger) or a plain call's (handed to ``input_handler``); ``None`` declines it."""
+        ledger) or a plain call's (handed to ``input_handler``); ``None`` declines it.
+
+        A task's question says so in its related-task ``_meta``. One without it is the question
+        of the task that announced ``input_required`` just before, if one did (FastMCP 3.x asks
+        so): kept for the user like any task's question, not handed to ``input_handler``
+        (with no one there to ask, that would decline it at once)."""
         body = params.model_dump(by_alias=True, mode="json", exclude_none=True)
         task_id = tasks_legacy.related_task(context.meta) or tasks_legacy.related_task(
             body.get("_meta")
         )
+        if task_id is not None:
+            self._awaiting_input.pop(task_id, None)
+        else:
+            task_id = await self._announced_task()
         if task_id is None:
             if self._input_handler is None:
                 return None
@@ -994,7 +1026,9 @@ class McpConnection:
                             transport,
                             extensions=[
                                 tasks_ext.TasksClientExtension(
-                                    self.subscription.frame, self.subscription.hint
+                                    self.subscription.frame,
+                                    self.subscription.hint,
+                                    self._task_status_said,
                                 )
                             ],
                             cache=None,
@@ -1022,6 +1056,9 @@ class McpConnection:
             tail = stderr.tail()
             stderr.close()
             self._questions.clear()
+            self._awaiting_input.clear()
+            self._running.clear()
+            self._says_status = False
             self._payloads.clear()
             self._last_attempt_end = anyio.current_time()
             # Requests that arrived during this attempt were served or are settled below; only
@@ -1195,6 +1232,11 @@ class McpConnection:
 
     def _observed(self, task_id: str, seen: Observation) -> Observation:
         """Watch the tasks that are still running; forget ended or unknown ones."""
+        if isinstance(seen, ServerTask) and seen.status not in _ENDED:
+            self._running.add(task_id)
+        elif isinstance(seen, TaskGone | ServerTask):
+            self._running.discard(task_id)
+            self._awaiting_input.pop(task_id, None)
         self.subscription.observed(task_id, seen)
         return seen
 
@@ -1210,6 +1252,33 @@ class McpConnection:
 
     async def _notified(self, task_id: str) -> None:
         await self.subscription.hint(task_id)
+
+    def _task_status_said(self, task_id: str, status: str | None) -> None:
+        """A 2025-11-25 status notification: note a task that announced ``input_required``
+        until its question comes or it ends (FastMCP 3.x may say ``working`` in between)."""
+        self._says_status = True
+        if task_id not in self._running:
+            return
+        if status in _ENDED:
+            self._awaiting_input.pop(task_id, None)
+        elif status == "input_required":
+            self._awaiting_input[task_id] = None
+            self._input_announced.set()
+            self._input_announced = anyio.Event()
+
+    async def _announced_task(self) -> str | None:
+        """The task whose ``input_required`` announcement a question without a related task
+        answers (the oldest waiting), if any; waits a little for it while a task of a server
+        that announces runs."""
+        if not self._awaiting_input and self._says_status and self._running:
+            announced = self._input_announced
+            with anyio.move_on_after(self.settings.announce_wait):
+                await announced.wait()
+        if not self._awaiting_input:
+            return None
+        task_id = next(iter(self._awaiting_input))
+        del self._awaiting_input[task_id]
+        return task_id
 
 
 def _without_related_task(raw: dict[str, Any]) -> dict[str, Any]:

@@ -119,11 +119,13 @@ class TaskNotificationParams(GetTaskResult):
 
 
 class LegacyTaskNotificationParams(BaseModel):
-    """The 2025-11-25 ``notifications/tasks/status`` params: only the id is used (a hint)."""
+    """The 2025-11-25 ``notifications/tasks/status`` params: the id (a hint) and the status
+    (``input_required`` announces a question the server may send without saying its task)."""
 
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     task_id: str = Field(alias="taskId")
+    status: str | None = None
 
 
 class TaskClaimNotPolled(RuntimeError):
@@ -140,6 +142,10 @@ TaskFrameHandler = Callable[[TaskNotificationParams], Awaitable[None]]
 TaskHintHandler = Callable[[str], Awaitable[None]]
 """Called with the task id of each 2025-11-25 ``notifications/tasks/status`` hint."""
 
+TaskStatusSaid = Callable[[str, str | None], None]
+"""Told ``(task id, status)`` of each 2025-11-25 ``notifications/tasks/status``, before the hint
+is followed."""
+
 
 class TasksClientExtension(ClientExtension):
     """Declares ``io.modelcontextprotocol/tasks`` on every request and claims task results.
@@ -155,9 +161,11 @@ class TasksClientExtension(ClientExtension):
         self,
         on_task_frame: TaskFrameHandler | None = None,
         on_task_hint: TaskHintHandler | None = None,
+        on_task_status: TaskStatusSaid | None = None,
     ) -> None:
         self._on_task_frame = on_task_frame
         self._on_task_hint = on_task_hint
+        self._on_task_status = on_task_status
 
     def claims(self) -> Sequence[ResultClaim[Any]]:
         """Claim ``resultType: "task"`` on ``tools/call``."""
@@ -188,6 +196,8 @@ class TasksClientExtension(ClientExtension):
             await self._on_task_frame(params)
 
     async def _hint(self, params: LegacyTaskNotificationParams) -> None:
+        if self._on_task_status is not None:
+            self._on_task_status(params.task_id, params.status)
         if self._on_task_hint is not None:
             await self._on_task_hint(params.task_id)
 

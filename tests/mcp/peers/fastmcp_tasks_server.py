@@ -3,17 +3,24 @@
 ``fastmcp-tasks`` runs task tools on a Docket queue; its ``memory://`` backend (the default)
 keeps the queue in this process, so no Redis is needed. ``python fastmcp_tasks_server.py``
 serves stdio; ``... --http`` serves Streamable HTTP on a free 127.0.0.1 port at ``/mcp`` and
-prints ``listening on URL`` once the socket is bound.
+prints ``listening on URL`` once the socket is bound. ``--requests LOG`` appends every message
+received to ``LOG`` as a JSON line (``method``, ``tool``, ``pid``), through FastMCP middleware.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import sys
+from pathlib import Path
+from typing import Any
 
 import anyio
 import mcp_types
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp_tasks import TasksExtension
 from mcp.shared.exceptions import MCPError
 
@@ -96,8 +103,31 @@ def serve_http() -> None:
     anyio.run(uvicorn.Server(config).serve, [sock])
 
 
+class RequestLog(Middleware):
+    """Append every message received to a JSONL file (the tests count ``tools/call``)."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+
+    async def on_message(
+        self, context: MiddlewareContext[Any], call_next: CallNext[Any, Any]
+    ) -> Any:
+        params = getattr(context.message, "params", None)
+        tool = getattr(params, "name", None) or getattr(context.message, "name", None)
+        entry = {"method": context.method, "tool": tool, "pid": os.getpid()}
+        with self.log.open("a") as out:
+            out.write(json.dumps(entry) + "\n")
+        return await call_next(context)
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--http"]:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", action="store_true")
+    parser.add_argument("--requests", type=Path)
+    options = parser.parse_args()
+    if options.requests:
+        server.add_middleware(RequestLog(options.requests))
+    if options.http:
         serve_http()
     else:
         server.run(show_banner=False)
