@@ -38,7 +38,7 @@ import pytest
 
 from tests.e2e.conftest import Cli
 from tests.helpers import py_peers
-from tests.helpers.processes import engine_pid
+from tests.helpers.processes import Lines, engine_pid
 from tests.mcp.servers import start_peer, stop_processes
 
 FASTMCP_TASKS = Path(__file__).resolve().parents[1] / "mcp" / "peers" / "fastmcp_tasks_server.py"
@@ -236,3 +236,47 @@ def test_a_plain_call_question_is_not_taken_for_a_running_task_question(
     assert record["id"] == running["id"], record
     assert record["state"] == "working", record
     assert not record["inputs"], record
+
+
+def test_a_session_nothing_needs_is_deleted_while_a_question_keeps_its_own(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # mcp 1.30 keeps tasks per Streamable HTTP session: the engine keeps a session while a
+    # task or a question of it is unfinished, and ends (DELETEs) one nothing needs any more.
+    assert cli.run("settings", "set", "engine.idle_exit_s", "2").returncode == 0
+    kind = KINDS["mcp1.30-http"]
+    keeper_log, done_log = tmp_path / "keeper.jsonl", tmp_path / "done.jsonl"
+    started = []
+    try:
+        for name, log in (("keeper", keeper_log), ("done", done_log)):
+            process, url = start_peer(kind.script, f"--requests={log}", python=kind.python())
+            started.append(process)
+            assert cli.run("servers", "add", name, "--url", url).returncode == 0
+            assert cli.run("rules", "add", name, "*", "allow").returncode == 0
+        asked = cli.run("call", "keeper", "ask_job", "--args", "{}")
+        assert asked.returncode == 9, (asked.stdout, asked.stderr)
+        engine = engine_pid(cli.data_dir)
+        with subprocess.Popen(
+            ["tail", "-n", "+1", "-F", str(done_log)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        ) as tail:
+            try:
+                done = cli.json("call", "done", "slow_job", "--args", '{"seconds": 0.2}')
+                assert done["state"] == "completed", done
+                Lines(tail.stdout).until(lambda line: "http:DELETE" in line, timeout=60)
+            finally:
+                tail.kill()
+        assert engine_pid(cli.data_dir) == engine  # it goes on: the question keeps it
+        keeper = Peer(kind, keeper_log)
+        assert keeper.count("http:DELETE") == 0
+        [waiting] = cli.json("tasks", "list", "--active")
+        answered = cli.json("tasks", "answer", waiting["id"], "--value", kind.answer)
+        assert answered["delivered"] is True  # through the session that made the task
+        final = cli.json("tasks", "watch", waiting["id"], "--timeout", "60")
+        assert final["state"] == "completed", final
+        assert keeper.count("tools/call") == Peer(kind, done_log).count("tools/call") == 1
+    finally:
+        cli.run("agent", "stop")
+        stop_processes(started)

@@ -48,6 +48,20 @@ def record_requests(log: Path) -> None:
     ServerSession._received_notification = logged_notification  # type: ignore[method-assign]
 
 
+def logged_deletes(app: Any, log: Path) -> Any:
+    """``app``, with every HTTP ``DELETE`` (a client ending its session) appended to ``log`` as
+    ``{"method": "http:DELETE", "session": ...}``."""
+
+    async def logged(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and scope.get("method") == "DELETE":
+            headers = dict(scope.get("headers") or [])
+            session = headers.get(b"mcp-session-id", b"").decode("latin-1")
+            _append(log, {"method": "http:DELETE", "session": session, "pid": os.getpid()})
+        await app(scope, receive, send)
+
+    return logged
+
+
 def serve_asgi(app: Any) -> None:
     """Bind 127.0.0.1 on a free port, say ``listening on URL`` (the caller waits for the
     line), then serve ``app`` with uvicorn until stopped."""

@@ -24,7 +24,7 @@ import anyio
 import mcp.types as types
 from mcp.server.experimental.task_context import ServerTaskContext
 from mcp.server.lowlevel import Server
-from peer_request_log import record_requests, serve_asgi
+from peer_request_log import logged_deletes, record_requests, serve_asgi
 
 server: Server[Any, Any] = Server("sdk1-tasks-peer")
 server.experimental.enable_tasks()
@@ -112,6 +112,7 @@ if __name__ == "__main__":
     if options.requests:
         record_requests(options.requests)
     if options.http:
-        serve_asgi(http_app())
+        app = http_app()
+        serve_asgi(logged_deletes(app, options.requests) if options.requests else app)
     else:
         anyio.run(serve_stdio)
