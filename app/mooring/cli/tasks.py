@@ -11,17 +11,18 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from mooring.cli.calling import call_arguments
 from mooring.cli.context import CliContext, Terminal
 from mooring.cli.describe import list_line, no_tasks, state_line, view_state_line
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.form import ask_fields
 from mooring.cli.lookup import find_task
 from mooring.cli.render import (
-    exit_code_for,
     progress_line,
     record_json,
     records_json,
     result_text,
+    say_final,
     summary,
     view_json,
 )
@@ -66,22 +67,7 @@ async def _final_outputs(ctx: CliContext, records: list[TaskRecord]) -> list[Exi
 
 
 def _say_final(ctx: CliContext, record: TaskRecord, shown: dict[str, Any]) -> ExitCode:
-    if ctx.as_json:
-        ctx.say(json.dumps(shown, indent=2))
-    else:
-        text = result_text(shown["result"])
-        if text:
-            ctx.say(text)
-        if shown["error"]:
-            ctx.say(f"error {shown['error'].get('code')}: {shown['error'].get('message')}")
-    if record.state is LocalState.DENIED and shown["approval"] == "aborted":
-        if not ctx.as_json:
-            ctx.warn(
-                "mooring: this call needs your approval and there is no terminal to ask on.\n"
-                "  Run it in a terminal, or add a rule: mooring rules add SERVER TOOL allow"
-            )
-        return ExitCode.NEEDS_APPROVAL
-    return exit_code_for(record, shown["result"])
+    return say_final(ctx.terminal, ctx.as_json, record, shown)
 
 
 # -- call ----------------------------------------------------------------------------------
@@ -90,12 +76,7 @@ def _say_final(ctx: CliContext, record: TaskRecord, shown: dict[str, Any]) -> Ex
 async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Call a tool; follow the task to its end unless ``--detach``."""
     server = await ctx.host.server(args.server)
-    try:
-        arguments = json.loads(args.args) if args.args else {}
-    except ValueError as exc:
-        raise KnownError(f"--args is not valid JSON: {exc}", code="usage") from exc
-    if not isinstance(arguments, dict):
-        raise KnownError("--args must be a JSON object.", code="usage")
+    arguments = call_arguments(args.args)
 
     started: list[str] = []
 

@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mooring.core.approval.policy import Guards
 from mooring.core.chat import ProviderConfig, ProviderFactory
@@ -57,7 +57,7 @@ from mooring.core.views import IssueView as IssueView
 from mooring.core.views import ServerSpec as ServerSpec
 from mooring.core.views import ServerView as ServerView
 from mooring.core.views import TaskView as TaskView
-from mooring.services.approvals import ApprovalBroker, AskUser, Preview
+from mooring.services.approvals import ApprovalBroker, Preview
 from mooring.services.catalogue import ToolCatalogue
 from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
@@ -77,6 +77,9 @@ from mooring.services.server_setup import (
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk
 from mooring.services.tool_runner import ToolRunner
+
+if TYPE_CHECKING:
+    from mooring.core.faces import AskUser
 
 log = logging.getLogger("mooring.host")
 
