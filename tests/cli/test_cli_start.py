@@ -119,3 +119,49 @@ def test_the_entry_point_turns_the_collector_back_on_for_the_full_path(tmp_path:
         check=True,
     )
     assert done.stdout.splitlines() == ["collecting True"]
+
+
+def test_a_detached_call_to_a_running_engine_loads_no_event_loop_or_host(
+    tmp_path: Path,
+) -> None:
+    # `mooring call … --detach` with the data folder's engine running sends a few requests and
+    # prints (bench: detached_call, ≤ 10× `import mooring`): asyncio (with ssl), logging,
+    # typing, the host and what it stands on were 90 % of its CPU. The first call starts the
+    # engine (the full path); the second is the narrow client's, as the command runs it.
+    data_dir = tmp_path / "mooring"
+    store = tmp_path / "demo.sqlite3"
+    add = ["servers", "add", "bench", "--command", sys.executable]
+    add += [
+        f"--arg={a}"
+        for a in ("-m", "mooring.demo_server", "--conformance-fixtures", "--store", str(store))
+    ]
+    for setup in (add, ["rules", "add", "bench", "slow_compute", "allow"]):
+        assert loaded_by(data_dir, *setup)[0] == 0
+    call = ("call", "bench", "slow_compute", "--detach", "--args", '{"seconds": 600}')
+    first_code, _, first, _ = loaded_by(data_dir, *call, entry="launch")
+    code, modules, said, err = loaded_by(data_dir, *call, entry="launch")
+    assert (first_code, code) == (0, 0), (first, said, err)
+    for words in (first, said):  # the same lines either way
+        operation, task, state = words.splitlines()
+        assert operation.startswith("operation ")
+        assert task.startswith("task ")
+        assert state == f"{operation.split()[1][:8]}: working — Queued."
+    unwanted = (
+        "asyncio",
+        "ssl",
+        "logging",
+        "typing",
+        "sqlalchemy",
+        "mcp",
+        "mooring.bootstrap",
+        "mooring.services.host",
+        "mooring.core.events",  # events it says nothing about are not sent to it
+        "mooring.core.views",
+    )
+    assert sorted(m for m in unwanted if m in modules) == []
+    assert sorted(m for m in HEAVY if m in modules) == []
+
+    code, _, said, err = loaded_by(data_dir, *call, "--json", entry="launch")
+    assert code == 0, err
+    shown = json.loads(said)
+    assert (shown["tool"], shown["state"], shown["server"]) == ("slow_compute", "working", "bench")
