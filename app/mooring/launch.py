@@ -40,12 +40,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from mooring.cli.quick import is_quick
 
             args = build_parser().parse_args(argv)
-            from mooring.cli.calling import is_detached_call
-
             code = None
             if is_quick(args):
                 code = _quick(args)
-            elif is_detached_call(args):
+            elif args.command == "call" and args.detach:  # the narrow client, if an engine runs
                 code = _detached_call(args)
             if code is not None:
                 # As settle_collector does: what is loaded stays out of the collector's

@@ -72,8 +72,9 @@ def test_a_listing_that_goes_well_loads_no_logging_or_typing(tmp_path: Path) -> 
     loaded_by(data_dir, "tasks", "list", entry="launch")  # creates and migrates the database
     code, modules, said, _ = loaded_by(data_dir, "tasks", "list", entry="launch")
     assert (code, said) == (0, "No tasks.")
-    loaded = ("logging", "typing", "asyncio", "sqlalchemy", "shutil")
+    loaded = ("logging", "typing", "asyncio", "sqlalchemy", "shutil", "socket", "pickle")
     assert sorted(m for m in loaded if m in modules) == []
+    assert sorted(m for m in modules if m.startswith("mooring.link")) == []
 
 
 def test_a_settings_problem_still_warns_and_the_listing_still_answers(tmp_path: Path) -> None:
@@ -125,9 +126,9 @@ def test_a_detached_call_to_a_running_engine_loads_no_event_loop_or_host(
     tmp_path: Path,
 ) -> None:
     # `mooring call … --detach` with the data folder's engine running sends a few requests and
-    # prints (bench: detached_call, ≤ 10× `import mooring`): asyncio (with ssl), logging,
-    # typing, the host and what it stands on were 90 % of its CPU. The first call starts the
-    # engine (the full path); the second is the narrow client's, as the command runs it.
+    # prints (bench: detached_call, at most 10 times `import mooring`): asyncio (with ssl),
+    # logging, typing and the event types it was sent were most of its CPU. The first call
+    # starts the engine (the full path); the second is the narrow client's.
     data_dir = tmp_path / "mooring"
     store = tmp_path / "demo.sqlite3"
     add = ["servers", "add", "bench", "--command", sys.executable]

@@ -37,11 +37,6 @@ if TYPE_CHECKING:
     from mooring.link.wire import Welcome
 
 
-def is_detached_call(args: argparse.Namespace) -> bool:
-    """Whether this command line is one the narrow client serves."""
-    return args.command == "call" and bool(getattr(args, "detach", False))
-
-
 def call_arguments(text: str | None) -> dict[str, Any]:
     """The tool's arguments from ``--args`` (a JSON object), or a usage error."""
     try:
