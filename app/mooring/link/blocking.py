@@ -4,9 +4,9 @@
 (:mod:`mooring.link.wire`) over a plain blocking socket: :meth:`BlockingLink.call` sends one
 call and reads what the engine says until its result, telling each event to ``on_event`` and
 running each callback as it comes (a coroutine function's, a question to the person, under an
-event loop started for it alone). It loads neither asyncio nor ssl, ``selectors`` nor
-``typing``: ``mooring call --detach`` with the engine running costs what this process
-imports, and this is the least of it (``bench``: ``detached_call``).
+event loop started for it alone). It loads neither asyncio (nor the ssl it brings) nor
+``typing``: ``mooring call --detach`` with the engine running costs mostly what its process
+imports (``bench``: ``detached_call``).
 
 What the engine sends is handled in its order, as :class:`EngineLink` does: an event a call
 caused is told before the call's result. Ctrl-C (``KeyboardInterrupt``) while a call is out
