@@ -43,8 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = None
             if is_quick(args):
                 code = _quick(args)
-            elif args.command == "call" and args.detach:  # the narrow client, if an engine runs
-                code = _detached_call(args)
+            elif _narrow(args):  # the narrow client, if an engine runs
+                code = _through_engine(args)
             if code is not None:
                 # As settle_collector does: what is loaded stays out of the collector's
                 # sight, or its last pass, as the process ends, walks all of it (~10 ms).
@@ -68,12 +68,21 @@ def _quick(args: argparse.Namespace) -> int | None:
     return _ended(args, lambda: _quick_listing(args))
 
 
-def _detached_call(args: argparse.Namespace) -> int | None:
-    """``mooring call … --detach`` on the narrow client (:mod:`mooring.cli.calling`), when the
-    data folder's engine runs; ``None`` when it does not (the full path starts it)."""
-    from mooring.cli.calling import call_detached
+def _narrow(args: argparse.Namespace) -> bool:
+    """Whether the narrow client (:mod:`mooring.cli.calling`) runs this command line when an
+    engine runs: ``mooring call … --detach`` and ``mooring tasks answer`` (decided here, so
+    that module loads for nothing else)."""
+    if args.command == "call":
+        return bool(args.detach)
+    return args.command == "tasks" and getattr(args, "tasks_command", None) == "answer"
 
-    return _ended(args, lambda: call_detached(args))
+
+def _through_engine(args: argparse.Namespace) -> int | None:
+    """The command on the narrow client (:mod:`mooring.cli.calling`), when the data folder's
+    engine runs; ``None`` when it does not (the full path starts it)."""
+    from mooring.cli.calling import run_here
+
+    return _ended(args, lambda: run_here(args))
 
 
 def _ended(args: argparse.Namespace, body: Callable[[], int | None]) -> int | None:

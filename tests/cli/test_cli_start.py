@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import mooring
+
 HEAVY = (
     "PySide6",
     "qasync",
@@ -166,3 +168,30 @@ def test_a_detached_call_to_a_running_engine_loads_no_event_loop_or_host(
     assert code == 0, err
     shown = json.loads(said)
     assert (shown["tool"], shown["state"], shown["server"]) == ("slow_compute", "working", "bench")
+
+
+def test_an_answer_through_a_running_engine_loads_no_event_loop_or_host(tmp_path: Path) -> None:
+    # `mooring tasks answer` with the engine running is the narrow client's too.
+    data_dir = tmp_path / "mooring"
+    store = tmp_path / "demo.sqlite3"
+    add = ["servers", "add", "suppliers", "--command", sys.executable]
+    add += [f"--arg={a}" for a in ("-m", "mooring.demo_server", "--store", str(store))]
+    samples = Path(mooring.__file__).parent / "demo_server" / "sample_data"
+    for setup in (add, ["rules", "add", "suppliers", "import_suppliers", "allow"]):
+        assert loaded_by(data_dir, *setup)[0] == 0
+    ambiguous = json.dumps({"path": str(samples / "suppliers_ambiguous_id.csv")})
+    call = ("call", "suppliers", "import_suppliers", "--detach", "--args", ambiguous, "--json")
+    code, _, said, err = loaded_by(data_dir, *call, entry="launch")
+    assert code == 0, err
+    operation = json.loads(said)["id"]
+    # Followed until it asks (no terminal: the watch leaves it waiting, exit 9).
+    assert loaded_by(data_dir, "tasks", "watch", operation)[0] == 9
+    answer = ("tasks", "answer", operation, "--value", '{"column": "vendor_code"}')
+    code, modules, said, err = loaded_by(data_dir, *answer, entry="launch")
+    assert code == 0, (said, err)
+    assert said.startswith(f"{operation[:8]}: answer ")
+    assert said.endswith(": Delivered.")
+    unwanted = ("asyncio", "ssl", "logging", "sqlalchemy", "mcp", "mooring.bootstrap")
+    assert sorted(m for m in unwanted if m in modules) == []
+    assert "mooring.services.host" not in modules
+    assert sorted(m for m in HEAVY if m in modules) == []

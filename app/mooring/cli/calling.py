@@ -1,13 +1,17 @@
-"""``mooring call … --detach`` with the data folder's engine running, on a narrow client.
+"""``mooring call … --detach`` and ``mooring tasks answer`` with the data folder's engine
+running, on a narrow client.
 
-Such a call sends a few requests and prints: the server, the account, the call (its record
-stored, ``tools/call`` sent, the task created), and where the record stands. The entry point
-(:mod:`mooring.launch`) runs it here, over a blocking socket (:mod:`mooring.link.blocking`),
-without asyncio, ssl, logging, typing or anything of the host: what it loads is what the
-engine's answers are made of (the task record, the server definition) and the lines it prints
-(:mod:`mooring.cli.describe`, :mod:`mooring.cli.render`). The output, the exit codes and the
-questions asked are those of the handler the full path runs (:func:`mooring.cli.tasks.call`);
-when no engine runs, the full path runs the command (it starts the engine first).
+Such a command sends a few requests and prints: a detached call asks for the server, the
+account, the call (its record stored, ``tools/call`` sent, the task created) and where the
+record stands; an answer for the task, its question, and the answer's fate. The entry point
+(:mod:`mooring.launch`) runs them here, over a blocking socket (:mod:`mooring.link.blocking`),
+without asyncio, ssl, logging, typing or anything of the host: what they load is what the
+engine's answers are made of (the task record, the server definition, a task's view) and the
+lines they print (:mod:`mooring.cli.describe`, :mod:`mooring.cli.render`,
+:mod:`mooring.cli.answering`). The output, the exit codes and the questions asked are those
+of the handlers the full path runs (:func:`mooring.cli.tasks.call`,
+:func:`mooring.cli.tasks.answer`); when no engine runs, the full path runs the command (it
+starts the engine first).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from mooring.settings.paths import resolve_paths
 TYPE_CHECKING = False  # not typing's: this path loads no typing (docs/architecture.md)
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from typing import Any
 
     from mooring.core.tasks.record import TaskRecord
@@ -88,9 +93,10 @@ def _askers(terminal: Terminal) -> Askers:
     )
 
 
-def call_detached(args: argparse.Namespace) -> ExitCode | None:
-    """Run ``mooring call … --detach`` in the data folder's running engine (``None``: none
-    runs, or what listens is not one: the full path runs the command)."""
+def run_here(args: argparse.Namespace) -> ExitCode | None:
+    """Run the command (``call --detach`` or ``tasks answer``: :mod:`mooring.launch` picks
+    them) in the data folder's running engine (``None``:
+    none runs, or what listens is not one: the full path runs the command)."""
     paths = resolve_paths(args.data_dir)
     paths.check()
     path = socket_path(paths.data_dir)
@@ -99,13 +105,9 @@ def call_detached(args: argparse.Namespace) -> ExitCode | None:
     terminal = Terminal()
     # The events it says anything about: a plain call's progress, the engine stopping. Others
     # (every record change the engine stores) would only be unpickled, loading their types.
-    hello = Hello(
-        "cli",
-        os.getpid(),
-        __version__,
-        _askers(terminal),
-        events=frozenset({"TaskDidChange:progress", "EngineDidStop"}),
-    )
+    calling = args.command == "call"
+    wanted = {"TaskDidChange:progress", "EngineDidStop"} if calling else {"EngineDidStop"}
+    hello = Hello("cli", os.getpid(), __version__, _askers(terminal), events=frozenset(wanted))
     try:
         link = BlockingLink.connect(path, hello, timeout=CONNECT_TIMEOUT_S)
     except (FileNotFoundError, ConnectionRefusedError):
@@ -116,9 +118,47 @@ def call_detached(args: argparse.Namespace) -> ExitCode | None:
         error = engine_version_error(link.welcome)
         if error is not None:
             raise error
-        return _call(link, args, terminal)
+        return (_call if calling else _answer)(link, args, terminal)
     finally:
         link.close()
+
+
+def _stopped(terminal: Terminal) -> Callable[[Any], None]:
+    """Says so when the engine tells it stopped."""
+
+    def heard(event: Any) -> None:
+        from mooring.core.events import EngineDidStop, stopped_words  # loaded: it was unpickled
+
+        if isinstance(event, EngineDidStop):
+            terminal.warn(f"mooring: {stopped_words(event)}")
+
+    return heard
+
+
+def _answer(link: BlockingLink, args: argparse.Namespace, terminal: Terminal) -> ExitCode:
+    """:func:`mooring.cli.tasks.answer`, over ``link``."""
+    from mooring.cli.answering import given_answer, no_answer_given, open_question, say_settled
+    from mooring.cli.lookup import ambiguous_task
+    from mooring.core.views import AmbiguousId
+
+    link.on_event = _stopped(terminal)
+    try:
+        found = link.call("find_task", args.id)
+    except AmbiguousId as ambiguous:
+        servers = {s.id: s.alias for s in link.call("list_servers")}
+        raise ambiguous_task(args.id, ambiguous.matches, servers) from None
+    view = link.call("task_view", found)
+    record = view.record
+    item = open_question(view, args.key)
+    reply = given_answer(args, item)
+    if reply is None:
+        if not terminal.interactive:
+            raise no_answer_given()
+        from mooring.cli.tasks import _prompt  # the form: asked here, as the handler asks it
+
+        reply = _prompt(terminal, item, f"{view.server_label} ({record.tool})")
+    settled = link.call("answer", record.id, item.key, reply)
+    return say_settled(terminal, bool(args.json), record.id, item.key, settled)
 
 
 def _call(link: BlockingLink, args: argparse.Namespace, terminal: Terminal) -> ExitCode:
@@ -126,13 +166,13 @@ def _call(link: BlockingLink, args: argparse.Namespace, terminal: Terminal) -> E
     as_json = bool(args.json)
     calling: list[bool] = []
 
-    def heard(event: Any) -> None:
-        # Loaded by now: unpickling the event imported its module.
-        from mooring.core.events import EngineDidStop, TaskDidChange, stopped_words
+    stopped = _stopped(terminal)
 
-        if isinstance(event, EngineDidStop):
-            terminal.warn(f"mooring: {stopped_words(event)}")
-        elif (  # a plain call's progress, as it arrives (stored first)
+    def heard(event: Any) -> None:
+        from mooring.core.events import TaskDidChange  # loaded: the event was unpickled
+
+        stopped(event)
+        if (  # a plain call's progress, as it arrives (stored first)
             calling
             and isinstance(event, TaskDidChange)
             and event.note == "progress"

@@ -11,6 +11,13 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from mooring.cli.answering import (
+    given_answer,
+    json_object,
+    no_answer_given,
+    open_question,
+    say_settled,
+)
 from mooring.cli.calling import call_arguments
 from mooring.cli.context import CliContext, Terminal
 from mooring.cli.describe import list_line, no_tasks, state_line, view_state_line
@@ -32,7 +39,6 @@ from mooring.core.elicitation import (
     ELICITATION_METHOD,
     SAMPLING_METHOD,
     SchemaError,
-    accept,
     decline,
     fields_of,
 )
@@ -331,13 +337,7 @@ def _prompt(term: Terminal, item: TaskInput, asker: str = "the server") -> dict[
 
 
 def _json_object(text: str, option: str = "the answer") -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise KnownError(f"{option} is not valid JSON: {exc}", code="usage") from exc
-    if not isinstance(value, dict):
-        raise KnownError(f"{option} must be a JSON object.", code="usage")
-    return value
+    return json_object(text, option)
 
 
 # -- tasks list / show / watch / cancel / answer --------------------------------------------
@@ -481,45 +481,16 @@ async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Answer an input request of a task (the answer is saved before it is sent)."""
     view = await ctx.host.task_view(await _find(ctx, args.id))
     record = view.record
-    open_inputs = [i for i in view.inputs if i.awaiting_answer]
-    if args.key:
-        matches = [i for i in open_inputs if i.key == args.key]
-        if not matches:
-            raise KnownError(f"Task {_short(record)} has no open question {args.key!r}.")
-        item = matches[0]
-    elif len(open_inputs) == 1:
-        item = open_inputs[0]
-    elif not open_inputs:
-        raise KnownError(f"Task {_short(record)} is not waiting for an answer.", code="no_input")
-    else:
-        keys = ", ".join(i.key for i in open_inputs)
-        raise KnownError(f"Task {_short(record)} asks several questions; name one: {keys}.")
-
-    if args.decline:
-        reply: dict[str, Any] = decline()
-    elif args.cancel:
-        reply = cancel_reply()
-    elif args.value is not None:
-        value = _json_object(args.value, option="--value")
-        reply = accept(value) if item.method == ELICITATION_METHOD else value
-    elif ctx.interactive:
+    item = open_question(view, args.key)
+    reply = given_answer(args, item)
+    if reply is None:
+        if not ctx.interactive:
+            raise no_answer_given()
         reply = await in_daemon_thread(
             _prompt, ctx.terminal, item, f"{view.server_label} ({record.tool})"
         )
-    else:
-        raise KnownError(
-            "No answer given and no terminal to ask on.",
-            hint="Pass --value JSON, --decline or --cancel.",
-            code="usage",
-        )
     settled = await ctx.host.answer(record.id, item.key, reply)
-    if ctx.as_json:
-        ctx.say(
-            json.dumps({"key": item.key, "delivered": settled.delivered, "detail": settled.detail})
-        )
-    else:
-        ctx.say(f"{_short(record)}: answer {item.key!r}: {settled.detail}")
-    return ExitCode.OK if settled.delivered else ExitCode.WAITING
+    return say_settled(ctx.terminal, ctx.as_json, record.id, item.key, settled)
 
 
 async def reconcile(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
