@@ -36,13 +36,12 @@ if TYPE_CHECKING:
     from mooring.adapters.lazy_tracing import LazyTracerProvider
     from mooring.core.chat import ProviderFactory
     from mooring.core.diagnostics import Check
-    from mooring.core.faces import Askers
+    from mooring.core.faces import Askers, AskUser
     from mooring.core.notifications import Notice, NotifyPrefs
     from mooring.core.ports import Gateway
     from mooring.core.servers import ServerDefinition
     from mooring.engine.engine import EngineInfo, EngineServices
     from mooring.mcp.transport import TransportOpener
-    from mooring.services.approvals import AskUser
     from mooring.services.chat import ProviderResolver
     from mooring.services.host import Host
     from mooring.storage.db import Database
@@ -490,6 +489,7 @@ def _through_engine(args: argparse.Namespace, *, start: bool) -> ExitCode | None
     import asyncio
     from typing import cast
 
+    from mooring.cli.calling import engine_version_error
     from mooring.cli.commands import handler_for
     from mooring.cli.context import CliContext, Terminal
     from mooring.cli.sampling import terminal_askers
@@ -525,14 +525,9 @@ def _through_engine(args: argparse.Namespace, *, start: bool) -> ExitCode | None
         if link is None:
             return None
         try:
-            if link.welcome.version != __version__:
-                raise KnownError(
-                    f"The engine running on this data folder is Mooring {link.welcome.version}"
-                    f" (pid {link.welcome.pid}); this is {__version__}.",
-                    hint="Stop it with `mooring agent stop` (its tasks are followed again by "
-                    "the next one), then run the command again.",
-                    code="engine_version",
-                )
+            error = engine_version_error(link.welcome)
+            if error is not None:
+                raise error
             ctx = CliContext(
                 host=cast("Host", Remote(link, parts=HOST_PARTS)),
                 as_json=args.json,

@@ -17,7 +17,7 @@ TYPE_CHECKING = False  # not typing's: the quick listing loads no typing (docs/a
 if TYPE_CHECKING:
     import argparse
     import logging
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from mooring.settings.paths import Paths
@@ -40,13 +40,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             from mooring.cli.quick import is_quick
 
             args = build_parser().parse_args(argv)
+            code = None
             if is_quick(args):
                 code = _quick(args)
-                if code is not None:
-                    # As settle_collector does: what is loaded stays out of the collector's
-                    # sight, or its last pass, as the process ends, walks all of it (~10 ms).
-                    gc.freeze()
-                    return code
+            elif _narrow(args):  # the narrow client, if an engine runs
+                code = _through_engine(args)
+            if code is not None:
+                # As settle_collector does: what is loaded stays out of the collector's
+                # sight, or its last pass, as the process ends, walks all of it (~10 ms).
+                gc.freeze()
+                return code
         from mooring.bootstrap import main as full_main
     finally:
         if collecting:
@@ -62,6 +65,29 @@ def _quick(args: argparse.Namespace) -> int | None:
     only to record an internal error. Whatever would warn (a settings file with problems) goes
     the full way, which says it.
     """
+    return _ended(args, lambda: _quick_listing(args))
+
+
+def _narrow(args: argparse.Namespace) -> bool:
+    """Whether the narrow client (:mod:`mooring.cli.calling`) runs this command line when an
+    engine runs: ``mooring call … --detach`` and ``mooring tasks answer`` (decided here, so
+    that module loads for nothing else)."""
+    if args.command == "call":
+        return bool(args.detach)
+    return args.command == "tasks" and getattr(args, "tasks_command", None) == "answer"
+
+
+def _through_engine(args: argparse.Namespace) -> int | None:
+    """The command on the narrow client (:mod:`mooring.cli.calling`), when the data folder's
+    engine runs; ``None`` when it does not (the full path starts it)."""
+    from mooring.cli.calling import run_here
+
+    return _ended(args, lambda: run_here(args))
+
+
+def _ended(args: argparse.Namespace, body: Callable[[], int | None]) -> int | None:
+    """``body``'s code, ended as every command ends (:func:`mooring.cli.errors.end_command`);
+    logging (and the log file) is set up only to record an internal error."""
     from mooring.cli.errors import end_command
     from mooring.settings.paths import resolve_paths
 
@@ -73,7 +99,7 @@ def _quick(args: argparse.Namespace) -> int | None:
 
         return setup_logging(log_file(), json_lines=args.log_json).getChild("bootstrap")
 
-    return end_command(lambda: _quick_listing(args), log_file, file_log)
+    return end_command(body, log_file, file_log)
 
 
 def _quick_listing(args: argparse.Namespace) -> int | None:

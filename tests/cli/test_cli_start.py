@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import mooring
+
 HEAVY = (
     "PySide6",
     "qasync",
@@ -72,8 +74,9 @@ def test_a_listing_that_goes_well_loads_no_logging_or_typing(tmp_path: Path) -> 
     loaded_by(data_dir, "tasks", "list", entry="launch")  # creates and migrates the database
     code, modules, said, _ = loaded_by(data_dir, "tasks", "list", entry="launch")
     assert (code, said) == (0, "No tasks.")
-    loaded = ("logging", "typing", "asyncio", "sqlalchemy", "shutil")
+    loaded = ("logging", "typing", "asyncio", "sqlalchemy", "shutil", "socket", "pickle")
     assert sorted(m for m in loaded if m in modules) == []
+    assert sorted(m for m in modules if m.startswith("mooring.link")) == []
 
 
 def test_a_settings_problem_still_warns_and_the_listing_still_answers(tmp_path: Path) -> None:
@@ -119,3 +122,76 @@ def test_the_entry_point_turns_the_collector_back_on_for_the_full_path(tmp_path:
         check=True,
     )
     assert done.stdout.splitlines() == ["collecting True"]
+
+
+def test_a_detached_call_to_a_running_engine_loads_no_event_loop_or_host(
+    tmp_path: Path,
+) -> None:
+    # `mooring call … --detach` with the data folder's engine running sends a few requests and
+    # prints (bench: detached_call, at most 10 times `import mooring`): asyncio (with ssl),
+    # logging, typing and the event types it was sent were most of its CPU. The first call
+    # starts the engine (the full path); the second is the narrow client's.
+    data_dir = tmp_path / "mooring"
+    store = tmp_path / "demo.sqlite3"
+    add = ["servers", "add", "bench", "--command", sys.executable]
+    add += [
+        f"--arg={a}"
+        for a in ("-m", "mooring.demo_server", "--conformance-fixtures", "--store", str(store))
+    ]
+    for setup in (add, ["rules", "add", "bench", "slow_compute", "allow"]):
+        assert loaded_by(data_dir, *setup)[0] == 0
+    call = ("call", "bench", "slow_compute", "--detach", "--args", '{"seconds": 600}')
+    first_code, _, first, _ = loaded_by(data_dir, *call, entry="launch")
+    code, modules, said, err = loaded_by(data_dir, *call, entry="launch")
+    assert (first_code, code) == (0, 0), (first, said, err)
+    for words in (first, said):  # the same lines either way
+        operation, task, state = words.splitlines()
+        assert operation.startswith("operation ")
+        assert task.startswith("task ")
+        assert state == f"{operation.split()[1][:8]}: working — Queued."
+    unwanted = (
+        "asyncio",
+        "ssl",
+        "logging",
+        "typing",
+        "sqlalchemy",
+        "mcp",
+        "mooring.bootstrap",
+        "mooring.services.host",
+        "mooring.core.events",  # events it says nothing about are not sent to it
+        "mooring.core.views",
+    )
+    assert sorted(m for m in unwanted if m in modules) == []
+    assert sorted(m for m in HEAVY if m in modules) == []
+
+    code, _, said, err = loaded_by(data_dir, *call, "--json", entry="launch")
+    assert code == 0, err
+    shown = json.loads(said)
+    assert (shown["tool"], shown["state"], shown["server"]) == ("slow_compute", "working", "bench")
+
+
+def test_an_answer_through_a_running_engine_loads_no_event_loop_or_host(tmp_path: Path) -> None:
+    # `mooring tasks answer` with the engine running is the narrow client's too.
+    data_dir = tmp_path / "mooring"
+    store = tmp_path / "demo.sqlite3"
+    add = ["servers", "add", "suppliers", "--command", sys.executable]
+    add += [f"--arg={a}" for a in ("-m", "mooring.demo_server", "--store", str(store))]
+    samples = Path(mooring.__file__).parent / "demo_server" / "sample_data"
+    for setup in (add, ["rules", "add", "suppliers", "import_suppliers", "allow"]):
+        assert loaded_by(data_dir, *setup)[0] == 0
+    ambiguous = json.dumps({"path": str(samples / "suppliers_ambiguous_id.csv")})
+    call = ("call", "suppliers", "import_suppliers", "--detach", "--args", ambiguous, "--json")
+    code, _, said, err = loaded_by(data_dir, *call, entry="launch")
+    assert code == 0, err
+    operation = json.loads(said)["id"]
+    # Followed until it asks (no terminal: the watch leaves it waiting, exit 9).
+    assert loaded_by(data_dir, "tasks", "watch", operation)[0] == 9
+    answer = ("tasks", "answer", operation, "--value", '{"column": "vendor_code"}')
+    code, modules, said, err = loaded_by(data_dir, *answer, entry="launch")
+    assert code == 0, (said, err)
+    assert said.startswith(f"{operation[:8]}: answer ")
+    assert said.endswith(": Delivered.")
+    unwanted = ("asyncio", "ssl", "logging", "sqlalchemy", "mcp", "mooring.bootstrap")
+    assert sorted(m for m in unwanted if m in modules) == []
+    assert "mooring.services.host" not in modules
+    assert sorted(m for m in HEAVY if m in modules) == []

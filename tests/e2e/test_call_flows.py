@@ -6,8 +6,14 @@ Every test asserts the final database state (through ``tasks show --json``) and 
 
 from __future__ import annotations
 
+import os
+import pty
+import selectors
 import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from tests.e2e.conftest import SAMPLES, Cli, add_demo
@@ -234,3 +240,61 @@ def test_an_answer_the_question_does_not_allow_is_refused_then_answered_elsewher
     assert all(i["delivered"] for i in final["inputs"])
     assert demo.count("tools/call") == 1
     assert demo.count("tasks/update") == 1
+
+
+def _read_until(fd: int, marker: str, limit: float = 60) -> str:
+    """What a terminal's screen (the pty's other end) shows until ``marker``, or its end."""
+    seen = b""
+    deadline = time.monotonic() + limit
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while marker.encode() not in seen:
+            remaining = deadline - time.monotonic()
+            assert remaining > 0, f"no {marker!r} in time; seen: {seen!r}"
+            if not selector.select(remaining):
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the command ended: the terminal closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen.decode(errors="replace")
+
+
+def test_a_detached_call_on_a_running_engine_asks_for_approval_at_the_terminal(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # At a terminal, with the engine running, `call --detach` goes the narrow client's way
+    # (mooring.cli.calling): the engine asks it the approval question, answered here.
+    demo = add_demo(cli, tmp_path, allow=False)
+    assert cli.run("agent", "start").returncode == 0
+    screen, terminal = pty.openpty()
+    env = {**os.environ, "MOORING_DATA_DIR": str(cli.data_dir)}
+    env.update({k: v for k, v in cli.env.items() if v is not None})
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    args = ["call", "demo", "import_suppliers", "--detach", "--args", f'{{"path": "{CLEAN}"}}']
+    child = subprocess.Popen(
+        [sys.executable, "-m", "mooring", *args],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    os.close(terminal)
+    try:
+        asked = _read_until(screen, "[q] cancel: ")
+        assert "demo wants to run import_suppliers" in asked
+        os.write(screen, b"y\n")
+        said = _read_until(screen, "working")
+        _, err = child.communicate(timeout=60)
+        assert child.returncode == 0, err
+    finally:
+        os.close(screen)
+    lines = (asked + said).splitlines()
+    assert [line.split()[0] for line in lines if line.startswith(("operation ", "task "))] == [
+        "operation",
+        "task",
+    ]
+    assert demo.count("tools/call") == 1

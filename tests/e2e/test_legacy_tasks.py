@@ -232,3 +232,67 @@ def test_an_everything_task_detached_in_one_command_is_followed_to_its_end_by_an
     assert record["state"] == "completed", record  # not "expired": the server still knew it
     assert "Research Report: reefs" in json.dumps(record["result"])
     assert engine_pid(cli.data_dir) == engine  # one engine, one connection throughout
+
+
+# -- `call --detach` with the engine running: the narrow client (mooring.cli.calling) ----------
+
+
+def _engine_running(cli: Cli) -> None:
+    assert cli.run("agent", "start").returncode == 0
+    assert engine_pid(cli.data_dir) is not None
+
+
+def test_a_detached_plain_call_to_a_running_engine_shows_its_progress_and_result(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # A plain call (no task) runs to its end even with --detach: its progress is told live,
+    # its result printed, as the full path's handler does.
+    peer = LegacyPeer(cli, tmp_path)
+    _engine_running(cli)
+    args = '{"seconds": 1, "every": 0.2}'
+    done = cli.run("call", "legacy", "progress_job", "--detach", "--args", args)
+    assert done.returncode == 0, (done.stdout, done.stderr)
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("operation ")
+    short = lines[0].split()[1][:8]
+    assert f"{short}: working: 1 of 5 - step 1" in lines
+    assert "progress_job finished" in done.stdout
+    assert only_record(cli)["state"] == "completed"
+    assert peer.count("tools/call") == 1
+
+
+def test_ctrl_c_stops_a_detached_plain_call_on_a_running_engine(cli: Cli, tmp_path: Path) -> None:
+    peer = LegacyPeer(cli, tmp_path)
+    _engine_running(cli)
+    args = '{"seconds": 60, "every": 0.2}'
+    child = cli.start("call", "legacy", "progress_job", "--detach", "--args", args)
+    assert child.stdout is not None
+    for line in child.stdout:  # the call is in flight once progress shows
+        if "working:" in line:
+            break
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 6, (out, err)
+    assert "Stopped by you" in out
+    assert "Stopping the call; the server is told to stop." in err
+    record = only_record(cli)
+    assert record["state"] == "cancelled"
+    assert peer.count("notifications/cancelled") == 1
+
+
+def test_a_detached_call_whose_engine_is_killed_says_so(cli: Cli, tmp_path: Path) -> None:
+    LegacyPeer(cli, tmp_path)
+    _engine_running(cli)
+    args = '{"seconds": 60, "every": 0.2}'
+    child = cli.start("call", "legacy", "progress_job", "--detach", "--args", args)
+    assert child.stdout is not None
+    for line in child.stdout:
+        if "working:" in line:
+            break
+    engine = engine_pid(cli.data_dir)
+    assert engine is not None
+    os.kill(engine, signal.SIGKILL)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 1, (out, err)
+    assert "mooring: Mooring's engine stopped (the engine closed the link)." in err
+    assert "Traceback" not in err

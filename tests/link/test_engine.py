@@ -31,6 +31,7 @@ from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.engine.engine import Engine
 from mooring.link.address import socket_path
+from mooring.link.blocking import BlockingLink
 from mooring.link.client import EngineLink, Remote
 from mooring.link.wire import Hello, LinkClosed
 from mooring.services.host import Host
@@ -226,6 +227,50 @@ async def test_every_face_hears_what_another_started_once_it_is_stored(rig: Rig)
     assert stored.state is LocalState.COMPLETED
     heard = [e.record.id for e in listening.heard if isinstance(e, TaskDidChange)]
     assert record.id in heard
+
+
+async def test_a_blocking_face_calls_is_asked_and_hears_only_the_events_it_asked_for(
+    rig: Rig,
+) -> None:
+    # The narrow client of `mooring call --detach` (mooring.link.blocking): the same frames
+    # over a plain socket, in a thread of its own here (the engine runs on this loop).
+    asked: list[ApprovalRequest] = []
+    persisted: list[TaskRecord] = []
+    heard: list[Event] = []
+
+    async def ask(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request)
+        return ApprovalAnswer(ApprovalOutcome.APPROVED)
+
+    listening = await rig.face()
+    hello = Hello(
+        "cli", os.getpid(), "test", Askers(approval=ask), events=frozenset({"ToolRoundDidFinish"})
+    )
+
+    def session() -> TaskRecord:
+        link = BlockingLink.connect(socket_path(rig.data_dir), hello)
+        link.on_event = heard.append
+        try:
+            with pytest.raises(NotFound):
+                link.call("find_task", "no-such-task")
+            server = link.call("server", "demo")
+            record: TaskRecord = link.call(
+                "call", server, "greet", {"name": "Ada"}, on_persisted=persisted.append
+            )
+            return record
+        finally:
+            link.close()
+
+    record = await asyncio.to_thread(session)
+    assert record.state is LocalState.COMPLETED
+    assert [r.tool for r in asked] == ["greet"]
+    assert [r.id for r in persisted] == [record.id]
+    assert [type(e).__name__ for e in heard] == ["ToolRoundDidFinish"]  # before the result
+    # A face that asked for every event heard the record's changes too (told before the
+    # result of its own next call).
+    await listening.host.record(record.id)
+    assert any(isinstance(e, TaskDidChange) and e.record.id == record.id for e in listening.heard)
+    assert rig.calls() == 1
 
 
 async def test_a_known_error_crosses_with_its_words_and_kind(rig: Rig) -> None:

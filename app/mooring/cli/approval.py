@@ -8,7 +8,10 @@ from mooring.cli.output import Terminal
 from mooring.cli.terminal import in_daemon_thread
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
 from mooring.core.approval.rules import Scope
-from mooring.core.faces import AskUser
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from mooring.core.faces import AskUser
 
 CHOICES = {
     "y": ApprovalAnswer(ApprovalOutcome.APPROVED),

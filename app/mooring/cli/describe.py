@@ -28,9 +28,15 @@ def with_tool_error(record: TaskRecord, error: str | None) -> str:
 
 async def state_line(ctx: CliContext, record: TaskRecord) -> str:
     """The one-line state of a record, reading its stored result when it completed."""
-    if record.state is LocalState.COMPLETED and record.tool_round_id:
+    if reads_result(record):
         return view_state_line(await ctx.host.task_view(record))
     return _line(record, None)
+
+
+def reads_result(record: TaskRecord) -> bool:
+    """Whether :func:`state_line` reads the record's stored result (else it says
+    ``with_tool_error(record, None)``)."""
+    return record.state is LocalState.COMPLETED and bool(record.tool_round_id)
 
 
 def list_line(record: TaskRecord, alias: str | None, state: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from mooring.cli.exit_codes import ExitCode
@@ -15,6 +16,7 @@ if TYPE_CHECKING:  # type-only: quick commands format records without loading th
     from typing import Any, Protocol, TypeVar
 
     from mooring.cli.context import CliContext
+    from mooring.cli.output import Terminal
     from mooring.core.tasks.inputs import TaskInput
     from mooring.core.views import TaskView
 
@@ -132,6 +134,28 @@ def exit_code_for(record: TaskRecord, result: dict[str, Any] | None) -> ExitCode
             return ExitCode.DENIED
         case _:
             return ExitCode.WAITING
+
+
+def say_final(
+    terminal: Terminal, as_json: bool, record: TaskRecord, shown: dict[str, Any]
+) -> ExitCode:
+    """Print where a record ended (``shown``: its :func:`view_json`); its exit code."""
+    if as_json:
+        terminal.say(json.dumps(shown, indent=2), exact=True)
+    else:
+        text = result_text(shown["result"])
+        if text:
+            terminal.say(text)
+        if shown["error"]:
+            terminal.say(f"error {shown['error'].get('code')}: {shown['error'].get('message')}")
+    if record.state is LocalState.DENIED and shown["approval"] == "aborted":
+        if not as_json:
+            terminal.warn(
+                "mooring: this call needs your approval and there is no terminal to ask on.\n"
+                "  Run it in a terminal, or add a rule: mooring rules add SERVER TOOL allow"
+            )
+        return ExitCode.NEEDS_APPROVAL
+    return exit_code_for(record, shown["result"])
 
 
 def result_text(result: dict[str, Any] | None) -> str:

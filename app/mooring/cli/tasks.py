@@ -11,17 +11,25 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from mooring.cli.answering import (
+    given_answer,
+    json_object,
+    no_answer_given,
+    open_question,
+    say_settled,
+)
+from mooring.cli.calling import call_arguments
 from mooring.cli.context import CliContext, Terminal
 from mooring.cli.describe import list_line, no_tasks, state_line, view_state_line
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.form import ask_fields
 from mooring.cli.lookup import find_task
 from mooring.cli.render import (
-    exit_code_for,
     progress_line,
     record_json,
     records_json,
     result_text,
+    say_final,
     summary,
     view_json,
 )
@@ -31,7 +39,6 @@ from mooring.core.elicitation import (
     ELICITATION_METHOD,
     SAMPLING_METHOD,
     SchemaError,
-    accept,
     decline,
     fields_of,
 )
@@ -66,22 +73,7 @@ async def _final_outputs(ctx: CliContext, records: list[TaskRecord]) -> list[Exi
 
 
 def _say_final(ctx: CliContext, record: TaskRecord, shown: dict[str, Any]) -> ExitCode:
-    if ctx.as_json:
-        ctx.say(json.dumps(shown, indent=2))
-    else:
-        text = result_text(shown["result"])
-        if text:
-            ctx.say(text)
-        if shown["error"]:
-            ctx.say(f"error {shown['error'].get('code')}: {shown['error'].get('message')}")
-    if record.state is LocalState.DENIED and shown["approval"] == "aborted":
-        if not ctx.as_json:
-            ctx.warn(
-                "mooring: this call needs your approval and there is no terminal to ask on.\n"
-                "  Run it in a terminal, or add a rule: mooring rules add SERVER TOOL allow"
-            )
-        return ExitCode.NEEDS_APPROVAL
-    return exit_code_for(record, shown["result"])
+    return say_final(ctx.terminal, ctx.as_json, record, shown)
 
 
 # -- call ----------------------------------------------------------------------------------
@@ -90,12 +82,7 @@ def _say_final(ctx: CliContext, record: TaskRecord, shown: dict[str, Any]) -> Ex
 async def call(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Call a tool; follow the task to its end unless ``--detach``."""
     server = await ctx.host.server(args.server)
-    try:
-        arguments = json.loads(args.args) if args.args else {}
-    except ValueError as exc:
-        raise KnownError(f"--args is not valid JSON: {exc}", code="usage") from exc
-    if not isinstance(arguments, dict):
-        raise KnownError("--args must be a JSON object.", code="usage")
+    arguments = call_arguments(args.args)
 
     started: list[str] = []
 
@@ -350,13 +337,7 @@ def _prompt(term: Terminal, item: TaskInput, asker: str = "the server") -> dict[
 
 
 def _json_object(text: str, option: str = "the answer") -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except ValueError as exc:
-        raise KnownError(f"{option} is not valid JSON: {exc}", code="usage") from exc
-    if not isinstance(value, dict):
-        raise KnownError(f"{option} must be a JSON object.", code="usage")
-    return value
+    return json_object(text, option)
 
 
 # -- tasks list / show / watch / cancel / answer --------------------------------------------
@@ -500,45 +481,16 @@ async def answer(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Answer an input request of a task (the answer is saved before it is sent)."""
     view = await ctx.host.task_view(await _find(ctx, args.id))
     record = view.record
-    open_inputs = [i for i in view.inputs if i.awaiting_answer]
-    if args.key:
-        matches = [i for i in open_inputs if i.key == args.key]
-        if not matches:
-            raise KnownError(f"Task {_short(record)} has no open question {args.key!r}.")
-        item = matches[0]
-    elif len(open_inputs) == 1:
-        item = open_inputs[0]
-    elif not open_inputs:
-        raise KnownError(f"Task {_short(record)} is not waiting for an answer.", code="no_input")
-    else:
-        keys = ", ".join(i.key for i in open_inputs)
-        raise KnownError(f"Task {_short(record)} asks several questions; name one: {keys}.")
-
-    if args.decline:
-        reply: dict[str, Any] = decline()
-    elif args.cancel:
-        reply = cancel_reply()
-    elif args.value is not None:
-        value = _json_object(args.value, option="--value")
-        reply = accept(value) if item.method == ELICITATION_METHOD else value
-    elif ctx.interactive:
+    item = open_question(view, args.key)
+    reply = given_answer(args, item)
+    if reply is None:
+        if not ctx.interactive:
+            raise no_answer_given()
         reply = await in_daemon_thread(
             _prompt, ctx.terminal, item, f"{view.server_label} ({record.tool})"
         )
-    else:
-        raise KnownError(
-            "No answer given and no terminal to ask on.",
-            hint="Pass --value JSON, --decline or --cancel.",
-            code="usage",
-        )
     settled = await ctx.host.answer(record.id, item.key, reply)
-    if ctx.as_json:
-        ctx.say(
-            json.dumps({"key": item.key, "delivered": settled.delivered, "detail": settled.detail})
-        )
-    else:
-        ctx.say(f"{_short(record)}: answer {item.key!r}: {settled.detail}")
-    return ExitCode.OK if settled.delivered else ExitCode.WAITING
+    return say_settled(ctx.terminal, ctx.as_json, record.id, item.key, settled)
 
 
 async def reconcile(ctx: CliContext, args: argparse.Namespace) -> ExitCode:

@@ -7,20 +7,21 @@ CLI and the notifier subscribe to the event types they care about with :meth:`Ev
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
 
+# Not typing's TYPE_CHECKING, and no logging until a listener fails: a command's narrow client
+# (mooring.cli.calling) unpickles events without loading either (docs/architecture.md).
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: a face loads what an event carries when one arrives
+    from typing import TypeVar
+
     from mooring.core.approval.request import ApprovalOutcome, ApprovalRequest
     from mooring.core.conversation import Message
     from mooring.core.issues import Issue
     from mooring.core.tasks.inputs import TaskInput
     from mooring.core.tasks.record import TaskRecord
     from mooring.core.tasks.states import LocalState
-
-log = logging.getLogger("mooring.events")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +177,8 @@ Event = (
     | EngineDidStop
 )
 Listener = Callable[[Event], None]
-E = TypeVar("E", bound=Event)
+if TYPE_CHECKING:
+    E = TypeVar("E", bound=Event)
 
 
 class EventBus:
@@ -211,4 +213,8 @@ class EventBus:
             try:
                 listener(event)
             except Exception:
-                log.exception("event listener failed on %s", type(event).__name__)
+                import logging
+
+                logging.getLogger("mooring.events").exception(
+                    "event listener failed on %s", type(event).__name__
+                )

@@ -11,26 +11,33 @@ answer then, not to the first face that happened to open the connection.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
 
-from mooring.core.approval.request import ApprovalAnswer, ApprovalRequest
-from mooring.core.sampling import SamplingAnswer, SamplingReply, SamplingRequest
-from mooring.core.servers import ServerDefinition
+# Annotation-only names: a command that reaches the engine (``mooring call --detach``) says
+# hello with its askers without loading what they are asked about (docs/architecture.md).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from typing import Any, TypeAlias
+
+    from mooring.core.approval.request import ApprovalAnswer, ApprovalRequest
+    from mooring.core.sampling import SamplingAnswer, SamplingReply, SamplingRequest
+    from mooring.core.servers import ServerDefinition
+
+    AskUser: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
+    """Show an approval question; the person's answer."""
+    AskSampling: TypeAlias = Callable[[SamplingRequest, bool], Awaitable[SamplingAnswer]]
+    """Show a sampling request; the flag says whether a model provider is available (else the
+    user types the reply or declines)."""
+    ReviewReply: TypeAlias = Callable[[SamplingRequest, SamplingReply], Awaitable[bool]]
+    """Show a model's reply before it goes back; ``False`` rejects it."""
+    AskForm: TypeAlias = Callable[
+        [ServerDefinition, str, dict[str, Any]], Awaitable[dict[str, Any] | None]
+    ]
+    """Ask the user to fill a form elicitation: ``(server, method, params) -> ElicitResult``."""
 
 HOST_PARTS = frozenset({"chat", "provider_desk", "rule_desk"})
 """The host's parts whose public methods a face may call (``"chat.send"``)."""
-
-AskUser = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
-"""Show an approval question; the person's answer."""
-AskSampling = Callable[[SamplingRequest, bool], Awaitable[SamplingAnswer]]
-"""Show a sampling request; the flag says whether a model provider is available (else the user
-types the reply or declines)."""
-ReviewReply = Callable[[SamplingRequest, SamplingReply], Awaitable[bool]]
-"""Show a model's reply before it goes back; ``False`` rejects it."""
-AskForm = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
-"""Ask the user to fill a form elicitation: ``(server, method, params) -> ElicitResult``."""
 
 
 @dataclass(frozen=True, slots=True)

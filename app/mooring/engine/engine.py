@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from mooring.core.approval.request import ApprovalAnswer, ApprovalRequest
 from mooring.core.errors import KnownError
 from mooring.core.events import EngineDidStop
-from mooring.core.faces import CURRENT_FACE, NOBODY, Askers, AskUser
+from mooring.core.faces import CURRENT_FACE, NOBODY, Askers
 from mooring.core.host_api import HOST_CALLS, PART_CALLS
 from mooring.core.notifications import Notice, OpenTarget
 from mooring.link.address import socket_path
@@ -41,6 +41,7 @@ from mooring.link.server import Face, LinkServer
 from mooring.link.wire import LinkClosed, Welcome
 
 if TYPE_CHECKING:
+    from mooring.core.faces import AskUser
     from mooring.services.host import Host
     from mooring.services.notifier import Notifier
 

@@ -12,9 +12,12 @@ import contextlib
 import os
 import socket
 import struct
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not typing's: a command's narrow client loads no typing
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+    from typing import Any
 
 SOCKET_NAME = "engine.sock"
 LOCK_NAME = "engine.lock"

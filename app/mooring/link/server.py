@@ -72,7 +72,7 @@ class Face:
         """The face's other callbacks (see :class:`~mooring.link.wire.Hello`)."""
         self.active = False
         """Whether the face is the active window (it says so as it changes)."""
-        self.wants_events = False
+        self.wants_events: bool | frozenset[str] = False
         self.connected = True
         self.calls = 0
         """Calls of this face still running."""
@@ -219,7 +219,9 @@ class LinkServer:
 
     def publish(self, event: Any) -> None:
         """Tell every face that listens (pickled once for all of them)."""
-        listening = [f for f in self.faces if f.wants_events and f.connected]
+        listening = [
+            f for f in self.faces if f.connected and wire.wants_event(f.wants_events, event)
+        ]
         if not listening:
             return
         try:

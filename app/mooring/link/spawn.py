@@ -22,7 +22,7 @@ from mooring.core.errors import KnownError
 from mooring.core.events import EventBus
 from mooring.link.address import socket_path
 from mooring.link.client import EngineLink
-from mooring.link.wire import Hello
+from mooring.link.wire import CONNECT_TIMEOUT_S, EngineStuck, Hello
 
 log = logging.getLogger("mooring.link")
 
@@ -37,8 +37,6 @@ HANDSHAKE_ENV = "MOORING_ENGINE_HANDSHAKE"
 """Set (to ``1``) in the environment of an engine a face starts: it says ``ready`` then."""
 START_TIMEOUT_S = 60.0
 """How long a starting engine may take to listen (a first run creates the database)."""
-CONNECT_TIMEOUT_S = 10.0
-"""How long a running engine may take to answer a face's hello."""
 
 
 async def reach(
@@ -54,12 +52,7 @@ async def reach(
     except (FileNotFoundError, ConnectionRefusedError):
         return None  # a socket file left by an engine that died
     except TimeoutError as exc:
-        raise KnownError(
-            f"Mooring's engine for {data_dir} does not answer.",
-            hint="It may be stuck: `mooring agent stop` ends it, and the next command starts "
-            "a new one.",
-            code="engine_stuck",
-        ) from exc
+        raise EngineStuck(data_dir) from exc
 
 
 async def reach_or_start(

@@ -17,19 +17,24 @@ the way:
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import io
 import pickle
 import struct
 import types
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from mooring.core.errors import KnownError
 from mooring.core.faces import NOBODY, Askers
+
+# Annotation-only names, not typing's TYPE_CHECKING: a command's narrow client
+# (:mod:`mooring.link.blocking`) loads neither asyncio nor typing (docs/architecture.md).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 HEADER = struct.Struct(">I")
 MAX_FRAME = 512 * 1024 * 1024
@@ -62,8 +67,10 @@ class Hello:
     pid: int
     version: str
     askers: Askers = NOBODY
-    events: bool = True
-    """Whether it wants the engine's events."""
+    events: bool | frozenset[str] = True
+    """Which of the engine's events it wants: all (``True``), none (``False``), or those of
+    these kinds (:func:`event_kinds`: ``"EngineDidStop"``, ``"TaskDidChange:progress"``). A
+    face that hears few loads less: an event's types load as it is unpickled."""
     hooks: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     """What else the face offers the engine, by name: ``"notice"`` (show a notice, whether it
     was shown), ``"open"`` (show what a clicked notification was about), ``"consent"`` (may
@@ -78,6 +85,21 @@ class Welcome:
     version: str
     data_dir: str
     features: frozenset[str] = field(default_factory=frozenset)
+
+
+def event_kinds(event: object) -> tuple[str, ...]:
+    """The kinds a face may ask for ``event`` by (:attr:`Hello.events`): its class's name, and
+    ``name:note`` when it carries a note (``TaskDidChange:progress``)."""
+    name = type(event).__name__
+    note = getattr(event, "note", None)
+    return (name, f"{name}:{note}") if isinstance(note, str) else (name,)
+
+
+def wants_event(wanted: bool | frozenset[str], event: object) -> bool:
+    """Whether a face that said ``wanted`` (:attr:`Hello.events`) hears ``event``."""
+    if isinstance(wanted, bool):
+        return wanted
+    return any(kind in wanted for kind in event_kinds(event))
 
 
 class LinkClosed(KnownError):
@@ -101,6 +123,22 @@ class EngineBug(KnownError):
             hint="Its log has the details (mooring doctor names the log file).",
             code="engine_bug",
         )
+
+
+class EngineStuck(KnownError):
+    """The data folder's engine took the connection but does not answer."""
+
+    def __init__(self, data_dir: object) -> None:
+        super().__init__(
+            f"Mooring's engine for {data_dir} does not answer.",
+            hint="It may be stuck: `mooring agent stop` ends it, and the next command starts "
+            "a new one.",
+            code="engine_stuck",
+        )
+
+
+CONNECT_TIMEOUT_S = 10.0
+"""How long a running engine may take to answer a face's hello."""
 
 
 class FrameTooLarge(KnownError):
@@ -206,16 +244,48 @@ def loads(payload: bytes, load_callback: Callable[[Any], Any] | None = None) -> 
     return _Unpickler(io.BytesIO(payload), load_callback).load()
 
 
-async def read_frame(reader: asyncio.StreamReader) -> bytes | None:
-    """The next frame's payload, or ``None`` when the other end closed."""
-    try:
-        header = await reader.readexactly(HEADER.size)
-    except (asyncio.IncompleteReadError, ConnectionError):
-        return None
+def frame_size(header: bytes) -> int:
+    """The payload size a frame's header announces (:class:`FrameTooLarge` past the limit)."""
     (size,) = HEADER.unpack(header)
     if size > MAX_FRAME:
         raise FrameTooLarge(size)
+    return int(size)
+
+
+async def read_frame(reader: asyncio.StreamReader) -> bytes | None:
+    """The next frame's payload, or ``None`` when the other end closed."""
+    # asyncio.IncompleteReadError is an EOFError: caught as such, asyncio need not load here.
+    try:
+        header = await reader.readexactly(HEADER.size)
+    except (EOFError, ConnectionError):
+        return None
+    size = frame_size(header)
     try:
         return await reader.readexactly(size)
-    except (asyncio.IncompleteReadError, ConnectionError):
+    except (EOFError, ConnectionError):
         return None
+
+
+class FrameBuffer:
+    """Frames out of bytes as a blocking socket gives them (:mod:`mooring.link.blocking`): what
+    arrived is kept across reads, so a read cut short (Ctrl-C) loses nothing."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        self._data += chunk
+
+    def next_frame(self) -> bytes | None:
+        """The next whole frame's payload, or ``None`` until more has arrived."""
+        if len(self._data) < HEADER.size:
+            return None
+        size = frame_size(bytes(self._data[: HEADER.size]))
+        end = HEADER.size + size
+        if len(self._data) < end:
+            return None
+        payload = bytes(self._data[HEADER.size : end])
+        del self._data[:end]
+        return payload

@@ -11,7 +11,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mooring.core.approval.policy import Allow, Deny, Guards, decide
 from mooring.core.approval.request import (
@@ -22,11 +22,13 @@ from mooring.core.approval.request import (
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule, Decision, Scope
 from mooring.core.clock import Clock
 from mooring.core.events import ApprovalDidEnd, ApprovalRequested, EventBus
-from mooring.core.faces import AskUser as AskUser
 from mooring.core.ids import argument_digest, new_id
 from mooring.core.ports import RuleBook
 from mooring.core.servers import ServerDefinition
 from mooring.core.tools import ToolAnnotations
+
+if TYPE_CHECKING:
+    from mooring.core.faces import AskUser
 
 log = logging.getLogger("mooring.approvals")
 

@@ -60,7 +60,7 @@ from mooring.core.views import ReconcileReport as ReconcileReport
 from mooring.core.views import ServerSpec as ServerSpec
 from mooring.core.views import ServerView as ServerView
 from mooring.core.views import TaskView as TaskView
-from mooring.services.approvals import ApprovalBroker, AskUser, Preview
+from mooring.services.approvals import ApprovalBroker, Preview
 from mooring.services.catalogue import ToolCatalogue
 from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
@@ -78,6 +78,9 @@ from mooring.services.server_setup import (
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk
 from mooring.services.tool_runner import ToolRunner
+
+if TYPE_CHECKING:
+    from mooring.core.faces import AskUser
 
 log = logging.getLogger("mooring.host")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mooring.core.approval.request import ApprovalOutcome
 from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule, Decision, Scope
@@ -39,9 +39,6 @@ from mooring.core.chat import (
 from mooring.core.clock import Clock
 from mooring.core.conversation import Role
 from mooring.core.faces import Askers
-from mooring.core.faces import AskForm as AskForm
-from mooring.core.faces import AskSampling as AskSampling
-from mooring.core.faces import ReviewReply as ReviewReply
 from mooring.core.ids import argument_digest, new_id
 from mooring.core.ports import RuleBook
 from mooring.core.sampling import (
@@ -54,6 +51,9 @@ from mooring.core.sampling import (
     sampling_request,
 )
 from mooring.core.servers import ServerDefinition
+
+if TYPE_CHECKING:
+    from mooring.core.faces import AskForm, AskSampling, ReviewReply
 
 log = logging.getLogger("mooring.sampling")
 
