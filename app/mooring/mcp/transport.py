@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import os
 import ssl
 import tempfile
@@ -42,6 +43,8 @@ from mooring.core.ids import short_id
 from mooring.core.servers import ServerDefinition
 from mooring.core.servers import Transport as TransportKind
 from mooring.mcp import translate
+
+logger = logging.getLogger("mooring.mcp.transport")
 
 HeadersFor = Callable[[ServerDefinition, str | None], Mapping[str, str]]
 """Extra HTTP headers for a server and credential profile (secret values from the keyring)."""
@@ -103,6 +106,8 @@ class SdkTransports:
             extra = await anyio.to_thread.run_sync(self.headers_for, server, profile_id)
             headers.update(extra)
 
+        session = _HttpSession()
+
         def build() -> httpx2.AsyncClient:
             # Off the event loop, which may be a window's GUI thread: the OAuth provider reads
             # its stored client registration from the keyring (D-Bus, maybe an unlock prompt),
@@ -113,12 +118,58 @@ class SdkTransports:
                 auth=auth,
                 verify=tls_context(),
                 timeout=httpx2.Timeout(self.connect_timeout, read=300.0),
-                event_hooks={"response": [_record_http_status]},
+                event_hooks={"request": [session.note], "response": [_record_http_status]},
             )
 
         http = await anyio.to_thread.run_sync(build)
         await stack.enter_async_context(http)
-        return streamable_http_client(server.url, http_client=http, terminate_on_close=True)
+        # Runs once the transport has exited, before the client closes (the stack is LIFO).
+        stack.push_async_callback(session.end, http, server.url, server.alias)
+        # The SDK's own end of the session runs in the transport's exit, inside the scope
+        # that was cancelled to close the connection: nothing would be sent.
+        return streamable_http_client(server.url, http_client=http, terminate_on_close=False)
+
+
+SESSION_END_S = 2.0
+"""How long a closing connection waits for its server to take the end of its session."""
+
+
+class _HttpSession:
+    """The Streamable HTTP session a connection holds (the ``Mcp-Session-Id`` its requests
+    carry), ended with ``DELETE`` when the connection closes, however it closes."""
+
+    def __init__(self) -> None:
+        self.id: str | None = None
+        self.protocol_version: str | None = None
+
+    async def note(self, request: httpx2.Request) -> None:
+        """An ``httpx2`` request hook: remember the session the SDK's requests name."""
+        session = request.headers.get("mcp-session-id")
+        if session:
+            self.id = session
+            self.protocol_version = request.headers.get("mcp-protocol-version")
+
+    async def end(self, http: httpx2.AsyncClient, url: str, alias: str) -> None:
+        """Tell the server the session is over: shielded from the cancellation that closes
+        the connection, bounded by :data:`SESSION_END_S`; a server that cannot be reached
+        or refuses it (405: it ends sessions itself) changes nothing."""
+        if self.id is None:
+            return
+        headers = {"mcp-session-id": self.id}
+        if self.protocol_version:
+            headers["mcp-protocol-version"] = self.protocol_version
+        status: int | None = None
+        with anyio.CancelScope(shield=True) as ending:
+            ending.deadline = anyio.current_time() + SESSION_END_S
+            try:
+                status = (await http.delete(url, headers=headers)).status_code
+            except httpx2.HTTPError as exc:
+                logger.info("%s: its session could not be ended: %s", alias, exc)
+                return
+        if status is None:
+            logger.info("%s: its session's end was not answered in time", alias)
+        elif status not in (200, 202, 204, 404, 405):
+            logger.info("%s: ending its session answered %s", alias, status)
 
 
 _tls_lock = threading.Lock()
