@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from mooring.core.conversation import Role
+from mooring.core.errors import Remedy
 
 
 class ProviderKind(StrEnum):
@@ -34,6 +35,10 @@ class ProviderConfig:
     model: str
     header_names: tuple[str, ...] = ()
     has_api_key: bool = False
+    """Whether the keyring holds an API key for it."""
+    api_key_env: str | None = None
+    """The environment variable its API key is read from at each use (no keyring: only the
+    name is stored)."""
 
 
 PROVIDER_SECRET_SCOPE = "provider"  # noqa: S105 - a keyring scope name, not a secret
@@ -137,6 +142,16 @@ class ProviderFailure(StrEnum):
     """The stream ended halfway; ``partial_text`` keeps what arrived."""
     BAD_REQUEST = "bad_request"
     SERVER_ERROR = "server_error"
+
+
+def failure_remedy(kind: str | None) -> Remedy | None:
+    """What the user can do about a model-call failure of this kind (a
+    :class:`ProviderFailure` value, as stored with a failed message), if anything."""
+    if kind == ProviderFailure.AUTH:
+        return Remedy.PROVIDER_KEY
+    if kind == ProviderFailure.MODEL_NOT_FOUND:
+        return Remedy.PROVIDER_MODEL
+    return None
 
 
 class ProviderError(Exception):

@@ -17,7 +17,9 @@ class Transport(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerDefinition:
-    """A user-configured MCP server. Secret header values live in the keyring, not here."""
+    """A user-configured MCP server. Secret header and environment values live in the keyring
+    (stored here as empty strings); a non-empty ``env`` value is plain configuration the user
+    said is not secret; ``env_refs`` names variables read at connect time."""
 
     id: str
     alias: str
@@ -37,6 +39,9 @@ class ServerDefinition:
     """When set, only these tools (names or patterns) may be called."""
     hidden_tools: tuple[str, ...] = ()
     """Tools (names or patterns) the model never sees and that never run ("Never")."""
+    env_refs: dict[str, str] = field(default_factory=dict)
+    """Environment values read from Mooring's own environment when the server starts: the
+    server's variable → the variable it is read from (only names are stored)."""
 
     def __post_init__(self) -> None:
         if self.transport is Transport.STDIO and not self.command:

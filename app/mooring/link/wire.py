@@ -129,7 +129,13 @@ def transferable_error(error: BaseException) -> BaseException:
     if _light(type(error)):
         return error
     if isinstance(error, KnownError):
-        return KnownError(error.message, hint=error.hint, code=error.code)
+        return KnownError(
+            error.message,
+            hint=error.hint,
+            code=error.code,
+            remedy=error.remedy,
+            subject=error.subject,
+        )
     return EngineBug(f"{type(error).__name__}: {error}")
 
 

@@ -44,6 +44,7 @@ from mooring.core.chat import (
     TextDelta,
     ToolCallRequest,
     ToolOffer,
+    failure_remedy,
 )
 from mooring.core.clock import Clock
 from mooring.core.conversation import (
@@ -149,6 +150,10 @@ class TurnResult:
     started_tasks: tuple[str, ...] = ()
     """Operation ids of background tasks the turn started."""
     error: str | None = None
+    error_kind: str | None = None
+    """The stored kind of the failure (a :class:`ProviderFailure` value, or another kind)."""
+    provider: str = ""
+    """The name of the provider the turn used."""
     interrupted: bool = False
 
 
@@ -324,7 +329,12 @@ class ChatService:
         try:
             return list(await provider.list_models())
         except ProviderError as exc:
-            raise KnownError(exc.message, code=exc.kind.value) from None
+            raise KnownError(
+                exc.message,
+                code=exc.kind.value,
+                remedy=failure_remedy(exc.kind),
+                subject=(config.name,),
+            ) from None
         finally:
             with contextlib.suppress(Exception):
                 await provider.aclose()
@@ -589,6 +599,7 @@ class ChatService:
         reply = ""
         reply_id: str | None = None
         error: str | None = None
+        error_kind: str | None = None
         model = conversation.model or config.model
         calls_made = 0
         span = tracer().start_span(
@@ -627,6 +638,7 @@ class ChatService:
                 reply, reply_id = message.content, message.id
                 if message.error is not None or streamed.stopped:
                     error = message.error
+                    error_kind = message.error_kind
                     break
                 calls = streamed.done.tool_calls if streamed.done else ()
                 if not calls:
@@ -682,6 +694,8 @@ class ChatService:
             round_ids=tuple(rounds),
             started_tasks=tuple(started),
             error=error,
+            error_kind=error_kind,
+            provider=config.name,
             interrupted=turn.stopped,
         )
 

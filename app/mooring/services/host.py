@@ -20,7 +20,7 @@ from mooring.core.approval.policy import Guards
 from mooring.core.chat import ProviderConfig, ProviderFactory
 from mooring.core.clock import Clock
 from mooring.core.elicitation import SchemaError, check_reply, decline
-from mooring.core.errors import KnownError, NotFound
+from mooring.core.errors import KnownError, NotFound, Remedy
 from mooring.core.events import AnswerDidSettle, ConnectionDidChange, EventBus, ServersDidChange
 from mooring.core.ids import new_id, short_id
 from mooring.core.issues import Issue, actions_for
@@ -288,9 +288,8 @@ class Host:
                 "No model provider is configured."
                 if key is None
                 else f"No model provider called {key!r}.",
-                hint="Add one with: mooring providers add NAME --kind openai|anthropic "
-                "--base-url URL --model MODEL",
                 code="no_provider",
+                remedy=Remedy.ADD_PROVIDER,
             )
         return found
 

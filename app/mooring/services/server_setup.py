@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qsl, urlsplit
 
 from mooring.core.clock import Clock
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.events import EventBus, ServersDidChange
 from mooring.core.ids import new_id
 from mooring.core.issues import IssueKind
@@ -75,8 +75,8 @@ def no_keyring(what: str) -> KnownError:
     return KnownError(
         f"No usable keyring: {what} would be lost when Mooring stops, and later calls would "
         "go out without it. Nothing was changed.",
-        hint="Unlock or install a Secret Service keyring (see `mooring doctor`), then try again.",
         code="no_keyring",
+        remedy=Remedy.KEEP_SECRETS,
     )
 
 
@@ -383,8 +383,9 @@ class ServerSetup:
                 return profile.id
         raise KnownError(
             f"{server.alias} has no account called {label!r}.",
-            hint=f"Add it with: mooring accounts add {server.alias} {label}",
             code="not_found",
+            remedy=Remedy.ADD_ACCOUNT,
+            subject=(server.alias, label),
         )
 
     async def add_account(self, server: ServerDefinition, label: str) -> CredentialProfile:

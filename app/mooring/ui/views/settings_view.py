@@ -28,8 +28,9 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.chat import ProviderConfig
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.services.preferences import (
+    KeySource,
     ProviderDesk,
     ProviderView,
     RuleView,
@@ -73,6 +74,17 @@ def verdict_words(config: ProviderConfig, verdict: Verdict) -> str:
         f"{config.name} is ready to chat." if verdict.ok else f"{config.name} is not ready.",
     ]
     return "\n".join(neutralise(line, limit=500) for line in lines)
+
+
+_KEY_MARKS = {
+    KeySource.NONE: " — no key",
+    KeySource.KEYRING: "",
+    KeySource.SESSION: " — key kept until Mooring stops (no keyring)",
+    KeySource.LOST: " — key lost (no keyring kept it): edit it to give one",
+    KeySource.ENV: " — key from ${variable}",
+    KeySource.ENV_UNSET: " — key from ${variable}, which is not set",
+}
+"""How the providers list says where each key comes from."""
 
 
 class SettingsView(QWidget):
@@ -169,12 +181,14 @@ class SettingsView(QWidget):
         column.addWidget(self.providers_list)
         row = QHBoxLayout()
         self.add_provider_button = QPushButton("Add provider…", box)
+        self.edit_provider_button = QPushButton("Edit provider…", box)
         self.test_provider_button = QPushButton("Test connection", box)
         self.models_button = QPushButton("List models", box)
         self.default_provider_button = QPushButton("Make default", box)
         self.remove_provider_button = QPushButton("Remove provider", box)
         for button in (
             self.add_provider_button,
+            self.edit_provider_button,
             self.test_provider_button,
             self.models_button,
             self.default_provider_button,
@@ -195,6 +209,9 @@ class SettingsView(QWidget):
         column.addWidget(self.provider_result_label)
         self.add_provider_button.clicked.connect(
             lambda: self.jobs.start(self.add_provider_interactively())
+        )
+        self.edit_provider_button.clicked.connect(
+            lambda: self._with_provider(self.edit_provider_interactively)
         )
         self.test_provider_button.clicked.connect(lambda: self._with_provider(self.test_provider))
         self.models_button.clicked.connect(lambda: self._with_provider(self.list_models))
@@ -331,7 +348,7 @@ class SettingsView(QWidget):
         for view in views:
             config = view.config
             marks = " — default" if view.default else ""
-            marks += "" if config.has_api_key else " — no key"
+            marks += _KEY_MARKS[view.key].format(variable=neutralise(config.api_key_env or ""))
             text = (
                 f"{neutralise(config.name, limit=60)} ({config.kind.value}, "
                 f"{neutralise(config.model, limit=60)}, {neutralise(config.base_url, limit=120)})"
@@ -382,6 +399,7 @@ class SettingsView(QWidget):
     def _on_provider_selection(self) -> None:
         chosen = self.selected_provider() is not None
         for button in (
+            self.edit_provider_button,
             self.test_provider_button,
             self.models_button,
             self.default_provider_button,
@@ -425,12 +443,10 @@ class SettingsView(QWidget):
                 try:
                     added = await desk.add(dialog.draft())
                 except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
-                    dialog.show_error(error_text(exc))
+                    self._refused(dialog, exc)
                     continue
                 name = neutralise(added.config.name, limit=60)
                 words = f"Added {name}" + (": it is the default." if added.became_default else ".")
-                if added.config.has_api_key and not added.secrets_durable:
-                    words += " No usable keyring: its key is kept only until Mooring quits."
                 self.report.emit(words)
                 await self.load()
                 self._select_provider(added.config.id)
@@ -438,6 +454,41 @@ class SettingsView(QWidget):
         finally:
             dialog.key_edit.clear()
             dialog.deleteLater()
+
+    def _refused(self, dialog: AddProviderDialog, exc: BaseException) -> None:
+        """Say in the dialog why the provider was not stored; a key no keyring can keep
+        offers the environment-variable choice at once."""
+        dialog.show_error(error_text(exc))
+        if isinstance(exc, KnownError) and exc.remedy is Remedy.KEY_FROM_ENV:
+            dialog.ask_for_variable()
+
+    async def edit_provider_interactively(self, config: ProviderConfig) -> None:
+        """Edit a provider (name, kind, address, model, key kept or replaced, or read from a
+        variable); the dialog stays open until it is right or cancelled."""
+        desk = self._provider_desk()
+        dialog = AddProviderDialog(self.window(), config)
+        try:
+            while await wait_dialog(dialog, self.dialog_opened.emit):
+                try:
+                    edited = await desk.edit(config, dialog.draft())
+                except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
+                    self._refused(dialog, exc)
+                    continue
+                self.report.emit(f"Saved {neutralise(edited.name, limit=60)}.")
+                await self.load()
+                self._select_provider(edited.id)
+                return
+        finally:
+            dialog.key_edit.clear()
+            dialog.deleteLater()
+
+    def edit_provider_named(self, name: str) -> None:
+        """Select the provider called ``name`` (any, if none is) and open its edit dialog."""
+        for row in range(self.providers_list.count()):
+            data = self.providers_list.item(row).data(ProviderRole)
+            if isinstance(data, ProviderConfig) and data.name == name:
+                self.providers_list.setCurrentRow(row)
+        self._with_provider(self.edit_provider_interactively)
 
     def _select_provider(self, provider_id: str) -> None:
         for row in range(self.providers_list.count()):
