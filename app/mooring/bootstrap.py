@@ -282,11 +282,21 @@ def wire(
         return found
 
     def env_for(server: ServerDefinition) -> dict[str, str]:
-        # Environment values kept as secrets (imported API keys) are stored empty.
-        return {
+        # Environment values kept as secrets (imported API keys) are stored empty; values
+        # read from an environment variable are read now, in this process (the engine).
+        env = {
             name: value or secrets.get(ENV_SCOPE, f"{server.id}:{name}") or ""
             for name, value in server.env.items()
         }
+        for name, variable in server.env_refs.items():
+            value = os.environ.get(variable)
+            if value is None:
+                log.warning(
+                    "%s: $%s is not set here; %s is not passed", server.alias, variable, name
+                )
+                continue
+            env[name] = value
+        return env
 
     inputs = InputBroker(rules=store, clock=clock)
 

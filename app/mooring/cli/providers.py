@@ -40,7 +40,7 @@ def provider_json(
         "base_url": config.base_url,
         "model": config.model,
         "headers": list(config.header_names),
-        "api_key": config.has_api_key,
+        "api_key": config.key_configured,
         "api_key_env": config.api_key_env,
         "default": default,
     }
@@ -272,7 +272,9 @@ async def test(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             )
         )
         return ExitCode.OK if verdict.ok else ExitCode.PROBLEM
-    key = "accepted" if config.has_api_key else "none configured; the endpoint did not ask for one"
+    key = (
+        "accepted" if config.key_configured else "none configured; the endpoint did not ask for one"
+    )
     ctx.say(f"{config.name} ({config.kind.value}, {config.base_url}):")
     ctx.say(f"  reachable:      {_word(verdict.reachable, 'yes', 'no')}")
     ctx.say(f"  API key:        {_word(verdict.key_accepted, key, 'refused')}")

@@ -32,6 +32,10 @@ def remedy_words(remedy: Remedy | None, subject: tuple[str, ...] = ()) -> str:
             "Put the key in an environment variable and pass --api-key-env VAR (Mooring reads "
             "it at each use), or unlock a keyring (`mooring doctor` checks)."
         )
+    if remedy is Remedy.UNLOCK_KEYRING:
+        return (
+            "Unlock or install a Secret Service keyring (`mooring doctor` checks), then try again."
+        )
     if remedy is Remedy.KEEP_SECRETS:
         return (
             "Pass values that are not secret with --env-plain NAME=VALUE, or read them from an "

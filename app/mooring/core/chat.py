@@ -40,6 +40,11 @@ class ProviderConfig:
     """The environment variable its API key is read from at each use (no keyring: only the
     name is stored)."""
 
+    @property
+    def key_configured(self) -> bool:
+        """Whether requests are meant to carry a key (from the keyring or a variable)."""
+        return self.has_api_key or self.api_key_env is not None
+
 
 PROVIDER_SECRET_SCOPE = "provider"  # noqa: S105 - a keyring scope name, not a secret
 """Keyring scope of provider secrets: names ``"{provider_id}:api_key"`` and

@@ -29,6 +29,8 @@ class Remedy(StrEnum):
     KEY_FROM_ENV = "key_from_env"
     """No keyring can keep the provider's API key: read it from an environment variable (or
     unlock a keyring)."""
+    UNLOCK_KEYRING = "unlock_keyring"
+    """No keyring can keep a secret that has no other place (an HTTP header value)."""
     KEEP_SECRETS = "keep_secrets"
     """No keyring can keep secret values: say which are not secret, or read them from
     environment variables (or unlock a keyring)."""

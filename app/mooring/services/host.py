@@ -73,6 +73,7 @@ from mooring.services.server_setup import (
     check_target,
     no_keyring,
     secret_values_needed,
+    server_env,
 )
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk
@@ -637,13 +638,15 @@ class Host:
         check_target(spec.url, None if spec.url else spec.command, None if spec.url else spec.cwd)
         if await self.catalog.find_server(spec.alias) is not None:
             raise KnownError(f"A server called {spec.alias!r} exists already.", code="exists")
+        env, env_refs = server_env(spec.env, spec.plain_env, spec.env_refs)
         server = ServerDefinition(
             id=new_id(),
             alias=spec.alias,
             transport=Transport.HTTP if spec.url else Transport.STDIO,
             command=spec.command,
             args=spec.args,
-            env=dict.fromkeys(spec.env, ""),
+            env=env,
+            env_refs=env_refs,
             cwd=spec.cwd,
             url=spec.url,
             headers={name: "" for name in spec.headers},
@@ -666,7 +669,7 @@ class Host:
         would go out without them. Nothing is stored then.
         """
         if secret_values_needed(header_values) and not self.secrets.durable:
-            raise no_keyring("a header value")
+            raise no_keyring(header_values)
         await self.setup.add_definition(server, header_values)
 
     async def set_trusted(self, alias: str, trusted: bool) -> ServerDefinition:
@@ -744,6 +747,8 @@ class Host:
             trusted=spec.trusted,
             allowed_tools=spec.allowed_tools,
             hidden_tools=spec.hidden_tools,
+            plain_env=spec.plain_env,
+            env_refs=spec.env_refs,
         )
         if edited.identity != current.identity:
             self.tools.forget(edited.id)

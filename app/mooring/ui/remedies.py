@@ -37,6 +37,10 @@ def remedy_words(remedy: Remedy | None, subject: tuple[str, ...] = ()) -> str:
             "the variable's name under “Key from variable” instead (Mooring reads it at each "
             "use and stores no secret), or unlock a keyring."
         )
+    if remedy is Remedy.UNLOCK_KEYRING:
+        return (
+            "Unlock or install a keyring (a Secret Service such as GNOME Keyring), then try again."
+        )
     if remedy is Remedy.KEEP_SECRETS:
         return (
             "Move values that are not secret to “Environment (not secret)”, or read them from "

@@ -64,7 +64,9 @@ def verdict_words(config: ProviderConfig, verdict: Verdict) -> str:
     def word(value: bool | None, yes: str, no: str) -> str:
         return "not checked" if value is None else (yes if value else no)
 
-    key = "accepted" if config.has_api_key else "none configured; the endpoint did not ask for one"
+    key = (
+        "accepted" if config.key_configured else "none configured; the endpoint did not ask for one"
+    )
     lines = [
         f"Reachable: {word(verdict.reachable, 'yes', 'no')}",
         f"API key: {word(verdict.key_accepted, key, 'refused')}",
