@@ -291,7 +291,7 @@ def _draft(name: str, url: str, *, key: str = "sk-canary-settings") -> ProviderD
 def no_keyring() -> Iterator[None]:
     """No usable keyring, as on a headless machine (keyring's own fail backend)."""
     previous = keyring.get_keyring()
-    keyring.set_keyring(keyring.backends.fail.Keyring())
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # type: ignore[no-untyped-call]
     try:
         yield
     finally:
@@ -392,3 +392,19 @@ async def test_a_provider_is_edited_here_its_key_kept_or_replaced(
         dialog.add_button.click()
         await editing
         assert host.secrets.get(PROVIDER_SECRET_SCOPE, api_key_name(after.id)) == "sk-second"
+
+
+async def test_a_refused_key_says_what_to_do_in_the_window_not_a_command(
+    tmp_path: Path, qtbot: QtBot, model_endpoint: ModelEndpoint
+) -> None:
+    model_endpoint.api_key = "sk-the-right-one"
+    async with open_view(tmp_path, qtbot) as (view, host):
+        await host.provider_desk.add(  # type: ignore[union-attr]
+            _draft("nokey", model_endpoint.openai_url, key="")
+        )
+        await view.load()
+        view.test_provider_button.click()
+        words = await _checked(view)
+        assert "API key: refused" in words
+        assert "Give nokey a key: in Settings, under Model providers, select it" in words
+        assert "mooring " not in words

@@ -17,6 +17,7 @@ from typing import Any
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
+from mooring.cli.remedies import remedy_words
 from mooring.core.chat import ProviderConfig, ProviderKind
 from mooring.core.errors import KnownError
 from mooring.services.preferences import KeySource, ProviderDesk, ProviderDraft, ProviderView
@@ -284,6 +285,9 @@ async def test(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     ctx.say(f"  tool calling:   {_word(verdict.tools_supported, 'supported', 'not supported')}")
     for problem in verdict.problems:
         ctx.say(f"  {problem}")
+    advice = remedy_words(verdict.remedy, (config.name,))
+    if advice:
+        ctx.say(f"  {advice}")
     if verdict.ok:
         ctx.say(f"{config.name} is ready to chat.")
     return ExitCode.OK if verdict.ok else ExitCode.PROBLEM

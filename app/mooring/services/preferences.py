@@ -156,6 +156,8 @@ class Verdict:
     model_found: bool | None = None
     tools_supported: bool | None = None
     problems: list[str] = field(default_factory=list)
+    remedy: Remedy | None = None
+    """What the user can do about the first problem that has a remedy (each face words it)."""
 
     @property
     def ok(self) -> bool:
@@ -180,6 +182,7 @@ async def check_provider(config: ProviderConfig, provider: ChatProvider) -> Verd
         if exc.kind is ProviderFailure.AUTH:
             verdict.key_accepted = False
             verdict.problems.append(exc.message)
+            verdict.remedy = failure_remedy(exc.kind)
             return verdict
     else:
         verdict.reachable = verdict.key_accepted = True
@@ -207,6 +210,7 @@ async def check_provider(config: ProviderConfig, provider: ChatProvider) -> Verd
             verdict.model_found = True
             verdict.tools_supported = False
         verdict.problems.append(exc.message)
+        verdict.remedy = verdict.remedy or failure_remedy(exc.kind)
         return verdict
     verdict.reachable = verdict.key_accepted = verdict.model_found = True
     verdict.tools_supported = True

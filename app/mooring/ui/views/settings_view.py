@@ -40,6 +40,7 @@ from mooring.services.preferences import (
 from mooring.settings.schema import SETTINGS
 from mooring.ui.dialogs.preferences import AddProviderDialog, AddRuleDialog
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
+from mooring.ui.remedies import remedy_words
 from mooring.ui.text import neutralise
 from mooring.ui.window_info import SettingRow as SettingRow
 from mooring.ui.window_info import WindowInfo as WindowInfo
@@ -73,6 +74,7 @@ def verdict_words(config: ProviderConfig, verdict: Verdict) -> str:
         f"Model {config.model}: {word(verdict.model_found, 'available', 'not found')}",
         f"Tool calling: {word(verdict.tools_supported, 'supported', 'not supported')}",
         *verdict.problems,
+        *([advice] if (advice := remedy_words(verdict.remedy, (config.name,))) else []),
         f"{config.name} is ready to chat." if verdict.ok else f"{config.name} is not ready.",
     ]
     return "\n".join(neutralise(line, limit=500) for line in lines)
