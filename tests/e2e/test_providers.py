@@ -282,6 +282,10 @@ def test_a_provider_is_edited_from_the_command_line(
     assert refused["key_accepted"] is False
     shown = cli.run("providers", "test", "local")
     assert "mooring providers edit local --api-key-env VAR" in shown.stdout + shown.stderr
+    chatted = cli.run("chat", "hello")  # the endpoint refuses a request without its key
+    assert chatted.returncode == 1
+    assert "refused the API key (HTTP 401). No API key is configured" in chatted.stderr
+    assert "mooring providers edit local --api-key-env VAR" in chatted.stderr
 
     edited = cli.run(
         "providers", "edit", "local", "--rename", "hosted", "--model", "model-large",
@@ -297,4 +301,5 @@ def test_a_provider_is_edited_from_the_command_line(
         True,
     )
     model_endpoint.script(Text("OK"))
-    assert cli.run("providers", "test", "hosted").returncode == 0  # the keyring has it now
+    final = cli.run("providers", "test", "hosted")
+    assert final.returncode == 0, final.stdout  # the keyring has it now

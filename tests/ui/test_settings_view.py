@@ -385,13 +385,18 @@ async def test_a_provider_is_edited_here_its_key_kept_or_replaced(
         assert host.secrets.get(PROVIDER_SECRET_SCOPE, api_key_name(after.id)) == "sk-first"
         assert "renamed" in view.providers_list.currentItem().text()
 
-        editing = view.jobs.start(view.edit_provider_interactively(after))
+        # What a chat's "Edit provider…" does: this provider's edit dialog.
+        view.edit_provider_named("renamed")
         dialog = await next_dialog(view)
         assert isinstance(dialog, AddProviderDialog)
+        assert dialog.name_edit.text() == "renamed"
         dialog.key_edit.setText("sk-second")
         dialog.add_button.click()
-        await editing
-        assert host.secrets.get(PROVIDER_SECRET_SCOPE, api_key_name(after.id)) == "sk-second"
+        await until(lambda: not dialog.isVisible(), view.loaded)
+        await until(
+            lambda: host.secrets.get(PROVIDER_SECRET_SCOPE, api_key_name(after.id)) == "sk-second",
+            view.loaded,
+        )
 
 
 async def test_a_refused_key_says_what_to_do_in_the_window_not_a_command(

@@ -629,7 +629,7 @@ class ConversationsView(QWidget):
         try:
             conversation = await self.chat.create()
         except KnownError as exc:
-            self.show_notice(error_text(exc))
+            self.show_notice(error_text(exc), (exc.remedy, exc.subject))
             return None
         self.show_notice(None)
         self.search_field.clear()
@@ -871,7 +871,7 @@ class ConversationsView(QWidget):
         except KnownError as exc:
             if not self.composer.toPlainText():
                 self.composer.setPlainText(text)  # nothing was stored: nothing is lost
-            self.show_notice(error_text(exc))
+            self.show_notice(error_text(exc), (exc.remedy, exc.subject))
             return
         finally:
             self._update_buttons()
