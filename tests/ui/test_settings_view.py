@@ -14,7 +14,14 @@ import keyring
 import keyring.backends.fail
 import pytest
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QComboBox,
+    QGroupBox,
+    QLineEdit,
+    QMessageBox,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from mooring.bootstrap import build_host
@@ -26,10 +33,11 @@ from mooring.core.servers import ServerDefinition, Transport
 from mooring.services.host import Host
 from mooring.services.preferences import ProviderDraft, SettingsEditor
 from mooring.settings.paths import Paths
+from mooring.settings.schema import SETTINGS
 from mooring.settings.store import Settings, load_settings
 from mooring.storage.db import Database
 from mooring.ui.dialogs.preferences import AddProviderDialog, AddRuleDialog
-from mooring.ui.views.settings_view import SettingsView, WindowInfo
+from mooring.ui.views.settings_view import SettingRow, SettingsView, WindowInfo
 from tests.helpers.model_endpoints import ModelEndpoint, Text
 from tests.ui.conftest import until
 
@@ -413,3 +421,54 @@ async def test_a_refused_key_says_what_to_do_in_the_window_not_a_command(
         assert "API key: refused" in words
         assert "Give nokey a key: in Settings, under Model providers, select it" in words
         assert "mooring " not in words
+
+
+async def test_any_setting_is_changed_in_the_window_not_with_a_command(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    settings_file = data / "settings.json"
+    live = Settings()
+    rows = tuple(
+        SettingRow(s.key, str(live.get(s.key)), s.description)
+        for s in SETTINGS
+        if s.key in ("engine.idle_exit_s", "notifications.muted_conversations")
+    )
+    info = WindowInfo(
+        data_dir=str(data),
+        database="db",
+        schema="head",
+        settings_file=str(settings_file),
+        settings=rows,
+        editor=SettingsEditor(settings_file, live),
+    )
+    view = SettingsView(info)
+    qtbot.addWidget(view)
+    view.show()
+    box = view.table.parentWidget()
+    assert isinstance(box, QGroupBox)
+    assert "mooring " not in box.title()
+    reports: list[str] = []
+    view.report.connect(reports.append)
+    try:
+        row = next(
+            r
+            for r in range(view.table.rowCount())
+            if view.table.item(r, 0).text() == ("engine.idle_exit_s")
+        )
+        assert view.table.item(row, 0).flags() & Qt.ItemFlag.ItemIsEditable == Qt.ItemFlag(0)
+        assert view.table.item(row, 1).flags() & Qt.ItemFlag.ItemIsEditable
+
+        view.table.item(row, 1).setText("soon")  # what the user typed in the cell
+        assert reports == ["engine.idle_exit_s takes a int, not 'soon'."]
+        assert view.table.item(row, 1).text() == "600"  # the stored value, shown again
+
+        saved: list[str] = []
+        view.setting_saved.connect(saved.append)
+        view.table.item(row, 1).setText("120")
+        await until(lambda: bool(saved), view.setting_saved)
+        assert load_settings(settings_file).get("engine.idle_exit_s") == 120
+        assert view.table.item(row, 1).text() == "120"
+    finally:
+        await view.stop()

@@ -36,6 +36,7 @@ from mooring.services.preferences import (
     RuleView,
     SettingsEditor,
     Verdict,
+    parse_setting,
 )
 from mooring.settings.schema import SETTINGS
 from mooring.ui.dialogs.preferences import AddProviderDialog, AddRuleDialog
@@ -78,6 +79,13 @@ def verdict_words(config: ProviderConfig, verdict: Verdict) -> str:
         f"{config.name} is ready to chat." if verdict.ok else f"{config.name} is not ready.",
     ]
     return "\n".join(neutralise(line, limit=500) for line in lines)
+
+
+def _setting_text(value: object) -> str:
+    """A setting's value as typed back (a list as comma-separated words)."""
+    if isinstance(value, list):
+        return ", ".join(str(part) for part in value)
+    return str(value)
 
 
 _KEY_MARKS = {
@@ -150,6 +158,7 @@ class SettingsView(QWidget):
         self.trace_files_check.setEnabled(self.editor is not None)
         self._on_provider_selection()
         self._on_rule_selection()
+        self._show_stored()  # values as they are typed back (a list as words)
 
     # -- building --------------------------------------------------------------------------------
 
@@ -305,23 +314,30 @@ class SettingsView(QWidget):
         return box
 
     def _all_settings(self, info: WindowInfo, parent: QWidget) -> QGroupBox:
-        box = QGroupBox(
-            "Every setting (others change with `mooring settings set KEY VALUE`)", parent
-        )
+        box = QGroupBox("Every setting (double-click a value, or press F2, to change it)", parent)
         inner = QVBoxLayout(box)
         self.table = QTableWidget(len(info.settings), 3, box)
         self.table.setObjectName("settings-table")
         self.table.setAccessibleName("Settings list")
         self.table.setHorizontalHeaderLabels(("Setting", "Value", "What it does"))
         self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self._filling = True
+        self.table.setEditTriggers(
+            QTableWidget.EditTrigger.DoubleClicked | QTableWidget.EditTrigger.EditKeyPressed
+            if self.editor is not None
+            else QTableWidget.EditTrigger.NoEditTriggers
+        )
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.setMinimumHeight(160)
         for row, setting in enumerate(info.settings):
             for column, text in enumerate((setting.key, setting.value, setting.description)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
+                if column != 1:
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 self.table.setItem(row, column, item)
+        self._filling = False
+        self.table.itemChanged.connect(self._on_setting_edited)
         self.table.resizeColumnToContents(0)
         self.table.resizeColumnToContents(1)
         inner.addWidget(self.table)
@@ -624,13 +640,33 @@ class SettingsView(QWidget):
         self.show_names_check.setChecked(bool(self.editor.get("notifications.show_names")))
         self.trace_files_check.setChecked(bool(self.editor.get("telemetry.file_export")))
         keys = [s.key for s in SETTINGS]
-        for row in range(self.table.rowCount()):
-            key_item = self.table.item(row, 0)
-            if key_item is not None and key_item.text() in keys:
-                text = str(self.editor.get(key_item.text()))
-                value = QTableWidgetItem(text)
-                value.setToolTip(text)
-                self.table.setItem(row, 1, value)
+        self._filling = True
+        try:
+            for row in range(self.table.rowCount()):
+                key_item = self.table.item(row, 0)
+                if key_item is not None and key_item.text() in keys:
+                    text = _setting_text(self.editor.get(key_item.text()))
+                    value = QTableWidgetItem(text)
+                    value.setToolTip(text)
+                    self.table.setItem(row, 1, value)
+        finally:
+            self._filling = False
+
+    def _on_setting_edited(self, item: QTableWidgetItem) -> None:
+        """A value typed in the settings list: checked against its declaration, then saved
+        (what cannot be taken is said, and the stored value shown again)."""
+        if self._filling or item.column() != 1 or self.editor is None:
+            return
+        key_item = self.table.item(item.row(), 0)
+        if key_item is None:
+            return
+        try:
+            value = parse_setting(key_item.text(), item.text().strip())
+        except KnownError as exc:
+            self.report.emit(error_text(exc))
+            self._show_stored()
+            return
+        self._save(key_item.text(), value)
 
     async def stop(self) -> None:
         """End the work this view started."""
