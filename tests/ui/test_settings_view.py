@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QLineEdit,
     QMessageBox,
+    QTableWidgetItem,
     QWidget,
 )
 from pytestqt.qtbot import QtBot
@@ -452,23 +453,27 @@ async def test_any_setting_is_changed_in_the_window_not_with_a_command(
     reports: list[str] = []
     view.report.connect(reports.append)
     try:
-        row = next(
-            r
-            for r in range(view.table.rowCount())
-            if view.table.item(r, 0).text() == ("engine.idle_exit_s")
-        )
-        assert view.table.item(row, 0).flags() & Qt.ItemFlag.ItemIsEditable == Qt.ItemFlag(0)
-        assert view.table.item(row, 1).flags() & Qt.ItemFlag.ItemIsEditable
 
-        view.table.item(row, 1).setText("soon")  # what the user typed in the cell
+        def cell(row: int, column: int) -> QTableWidgetItem:
+            item = view.table.item(row, column)
+            assert item is not None
+            return item
+
+        row = next(
+            r for r in range(view.table.rowCount()) if cell(r, 0).text() == "engine.idle_exit_s"
+        )
+        assert cell(row, 0).flags() & Qt.ItemFlag.ItemIsEditable == Qt.ItemFlag(0)
+        assert cell(row, 1).flags() & Qt.ItemFlag.ItemIsEditable
+
+        cell(row, 1).setText("soon")  # what the user typed in the cell
         assert reports == ["engine.idle_exit_s takes a int, not 'soon'."]
-        assert view.table.item(row, 1).text() == "600"  # the stored value, shown again
+        assert cell(row, 1).text() == "600"  # the stored value, shown again
 
         saved: list[str] = []
         view.setting_saved.connect(saved.append)
-        view.table.item(row, 1).setText("120")
+        cell(row, 1).setText("120")
         await until(lambda: bool(saved), view.setting_saved)
         assert load_settings(settings_file).get("engine.idle_exit_s") == 120
-        assert view.table.item(row, 1).text() == "120"
+        assert cell(row, 1).text() == "120"
     finally:
         await view.stop()
