@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -48,6 +49,11 @@ class ServerDefinition:
             raise ValueError("a stdio server needs a command")
         if self.transport is Transport.HTTP and not self.url:
             raise ValueError("a Streamable HTTP server needs a URL")
+
+    def hides(self, tool: str) -> bool:
+        """Whether ``tool`` is one of its hidden tools (by name or pattern): never shown to the
+        model nor offered to run."""
+        return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.hidden_tools)
 
     @property
     def identity(self) -> str:

@@ -189,7 +189,7 @@ class _Offers:
 
 def offered(server: ServerDefinition, tool: str) -> bool:
     """Whether the model may see this tool: not hidden, and allowed where a list is set."""
-    if any(fnmatch.fnmatchcase(tool, p) for p in server.hidden_tools):
+    if server.hides(tool):
         return False
     return server.allowed_tools is None or any(
         fnmatch.fnmatchcase(tool, p) for p in server.allowed_tools
