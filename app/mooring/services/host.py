@@ -206,6 +206,7 @@ class Host:
             owner=owner,
             owner_alive=owner_alive,
             desk=self.issues,
+            redact=self.reachability.without_secrets,
         )
         self.unknown = UnknownOutcomes(
             ledger=ledger,

@@ -577,7 +577,7 @@ class ServerReachability:
             )
         ):
             return
-        reason = await self._without_secrets(server, status.reason or "the connection failed")
+        reason = await self.without_secrets(server, status.reason or "the connection failed")
         self._open.add(server.id)
         await self._desk.raise_issue(
             kind,
@@ -587,7 +587,9 @@ class ServerReachability:
             "connects.",
         )
 
-    async def _without_secrets(self, server: ServerDefinition, text: str) -> str:
+    async def without_secrets(self, server: ServerDefinition, text: str) -> str:
+        """``text`` (what a failing server said) without its header and environment values
+        (from the keyring or a variable) or its URL's credentials: ``[redacted]`` instead."""
         def stored() -> list[str | None]:  # the keyring may block: off the event loop
             return [
                 *(self._secrets.get(HEADER_SCOPE, f"{server.id}:{n}") for n in server.headers),
