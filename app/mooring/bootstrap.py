@@ -24,7 +24,7 @@ from mooring.adapters import launcher
 from mooring.cli.errors import end_command
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.settings.paths import APP_NAME, Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
 
@@ -163,8 +163,9 @@ async def _connect_window(
             raise KnownError(
                 f"The engine running on this data folder is Mooring {link.welcome.version} "
                 f"(pid {link.welcome.pid}); this window is {__version__}.",
-                hint="Stop it with `mooring agent stop`, then open the window again.",
                 code="engine_version",
+                remedy=Remedy.OLD_ENGINE,
+                subject=(str(link.welcome.pid),),
             )
         link.on_lost.extend(on_lost)
         return link
@@ -546,9 +547,9 @@ def _through_engine(args: argparse.Namespace, *, start: bool) -> ExitCode | None
                 raise KnownError(
                     f"The engine running on this data folder is Mooring {link.welcome.version}"
                     f" (pid {link.welcome.pid}); this is {__version__}.",
-                    hint="Stop it with `mooring agent stop` (its tasks are followed again by "
-                    "the next one), then run the command again.",
                     code="engine_version",
+                    remedy=Remedy.OLD_ENGINE,
+                    subject=(str(link.welcome.pid),),
                 )
             ctx = CliContext(
                 host=cast("Host", Remote(link, parts=HOST_PARTS)),

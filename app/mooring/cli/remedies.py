@@ -32,6 +32,22 @@ def remedy_words(remedy: Remedy | None, subject: tuple[str, ...] = ()) -> str:
             "Put the key in an environment variable and pass --api-key-env VAR (Mooring reads "
             "it at each use), or unlock a keyring (`mooring doctor` checks)."
         )
+    if remedy is Remedy.ENGINE_LOG:
+        return "Its log has the details (`mooring doctor` names the log file)."
+    if remedy is Remedy.ENGINE_GONE:
+        return (
+            "Nothing that was stored is lost; run the command again (the engine starts again by "
+            "itself), and see `mooring doctor` if it keeps stopping."
+        )
+    if remedy is Remedy.ENGINE_STUCK:
+        return (
+            "It may be stuck: `mooring agent stop` ends it, and the next command starts a new one."
+        )
+    if remedy is Remedy.OLD_ENGINE:
+        return (
+            "Stop it with `mooring agent stop` (its tasks are followed again by the next one), "
+            "then try again."
+        )
     if remedy is Remedy.UNLOCK_KEYRING:
         return (
             "Unlock or install a Secret Service keyring (`mooring doctor` checks), then try again."

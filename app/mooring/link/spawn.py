@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.events import EventBus
 from mooring.link.address import socket_path
 from mooring.link.client import EngineLink
@@ -56,9 +56,8 @@ async def reach(
     except TimeoutError as exc:
         raise KnownError(
             f"Mooring's engine for {data_dir} does not answer.",
-            hint="It may be stuck: `mooring agent stop` ends it, and the next command starts "
-            "a new one.",
             code="engine_stuck",
+            remedy=Remedy.ENGINE_STUCK,
         ) from exc
 
 
@@ -77,8 +76,8 @@ async def reach_or_start(
         started.close()
         raise KnownError(
             "Mooring's engine did not start in time.",
-            hint="See its log (mooring doctor names it).",
             code="engine_start",
+            remedy=Remedy.ENGINE_LOG,
         ) from exc
     if said not in (READY, BUSY):
         error = await asyncio.to_thread(started.outcome)
@@ -89,8 +88,8 @@ async def reach_or_start(
     if link is None:
         raise KnownError(
             "Mooring's engine started but cannot be reached.",
-            hint="See its log (mooring doctor names it).",
             code="engine_start",
+            remedy=Remedy.ENGINE_LOG,
         )
     return link
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.faces import NOBODY, Askers
 
 HEADER = struct.Struct(">I")
@@ -86,9 +86,8 @@ class LinkClosed(KnownError):
     def __init__(self, detail: str = "") -> None:
         super().__init__(
             "Mooring's engine stopped" + (f" ({detail})" if detail else "") + ".",
-            hint="Nothing that was stored is lost; run the command again (the engine starts "
-            "again by itself), and see `mooring doctor` if it keeps stopping.",
             code="engine_gone",
+            remedy=Remedy.ENGINE_GONE,
         )
 
 
@@ -98,8 +97,8 @@ class EngineBug(KnownError):
     def __init__(self, detail: str) -> None:
         super().__init__(
             f"Mooring's engine hit an internal error: {detail}",
-            hint="Its log has the details (mooring doctor names the log file).",
             code="engine_bug",
+            remedy=Remedy.ENGINE_LOG,
         )
 
 

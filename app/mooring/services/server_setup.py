@@ -590,6 +590,7 @@ class ServerReachability:
     async def without_secrets(self, server: ServerDefinition, text: str) -> str:
         """``text`` (what a failing server said) without its header and environment values
         (from the keyring or a variable) or its URL's credentials: ``[redacted]`` instead."""
+
         def stored() -> list[str | None]:  # the keyring may block: off the event loop
             return [
                 *(self._secrets.get(HEADER_SCOPE, f"{server.id}:{n}") for n in server.headers),

@@ -37,6 +37,25 @@ def remedy_words(remedy: Remedy | None, subject: tuple[str, ...] = ()) -> str:
             "the variable's name under “Key from variable” instead (Mooring reads it at each "
             "use and stores no secret), or unlock a keyring."
         )
+    if remedy is Remedy.ENGINE_LOG:
+        return "Its log has the details: Settings names the log file, under Where your data lives."
+    if remedy is Remedy.ENGINE_GONE:
+        return (
+            "Nothing that was stored is lost; Mooring starts its engine again when it is needed. "
+            "If it keeps stopping, its log file (named in Settings) says why."
+        )
+    if remedy is Remedy.ENGINE_STUCK:
+        return (
+            "It may be stuck: quit Mooring, end Mooring's background program (its engine; a "
+            "system monitor shows it), then open Mooring again."
+        )
+    if remedy is Remedy.OLD_ENGINE:
+        pid = neutralise(subject[0], limit=20) if subject else "?"
+        return (
+            f"Quit Mooring and end that version's background program (its engine, process "
+            f"{pid}), or wait until it ends by itself after 10 idle minutes; then open Mooring "
+            "again."
+        )
     if remedy is Remedy.UNLOCK_KEYRING:
         return (
             "Unlock or install a keyring (a Secret Service such as GNOME Keyring), then try again."
