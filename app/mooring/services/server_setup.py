@@ -13,7 +13,6 @@ import asyncio
 import fnmatch
 import logging
 import os
-import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,6 +43,7 @@ from mooring.core.server_import import (
 )
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
 from mooring.core.views import AccountView
+from mooring.services.preferences import ENV_NAME
 from mooring.services.telling import IssueDesk
 
 log = logging.getLogger("mooring.servers")
@@ -85,9 +85,6 @@ def no_keyring(headers: Mapping[str, str], env: Mapping[str, str] | None = None)
         code="no_keyring",
         remedy=Remedy.KEEP_SECRETS if secret_values_needed(env or {}) else Remedy.UNLOCK_KEYRING,
     )
-
-
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def server_env(
