@@ -24,7 +24,7 @@ from mooring.adapters import launcher
 from mooring.cli.errors import end_command
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.parser import build_parser
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.settings.paths import APP_NAME, Paths, resolve_paths
 from mooring.settings.store import Settings, load_settings
 
@@ -163,8 +163,9 @@ async def _connect_window(
             raise KnownError(
                 f"The engine running on this data folder is Mooring {link.welcome.version} "
                 f"(pid {link.welcome.pid}); this window is {__version__}.",
-                hint="Stop it with `mooring agent stop`, then open the window again.",
                 code="engine_version",
+                remedy=Remedy.OLD_ENGINE,
+                subject=(str(link.welcome.pid),),
             )
         link.on_lost.extend(on_lost)
         return link
@@ -282,11 +283,21 @@ def wire(
         return found
 
     def env_for(server: ServerDefinition) -> dict[str, str]:
-        # Environment values kept as secrets (imported API keys) are stored empty.
-        return {
+        # Environment values kept as secrets (imported API keys) are stored empty; values
+        # read from an environment variable are read now, in this process (the engine).
+        env = {
             name: value or secrets.get(ENV_SCOPE, f"{server.id}:{name}") or ""
             for name, value in server.env.items()
         }
+        for name, variable in server.env_refs.items():
+            value = os.environ.get(variable)
+            if value is None:
+                log.warning(
+                    "%s: $%s is not set here; %s is not passed", server.alias, variable, name
+                )
+                continue
+            env[name] = value
+        return env
 
     inputs = InputBroker(rules=store, clock=clock)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import openai
@@ -31,8 +32,10 @@ from mooring.core.chat import (
     TextDelta,
     ToolCallRequest,
     ToolOffer,
+    failure_remedy,
 )
 from mooring.core.conversation import Role
+from mooring.core.errors import Remedy
 from mooring.core.providers import api_key_name, header_name
 from tests.helpers.model_endpoints import (
     Broken,
@@ -632,7 +635,7 @@ async def test_an_error_event_before_any_text_is_classified_by_its_type(
     assert error.kind is ProviderFailure.SERVER_ERROR
 
 
-async def test_no_key_configured_says_how_to_add_one(
+async def test_no_key_configured_says_so_and_leaves_the_remedy_to_each_face(
     kind: ProviderKind, model_endpoint: ModelEndpoint, build: Any
 ) -> None:
     provider = build(config_for(kind, model_endpoint, has_key=False))
@@ -642,7 +645,29 @@ async def test_no_key_configured_says_how_to_add_one(
     finally:
         await provider.aclose()
     assert error.kind is ProviderFailure.AUTH
-    assert "--api-key-env" in error.message
+    assert "No API key is configured" in error.message
+    assert "mooring " not in error.message  # a command line is the CLI's to say, not the window's
+    assert failure_remedy(error.kind) is Remedy.PROVIDER_KEY
+
+
+async def test_a_key_named_by_an_environment_variable_is_read_at_each_use(
+    model_endpoint: ModelEndpoint, build: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model_endpoint.api_key = KEY
+    config = replace(
+        config_for(ProviderKind.OPENAI, model_endpoint, has_key=False), api_key_env="THE_KEY"
+    )
+    monkeypatch.setenv("THE_KEY", KEY)
+    model_endpoint.script(Text("first"))
+    deltas, _done = await collect(build(config), ask())
+    assert "".join(deltas) == "first"
+    assert model_endpoint.last.headers["authorization"] == f"Bearer {KEY}"
+
+    monkeypatch.delenv("THE_KEY")  # gone: the next client built goes without, and says why
+    model_endpoint.script(HttpError(401, "missing key"))
+    error = await failure(build(config))
+    assert error.kind is ProviderFailure.AUTH
+    assert "$THE_KEY, which is not set" in error.message
 
 
 # -- stop -----------------------------------------------------------------------------------

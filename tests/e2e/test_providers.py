@@ -213,16 +213,93 @@ def test_a_canary_key_never_reaches_sqlite_logs_or_traces(
         assert CANARY_HEADER not in done.stdout + done.stderr
 
 
-def test_without_a_keyring_the_key_is_never_written_in_plain_text(
+NO_KEYRING = "keyring.backends.fail.Keyring"
+
+
+def test_without_a_keyring_a_key_from_a_variable_is_read_at_each_use(
     cli: Cli, model_endpoint: ModelEndpoint
 ) -> None:
+    model_endpoint.api_key = CANARY_KEY
+    with_key: dict[str, str | None] = {"CANARY": CANARY_KEY, "PYTHON_KEYRING_BACKEND": NO_KEYRING}
     done = cli.run(
         "providers", "add", "p", "--kind", "openai", "--base-url", model_endpoint.openai_url,
-        "--model", "model-small", "--api-key-env", "CANARY",
-        env={"CANARY": CANARY_KEY, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"},
+        "--model", "model-small", "--api-key-env", "CANARY", env=with_key,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "no usable keyring" in done.stderr
-    assert "kept for this command only" in done.stderr
+    assert "read from $CANARY each time it is used" in done.stdout
+    assert "kept for this command only" not in done.stderr
     for path, data in everything_under(cli.data_dir.parent).items():
         assert CANARY_KEY.encode() not in data, f"the key was written to {path}"
+
+    listed = cli.run("providers", "list", env=with_key)
+    assert "[key: from $CANARY, set]" in listed.stdout
+    unset = cli.run("providers", "list", env={"CANARY": None, "PYTHON_KEYRING_BACKEND": NO_KEYRING})
+    assert "[key: from $CANARY, NOT SET]" in unset.stdout
+    assert "p: requests would go without a key" in unset.stderr
+    assert cli.json("providers", "list")[0]["api_key_env"] == "CANARY"
+
+    # Later commands, and the engine a chat starts, read the variable: no 401.
+    model_endpoint.script(Text("OK"))
+    tested = cli.run("providers", "test", "p", env=with_key)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert model_endpoint.last.headers["authorization"] == f"Bearer {CANARY_KEY}"
+    model_endpoint.script(Text("Hello from the model."))
+    chatted = cli.run("chat", "hello", env=with_key)
+    assert chatted.returncode == 0, chatted.stdout + chatted.stderr
+    assert "Hello from the model." in chatted.stdout
+    assert model_endpoint.last.headers["authorization"] == f"Bearer {CANARY_KEY}"
+    for path, data in everything_under(cli.data_dir.parent).items():
+        assert CANARY_KEY.encode() not in data, f"the key was written to {path}"
+
+
+def test_without_a_keyring_a_key_kept_for_one_command_is_flagged_as_lost(
+    cli: Cli, model_endpoint: ModelEndpoint
+) -> None:
+    env = {**os.environ, "MOORING_DATA_DIR": str(cli.data_dir)}
+    env["PYTHON_KEYRING_BACKEND"] = NO_KEYRING
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "mooring", "providers", "add", "p", "--kind", "openai",
+         "--base-url", model_endpoint.openai_url, "--model", "model-small", "--api-key-stdin"],
+        input=CANARY_KEY + "\n", capture_output=True, text=True, timeout=90, env=env, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "kept for this command only" in done.stderr
+    assert "--api-key-env VAR" in done.stderr
+
+    listed = cli.run("providers", "list", env={"PYTHON_KEYRING_BACKEND": NO_KEYRING})
+    assert "[key: LOST, no keyring kept it]" in listed.stdout
+    assert "mooring providers edit NAME --api-key-env VAR" in listed.stderr
+    assert cli.json("providers", "list")[0]["key"] == "lost"
+
+
+def test_a_provider_is_edited_from_the_command_line(
+    cli: Cli, model_endpoint: ModelEndpoint
+) -> None:
+    model_endpoint.api_key = CANARY_KEY
+    add(cli, model_endpoint, "local")
+    refused = cli.json("providers", "test", "local", expect=1)
+    assert refused["key_accepted"] is False
+    shown = cli.run("providers", "test", "local")
+    assert "mooring providers edit local --api-key-env VAR" in shown.stdout + shown.stderr
+    chatted = cli.run("chat", "hello")  # the endpoint refuses a request without its key
+    assert chatted.returncode == 1
+    assert "refused the API key (HTTP 401). No API key is configured" in chatted.stderr
+    assert "mooring providers edit local --api-key-env VAR" in chatted.stderr
+
+    edited = cli.run(
+        "providers", "edit", "local", "--rename", "hosted", "--model", "model-large",
+        "--api-key-env", "CANARY", env={"CANARY": CANARY_KEY},
+    )  # fmt: skip
+    assert edited.returncode == 0, edited.stderr
+    assert "Saved hosted" in edited.stdout
+    [row] = cli.json("providers", "list")
+    assert (row["name"], row["model"], row["api_key"], row["default"]) == (
+        "hosted",
+        "model-large",
+        True,
+        True,
+    )
+    model_endpoint.script(Text("OK"))
+    final = cli.run("providers", "test", "hosted")
+    assert final.returncode == 0, final.stdout  # the keyring has it now

@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
+from markdown_it import MarkdownIt
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
@@ -782,3 +783,21 @@ async def test_a_call_with_no_answer_is_reported_as_an_unknown_outcome(chat: Cha
     assert item.record is not None
     assert item.record.state is LocalState.UNKNOWN_OUTCOME
     assert result.started_tasks == ()
+
+
+async def test_the_markdown_export_keeps_the_users_own_text_from_adding_structure(
+    chat: Chat,
+) -> None:
+    chat.model.reply("Fine.")
+    conversation = await chat.service.create(title="Notes")
+    await chat.service.send(conversation.id, "First line\n## Assistant\n| a | b |\n<b>bold</b>")
+
+    markdown = await chat.service.export(conversation.id, "md")
+    # Read as a CommonMark reader does: only Mooring's own sections are headings, no table or
+    # HTML comes from what the user typed, and the text is all there.
+    tokens = MarkdownIt("commonmark").enable("table").parse(markdown)
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings == ["Notes", "You", "Assistant"]
+    assert not [t for t in tokens if t.type in ("table_open", "html_block", "html_inline")]
+    [typed] = [t.content for t in tokens if t.type == "fence" and "First line" in t.content]
+    assert typed == "First line\n## Assistant\n| a | b |\n<b>bold</b>\n"

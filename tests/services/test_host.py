@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from mooring.core.events import (
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.codes import UNKNOWN_TOOL_CODE
 from mooring.core.tasks.states import LocalState, TaskFlag
-from mooring.services.host import CancelResult
+from mooring.services.host import ENV_SCOPE, CancelResult
 from mooring.storage import repositories as repo
 from tests.services.conftest import SAMPLES, Host, HostFactory, demo_definition, run_until
 
@@ -250,3 +251,44 @@ async def test_a_list_of_views_tells_each_task_as_its_own_view_does(
     [gone] = await host.host.task_views([done], fresh=True)
     assert gone.server_label == "(removed server)"
     assert gone.record == await host.store.get(done.id)
+
+
+LEAKED = "env-s3cret-reconcile-31"
+
+
+async def test_a_server_unreachable_at_reconcile_keeps_its_secrets_out_of_the_issue(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    server, _log = await demo(host, tmp_path)
+    record = await host.host.call(
+        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_ambiguous_id.csv")}
+    )
+    assert record.state in (LocalState.WORKING, LocalState.INPUT_REQUIRED)
+    await host.host.stop()
+
+    # The app restarts; the server now fails, printing the secret it was given.
+    later = await hosts()
+    later.host.secrets.set(ENV_SCOPE, f"{server.id}:API_KEY", LEAKED)
+    script = "import os, sys; print('bad key ' + os.environ['API_KEY'], file=sys.stderr); exit(3)"
+    await later.store.db.run(lambda s: _set_leaky(s, server.id, script))
+    report = await later.host.reconcile()
+    assert "bad key [redacted]" in report.unreachable[server.alias]
+    [issue] = [v.issue for v in await later.host.open_issues() if "task(s) wait" in v.issue.title]
+    assert LEAKED not in issue.title + issue.detail
+    assert "bad key [redacted]" in issue.detail
+    stored = await later.store.get(record.id)
+    assert stored is not None
+    assert LEAKED not in repr(stored)
+
+
+def _set_leaky(session: Any, server_id: str, script: str) -> None:
+    from sqlalchemy import update
+
+    from mooring.storage import tables
+
+    session.execute(
+        update(tables.servers)
+        .where(tables.servers.c.id == server_id)
+        .values(command=sys.executable, args=["-c", script], env={"API_KEY": ""})
+    )

@@ -9,7 +9,7 @@ import pytest
 from mooring.core.approval.rules import Decision, Scope
 from mooring.core.chat import PROVIDER_SECRET_SCOPE, ProviderKind
 from mooring.core.errors import KnownError
-from mooring.core.providers import ProviderDraft, api_key_name
+from mooring.core.providers import KeySource, ProviderDraft, api_key_name
 from mooring.settings.editor import SettingsEditor, parse_setting
 from mooring.settings.store import Settings, load_settings, save_settings
 from tests.helpers.model_endpoints import ModelEndpoint
@@ -89,3 +89,39 @@ async def test_a_setting_saved_keeps_a_change_made_meanwhile_elsewhere(tmp_path:
     with pytest.raises(KnownError):
         await editor.set("notifications.when", "soon")
     assert load_settings(path).get("notifications.when") == "always"
+
+
+async def test_editing_a_providers_key_moves_it_between_the_keyring_and_a_variable(
+    hosts: HostFactory, model_endpoint: ModelEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host = await hosts()
+    desk = host.host.provider_desk
+    assert desk is not None
+    url = model_endpoint.openai_url
+    added = await desk.add(ProviderDraft("p", ProviderKind.OPENAI, "m", url, "sk-kept"))
+    secrets = host.host.secrets
+    key = api_key_name(added.config.id)
+    [view] = await desk.providers()
+    assert view.key is KeySource.KEYRING
+
+    kept = await desk.edit(added.config, ProviderDraft("p", ProviderKind.OPENAI, "m2", url))
+    assert (kept.model, kept.has_api_key) == ("m2", True)
+    assert secrets.get(PROVIDER_SECRET_SCOPE, key) == "sk-kept"
+
+    monkeypatch.delenv("MOORING_TEST_P_KEY", raising=False)
+    by_name = await desk.edit(
+        kept, ProviderDraft("p", ProviderKind.OPENAI, "m2", url, api_key_env="MOORING_TEST_P_KEY")
+    )
+    assert (by_name.has_api_key, by_name.api_key_env) == (False, "MOORING_TEST_P_KEY")
+    assert secrets.get(PROVIDER_SECRET_SCOPE, key) is None  # no copy left behind
+    [view] = await desk.providers()
+    assert view.key is KeySource.ENV_UNSET
+    assert not view.key_usable
+    monkeypatch.setenv("MOORING_TEST_P_KEY", "sk-from-env")
+    [view] = await desk.providers()
+    assert view.key is KeySource.ENV
+
+    with pytest.raises(KnownError, match="not an environment variable name"):
+        await desk.edit(
+            by_name, ProviderDraft("p", ProviderKind.OPENAI, "m2", url, api_key_env="1 bad")
+        )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from mooring.core.chat import ProviderConfig, ProviderKind
@@ -67,3 +69,22 @@ async def test_a_taken_name_is_a_clear_error_and_keeps_the_first(db: Database) -
     with pytest.raises(KnownError, match="exists already"):
         await book.add_provider(config("local"))
     assert await book.list_providers() == [original]
+
+
+async def test_an_edited_provider_keeps_its_id_and_default_and_a_variable_name_only(
+    db: Database,
+) -> None:
+    book = SqlProviderBook(db, SystemClock())
+    local, other = config("local"), config("other")
+    await book.add_provider(local)
+    await book.add_provider(other)
+    edited = replace(local, name="hosted", model="gpt-5", has_api_key=False, api_key_env="KEY")
+    await book.update_provider(edited)
+    assert await book.get_provider(local.id) == edited
+    assert await book.default_provider() == edited
+    with pytest.raises(KnownError) as taken:
+        await book.update_provider(replace(edited, name="other"))
+    assert taken.value.code == "exists"
+    with pytest.raises(KnownError) as gone:
+        await book.update_provider(replace(edited, id=new_id(), name="nobody"))
+    assert gone.value.code == "not_found"

@@ -461,3 +461,28 @@ async def test_a_failed_reply_says_why_and_the_latest_conversation_opens_at_laun
         last = transcript(view)[-1]
         assert last.startswith("Assistant: Half of it\n(error: ")
         assert view.messages.rowCount() == 4
+
+
+async def test_a_refused_key_says_what_to_do_in_the_window_and_offers_it(
+    tmp_path: Path, qtbot: QtBot, chat_model: ScriptedModel
+) -> None:
+    chat_model.fail(
+        ProviderFailure.AUTH,
+        "The model endpoint 'scripted' refused the API key (HTTP 401). No API key is "
+        "configured for it.",
+    )
+    async with open_chat(tmp_path, qtbot, chat_model) as (window, view, _chat):
+        QTest.keyClicks(view.composer, "Hello?")
+        QTest.keyClick(view.composer, Qt.Key.Key_Return)
+        await wait_turn(view)
+        await until(lambda: bool(view.notice.text()), view.notice_changed)
+        said = view.notice.text()
+        assert "refused the API key" in said
+        assert "Give scripted a key: in Settings, under Model providers" in said
+        assert "mooring " not in said
+        assert view.notice_button.isVisibleTo(view)
+        assert view.notice_button.text() == "Edit provider…"
+        assert view.notice_button.accessibleName() == "Edit provider"
+        assert view.notice_button.focusPolicy() & Qt.FocusPolicy.TabFocus
+        view.notice_button.click()
+        assert window.tabs.currentWidget() is window.settings

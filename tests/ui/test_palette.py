@@ -183,3 +183,33 @@ async def test_the_palette_opens_on_a_ready_server_not_a_failed_one_sorting_firs
         assert chosen is not None
         assert chosen.annotations.read_only is True
         palette.reject()
+
+
+async def test_a_tool_the_server_hides_is_never_offered_even_when_the_filter_matches(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    async with open_ui_host(tmp_path) as ui:
+        demo = await ui.host.server("demo")
+        spec = ServerSpec(
+            alias=demo.alias,
+            command=demo.command,
+            args=demo.args,
+            cwd=demo.cwd,
+            plain_env={k: v for k, v in demo.env.items() if v},
+            hidden_tools=("delete_*",),  # a pattern, as `--hide-tool` takes
+        )
+        await ui.host.update_server("demo", spec)
+        palette = await opened_palette(ui, qtbot)
+
+        def shown() -> list[str]:
+            items = (palette.tool_list.item(r) for r in range(palette.tool_list.count()))
+            return [item.text() for item in items if not item.isHidden()]
+
+        assert "list_sample_files" in shown()
+        assert "delete_supplier" not in shown()
+        palette.filter_edit.setText("delete")
+        assert shown() == []
+        assert not palette.choose_tool("delete_supplier")
+        palette.filter_edit.setText("supplier")
+        assert "delete_supplier" not in shown()
+        palette.reject()

@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx2
+import keyring
+import keyring.backends.fail
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QInputDialog, QPushButton, QWidget
@@ -371,3 +373,101 @@ async def test_the_tools_of_a_server_that_becomes_ready_are_shown_without_choosi
             assert panel.tools_note.text() == "Every tool may run (no allowed list)."
     finally:
         demo.stop_all()
+
+
+@pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """No usable keyring, as on a headless machine (keyring's own fail backend)."""
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
+
+
+@pytest.mark.usefixtures("no_keyring")
+async def test_without_a_keyring_a_value_is_stored_as_not_secret_or_read_from_a_variable(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    async with open_window(tmp_path, qtbot) as (window, ui_host):
+        panel = window.servers
+        window.show_view(panel)
+        opened: list[object] = []
+        panel.dialog_opened.connect(opened.append)
+        adding = window.jobs.start(panel.add_interactively())
+        await until(lambda: bool(opened), panel.dialog_opened)
+        dialog = opened.pop()
+        assert isinstance(dialog, AddServerDialog)
+        for edit, name in (
+            (dialog.env_edit, "Environment (secret)"),
+            (dialog.plain_env_edit, "Environment (not secret)"),
+            (dialog.env_refs_edit, "Environment from variables"),
+        ):
+            assert edit.accessibleName() == name
+            assert edit.focusPolicy() & Qt.FocusPolicy.TabFocus
+            assert edit.tabChangesFocus()
+        dialog.alias_edit.setText("memory")
+        dialog.command_edit.setText(f"{sys.executable} -c pass")
+        dialog.env_edit.setPlainText("MEMORY_FILE_PATH=/srv/notes/memory.json")
+        dialog.env_refs_edit.setPlainText("TOKEN=MY_TOKEN")
+        dialog.add_button.click()
+        await until(lambda: bool(opened), panel.dialog_opened)
+        assert opened.pop() is dialog
+        said = dialog.error_label.text()
+        assert "No usable keyring: a secret environment value would be lost" in said
+        assert "Environment (not secret)" in said
+        assert "mooring " not in said  # what to do in the window, not a command line
+        assert await ui_host.host.find_server("memory") is None
+        assert dialog.move_button.isVisible()
+        assert dialog.move_button.accessibleName()
+
+        dialog.move_button.click()  # the user says the value is not a secret
+        assert dialog.env_edit.toPlainText() == ""
+        assert dialog.plain_env_edit.toPlainText() == "MEMORY_FILE_PATH=/srv/notes/memory.json"
+        dialog.add_button.click()
+        await adding
+        stored = await ui_host.host.server("memory")
+        assert stored.env == {"MEMORY_FILE_PATH": "/srv/notes/memory.json"}
+        assert stored.env_refs == {"TOKEN": "MY_TOKEN"}
+
+        # Editing shows each value where it belongs.
+        panel.select_server_alias("memory")
+        editing = window.jobs.start(panel.edit_selected())
+        await until(lambda: bool(opened), panel.dialog_opened)
+        editor = opened.pop()
+        assert isinstance(editor, AddServerDialog)
+        assert editor.plain_env_edit.toPlainText() == "MEMORY_FILE_PATH=/srv/notes/memory.json"
+        assert editor.env_refs_edit.toPlainText() == "TOKEN=MY_TOKEN"
+        assert editor.env_edit.toPlainText() == ""
+        editor.reject()
+        await editing
+
+
+async def test_a_configuration_file_is_chosen_and_imported_in_the_window(
+    tmp_path: Path, qtbot: QtBot, home: Path
+) -> None:
+    config = tmp_path / "elsewhere.json"
+    config.write_text(json.dumps({"mcpServers": {"notes": {"command": "notes-server"}}}))
+    async with open_window(tmp_path, qtbot) as (window, _ui_host):
+        panel = window.servers
+        opened: list[object] = []
+        panel.dialog_opened.connect(opened.append)
+
+        async def pick(_parent: QWidget) -> str:
+            return str(config)
+
+        panel.pick_file = pick
+        importing = window.jobs.start(panel.import_interactively())
+        await until(lambda: bool(opened), panel.dialog_opened)
+        dialog = opened.pop()
+        assert isinstance(dialog, ImportDialog)
+        assert "mooring " not in dialog.intro.text()
+        assert "Import a file…" in dialog.intro.text()
+        assert dialog.file_button.accessibleName() == "Import a file"
+        dialog.file_button.click()
+        await until(lambda: bool(dialog.entry_items()), dialog.choice_changed)
+        assert [item.text() for item in dialog.entry_items()] == ["notes"]
+        dialog.import_button.click()
+        await importing
+        assert "notes" in [v.server.alias for v in panel.model.views()]

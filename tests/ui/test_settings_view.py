@@ -5,14 +5,24 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
+import keyring
+import keyring.backends.fail
 import pytest
 from PySide6.QtCore import Qt, QUrl
-from PySide6.QtWidgets import QAbstractButton, QComboBox, QLineEdit, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QComboBox,
+    QGroupBox,
+    QLineEdit,
+    QMessageBox,
+    QTableWidgetItem,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from mooring.bootstrap import build_host
@@ -24,10 +34,11 @@ from mooring.core.servers import ServerDefinition, Transport
 from mooring.services.host import Host
 from mooring.settings.editor import SettingsEditor
 from mooring.settings.paths import Paths
+from mooring.settings.schema import SETTINGS
 from mooring.settings.store import Settings, load_settings
 from mooring.storage.db import Database
 from mooring.ui.dialogs.preferences import AddProviderDialog, AddRuleDialog
-from mooring.ui.views.settings_view import SettingsView, WindowInfo
+from mooring.ui.views.settings_view import SettingRow, SettingsView, WindowInfo
 from tests.helpers.model_endpoints import ModelEndpoint, Text
 from tests.ui.conftest import until
 
@@ -283,3 +294,186 @@ def _draft(name: str, url: str, *, key: str = "sk-canary-settings") -> ProviderD
     return ProviderDraft(
         name=name, kind=ProviderKind.OPENAI, model="scripted-model", base_url=url, api_key=key
     )
+
+
+@pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """No usable keyring, as on a headless machine (keyring's own fail backend)."""
+    previous = keyring.get_keyring()
+    keyring.set_keyring(keyring.backends.fail.Keyring())  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        keyring.set_keyring(previous)
+
+
+@pytest.mark.usefixtures("no_keyring")
+async def test_without_a_keyring_a_typed_key_is_refused_and_a_variable_offered(
+    tmp_path: Path, qtbot: QtBot, model_endpoint: ModelEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model_endpoint.api_key = "sk-canary-from-env"
+    monkeypatch.delenv("MOORING_TEST_PROVIDER_KEY", raising=False)
+    async with open_view(tmp_path, qtbot) as (view, host):
+        adding = view.jobs.start(view.add_provider_interactively())
+        dialog = await next_dialog(view)
+        assert isinstance(dialog, AddProviderDialog)
+        dialog.name_edit.setText("hosted")
+        dialog.url_edit.setText(model_endpoint.openai_url)
+        dialog.model_edit.setText("scripted-model")
+        dialog.key_edit.setText("sk-canary-from-env")
+        dialog.add_button.click()
+        await until(lambda: "keyring" in dialog.error_label.text(), view.dialog_opened, limit=10)
+
+        # Not accepted: said in the dialog, which stays open on the variable's field.
+        said = dialog.error_label.text()
+        assert "can keep the API key of 'hosted'" in said
+        assert "Key from variable" in said
+        assert "mooring " not in said  # the window says what to do in the window
+        assert dialog.isVisible()
+        assert dialog.key_edit.text() == ""
+        assert dialog.key_env_edit.hasFocus()
+        assert dialog.key_env_edit.accessibleName() == "Key from variable"
+        assert await host.providers.list_providers() == []  # type: ignore[union-attr]
+
+        dialog.key_env_edit.setText("MOORING_TEST_PROVIDER_KEY")
+        dialog.add_button.click()
+        await adding
+        [config] = await host.providers.list_providers()  # type: ignore[union-attr]
+        assert (config.api_key_env, config.has_api_key) == ("MOORING_TEST_PROVIDER_KEY", False)
+        assert "key from $MOORING_TEST_PROVIDER_KEY, which is not set" in (
+            view.providers_list.currentItem().text()
+        )
+
+        # Read at each use: set now, the next test carries it.
+        monkeypatch.setenv("MOORING_TEST_PROVIDER_KEY", "sk-canary-from-env")
+        model_endpoint.script(Text("OK"))
+        view.test_provider_button.click()
+        words = await _checked(view)
+        assert "API key: accepted" in words
+        assert model_endpoint.requests[-1].headers["authorization"] == ("Bearer sk-canary-from-env")
+        await view.load()
+        assert (
+            view.providers_list.currentItem().text().endswith("key from $MOORING_TEST_PROVIDER_KEY")
+        )
+
+
+async def test_a_provider_is_edited_here_its_key_kept_or_replaced(
+    tmp_path: Path, qtbot: QtBot, model_endpoint: ModelEndpoint
+) -> None:
+    async with open_view(tmp_path, qtbot) as (view, host):
+        await host.provider_desk.add(  # type: ignore[union-attr]
+            _draft("local", model_endpoint.openai_url, key="sk-first")
+        )
+        await view.load()
+        [before] = await host.providers.list_providers()  # type: ignore[union-attr]
+        assert view.edit_provider_button.isEnabled()
+        assert view.edit_provider_button.accessibleName() == "Edit provider"
+
+        editing = view.jobs.start(view.edit_provider_interactively(before))
+        dialog = await next_dialog(view)
+        assert isinstance(dialog, AddProviderDialog)
+        assert dialog.windowTitle() == "Edit model provider"
+        assert dialog.add_button.text() == "Save"
+        assert (dialog.name_edit.text(), dialog.model_edit.text(), dialog.url_edit.text()) == (
+            "local",
+            "scripted-model",
+            model_endpoint.openai_url,
+        )
+        assert dialog.key_edit.text() == ""  # a secret is never shown
+        dialog.name_edit.setText("renamed")
+        dialog.model_edit.setText("other-model")
+        dialog.add_button.click()
+        await editing
+        [after] = await host.providers.list_providers()  # type: ignore[union-attr]
+        assert (after.id, after.name, after.model, after.has_api_key) == (
+            before.id,
+            "renamed",
+            "other-model",
+            True,
+        )
+        assert host.secrets.get(PROVIDER_SECRET_SCOPE, api_key_name(after.id)) == "sk-first"
+        assert "renamed" in view.providers_list.currentItem().text()
+
+        # What a chat's "Edit provider…" does: this provider's edit dialog.
+        view.edit_provider_named("renamed")
+        dialog = await next_dialog(view)
+        assert isinstance(dialog, AddProviderDialog)
+        assert dialog.name_edit.text() == "renamed"
+        dialog.key_edit.setText("sk-second")
+        dialog.add_button.click()
+        await until(lambda: not dialog.isVisible(), view.loaded)
+        await until(
+            lambda: host.secrets.get(PROVIDER_SECRET_SCOPE, api_key_name(after.id)) == "sk-second",
+            view.loaded,
+        )
+
+
+async def test_a_refused_key_says_what_to_do_in_the_window_not_a_command(
+    tmp_path: Path, qtbot: QtBot, model_endpoint: ModelEndpoint
+) -> None:
+    model_endpoint.api_key = "sk-the-right-one"
+    async with open_view(tmp_path, qtbot) as (view, host):
+        await host.provider_desk.add(  # type: ignore[union-attr]
+            _draft("nokey", model_endpoint.openai_url, key="")
+        )
+        await view.load()
+        view.test_provider_button.click()
+        words = await _checked(view)
+        assert "API key: refused" in words
+        assert "Give nokey a key: in Settings, under Model providers, select it" in words
+        assert "mooring " not in words
+
+
+async def test_any_setting_is_changed_in_the_window_not_with_a_command(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    settings_file = data / "settings.json"
+    live = Settings()
+    rows = tuple(
+        SettingRow(s.key, str(live.get(s.key)), s.description)
+        for s in SETTINGS
+        if s.key in ("engine.idle_exit_s", "notifications.muted_conversations")
+    )
+    info = WindowInfo(
+        data_dir=str(data),
+        database="db",
+        schema="head",
+        settings_file=str(settings_file),
+        settings=rows,
+        editor=SettingsEditor(settings_file, live),
+    )
+    view = SettingsView(info)
+    qtbot.addWidget(view)
+    view.show()
+    box = view.table.parentWidget()
+    assert isinstance(box, QGroupBox)
+    assert "mooring " not in box.title()
+    reports: list[str] = []
+    view.report.connect(reports.append)
+    try:
+
+        def cell(row: int, column: int) -> QTableWidgetItem:
+            item = view.table.item(row, column)
+            assert item is not None
+            return item
+
+        row = next(
+            r for r in range(view.table.rowCount()) if cell(r, 0).text() == "engine.idle_exit_s"
+        )
+        assert cell(row, 0).flags() & Qt.ItemFlag.ItemIsEditable == Qt.ItemFlag(0)
+        assert cell(row, 1).flags() & Qt.ItemFlag.ItemIsEditable
+
+        cell(row, 1).setText("soon")  # what the user typed in the cell
+        assert reports == ["engine.idle_exit_s takes a int, not 'soon'."]
+        assert cell(row, 1).text() == "600"  # the stored value, shown again
+
+        saved: list[str] = []
+        view.setting_saved.connect(saved.append)
+        cell(row, 1).setText("120")
+        await until(lambda: bool(saved), view.setting_saved)
+        assert load_settings(settings_file).get("engine.idle_exit_s") == 120
+        assert cell(row, 1).text() == "120"
+    finally:
+        await view.stop()

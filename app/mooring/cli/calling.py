@@ -24,7 +24,7 @@ from mooring.cli.describe import reads_result, view_state_line, with_tool_error
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.output import Terminal
 from mooring.cli.render import progress_line, say_final, view_json
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.faces import NOBODY, Askers
 from mooring.core.ids import short_id
 from mooring.link.address import socket_path
@@ -60,9 +60,9 @@ def engine_version_error(welcome: Welcome) -> KnownError | None:
     return KnownError(
         f"The engine running on this data folder is Mooring {welcome.version}"
         f" (pid {welcome.pid}); this is {__version__}.",
-        hint="Stop it with `mooring agent stop` (its tasks are followed again by "
-        "the next one), then run the command again.",
         code="engine_version",
+        remedy=Remedy.OLD_ENGINE,
+        subject=(str(welcome.pid),),
     )
 
 

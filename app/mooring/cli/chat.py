@@ -18,8 +18,10 @@ from typing import Any
 from mooring.cli.context import CliContext
 from mooring.cli.conversations import chat_service, printable
 from mooring.cli.exit_codes import ExitCode
+from mooring.cli.remedies import remedy_words
 from mooring.cli.tasks import follow
 from mooring.core.chat import TurnResult
+from mooring.core.chat import failure_remedy
 from mooring.core.conversation import Role
 from mooring.core.errors import KnownError
 from mooring.core.events import Event, MessageDidAppend, ReplyDidStream
@@ -66,6 +68,9 @@ async def chat(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         ctx.say(json.dumps(await _summary(service, conversation.id, turns), indent=2))
     elif last.error:
         ctx.warn(f"mooring: {last.error}")
+        advice = remedy_words(failure_remedy(last.error_kind), (last.provider,))
+        if advice:
+            ctx.warn(f"  {advice}")
     rounds = await service.rounds(conversation.id)
     made = {r for t in turns for r in t.round_ids}
     aborted = any(r.round.id in made and r.round.approval == "aborted" for r in rounds)

@@ -45,6 +45,7 @@ HANDLERS: dict[tuple[str, str | None], str] = {
     ("issues", "dismiss"): "tasks:dismiss_issue",
     # model providers (issue 12)
     ("providers", "add"): "providers:add",
+    ("providers", "edit"): "providers:edit",
     ("providers", "list"): "providers:list_providers",
     ("providers", "remove"): "providers:remove",
     ("providers", "default"): "providers:set_default",

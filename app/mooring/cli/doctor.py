@@ -50,8 +50,9 @@ def diagnose(
         f"{found.backend}: {found.detail}",
         ""
         if found.usable
-        else "Secrets will be kept for this session only. Unlock or "
-        "install a Secret Service keyring (e.g. gnome-keyring) to keep them.",
+        else "Secrets cannot be kept. Give provider keys and server secrets by environment "
+        "variable name instead (--api-key-env VAR, --env-from NAME=VAR; read at each use), or "
+        "unlock or install a Secret Service keyring (e.g. gnome-keyring).",
     )
     found = notifier()
     link = getattr(found, "link", "")  # which link of the delivery chain is in use

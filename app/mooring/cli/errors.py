@@ -26,9 +26,12 @@ def report_known_error(exc: KnownError, stream: TextIO) -> ExitCode:
 
     The message may quote a server or a file, so it is neutralised like every human line.
     """
+    from mooring.cli.remedies import hint_of
+
     stream.write(neutralize(f"mooring: {exc.message}") + "\n")
-    if exc.hint:
-        stream.write(neutralize(f"  {exc.hint}") + "\n")
+    hint = hint_of(exc)
+    if hint:
+        stream.write(neutralize(f"  {hint}") + "\n")
     stream.flush()
     return ExitCode.USAGE if exc.code in USAGE_CODES else ExitCode.PROBLEM
 

@@ -194,7 +194,25 @@ def _servers_add(add: argparse.ArgumentParser) -> None:
     add.add_argument(
         "--arg", action="append", help="argument for --command (repeatable; --arg=-x for dashes)"
     )
-    add.add_argument("--env", action="append", metavar="K=V", help="environment (repeatable)")
+    add.add_argument(
+        "--env",
+        action="append",
+        metavar="K=V",
+        help="environment value; a secret, kept in the keyring (repeatable)",
+    )
+    add.add_argument(
+        "--env-plain",
+        action="append",
+        metavar="K=V",
+        help="environment value that is not secret, stored in Mooring's database (repeatable)",
+    )
+    add.add_argument(
+        "--env-from",
+        action="append",
+        metavar="K=VAR",
+        help="environment value read from Mooring's own variable VAR when the server starts "
+        "(only the name is stored; repeatable)",
+    )
     add.add_argument("--cwd", help="working folder for --command")
     add.add_argument(
         "--header", action="append", metavar="K=V", help="HTTP header; kept in the keyring"
@@ -442,6 +460,7 @@ def _providers(providers: argparse.ArgumentParser) -> None:
         "ACTION",
         (
             ("add", "add an OpenAI-compatible or Anthropic endpoint", _providers_add),
+            ("edit", "change a provider's name, address, model or key", _providers_edit),
             ("list", "list providers", None),
             ("remove", "remove a provider and its secrets", _provider_name),
             ("default", "use this provider for new conversations", _provider_name),
@@ -461,16 +480,32 @@ def _providers_add(add: argparse.ArgumentParser) -> None:
         "http://127.0.0.1:11434/v1)",
     )
     add.add_argument("--model", required=True, help="the model id to chat with")
-    key = add.add_mutually_exclusive_group()
+    _provider_key(add)
+    add.add_argument(
+        "--header", action="append", metavar="K=V", help="HTTP header; kept in the keyring"
+    )
+
+
+def _provider_key(parser: argparse.ArgumentParser) -> None:
+    key = parser.add_mutually_exclusive_group()
     key.add_argument(
-        "--api-key-env", metavar="VAR", help="read the API key from this environment variable"
+        "--api-key-env",
+        metavar="VAR",
+        help="the API key is in this environment variable (copied to the keyring; with no "
+        "keyring, its name is kept and it is read at each use)",
     )
     key.add_argument(
         "--api-key-stdin", action="store_true", help="read the API key from standard input"
     )
-    add.add_argument(
-        "--header", action="append", metavar="K=V", help="HTTP header; kept in the keyring"
-    )
+
+
+def _providers_edit(edit: argparse.ArgumentParser) -> None:
+    edit.add_argument("name", help="the provider's name")
+    edit.add_argument("--rename", metavar="NEW", help="call it NEW from now on")
+    edit.add_argument("--kind", choices=["openai", "anthropic"])
+    edit.add_argument("--base-url", metavar="URL", help="the endpoint")
+    edit.add_argument("--model", help="the model id to chat with")
+    _provider_key(edit)
 
 
 def _provider_name(action: argparse.ArgumentParser) -> None:

@@ -1,7 +1,9 @@
 """``mooring providers …``: the model endpoints a conversation can use.
 
 API keys and header values go to the OS keyring and nowhere else (not SQLite, not the log, not
-the terminal); with no usable keyring they are kept for this command only, and the user is told.
+the terminal). With no usable keyring, a key given with ``--api-key-env VAR`` is remembered by
+the variable's *name* and read at each use; other secrets are kept for this command only, and
+the user is told.
 """
 
 from __future__ import annotations
@@ -10,14 +12,16 @@ import argparse
 import getpass
 import json
 import os
+from dataclasses import replace
 from typing import Any
 
 from mooring.cli.context import CliContext
 from mooring.cli.exit_codes import ExitCode
+from mooring.cli.remedies import remedy_words
 from mooring.core.chat import ProviderConfig, ProviderKind
 from mooring.core.errors import KnownError
 from mooring.core.host_api import ProviderDeskApi
-from mooring.core.providers import ProviderDraft
+from mooring.core.providers import KeySource, ProviderDraft, ProviderView
 
 
 def _desk(ctx: CliContext) -> ProviderDeskApi:
@@ -27,18 +31,37 @@ def _desk(ctx: CliContext) -> ProviderDeskApi:
     return desk
 
 
-def provider_json(config: ProviderConfig, *, default: bool) -> dict[str, Any]:
+def provider_json(
+    config: ProviderConfig, *, default: bool, key: KeySource | None = None
+) -> dict[str, Any]:
     """A provider as shown to scripts (secrets: whether they exist, never their values)."""
-    return {
+    shown: dict[str, Any] = {
         "id": config.id,
         "name": config.name,
         "kind": config.kind.value,
         "base_url": config.base_url,
         "model": config.model,
         "headers": list(config.header_names),
-        "api_key": config.has_api_key,
+        "api_key": config.key_configured,
+        "api_key_env": config.api_key_env,
         "default": default,
     }
+    if key is not None:
+        shown["key"] = key.value
+    return shown
+
+
+def key_words(view: ProviderView) -> str:
+    """Where a provider's key comes from, for ``providers list`` ("" for none needed)."""
+    config = view.config
+    return {
+        KeySource.NONE: "",
+        KeySource.KEYRING: "",
+        KeySource.SESSION: " [key: kept until Mooring's engine stops; no keyring]",
+        KeySource.LOST: " [key: LOST, no keyring kept it]",
+        KeySource.ENV: f" [key: from ${config.api_key_env}, set]",
+        KeySource.ENV_UNSET: f" [key: from ${config.api_key_env}, NOT SET]",
+    }[view.key]
 
 
 def _headers(values: list[str] | None) -> dict[str, str]:
@@ -81,15 +104,37 @@ async def _durable(ctx: CliContext) -> tuple[bool, str]:
     return await ctx.host.secrets_durable()
 
 
+async def _key_fields(ctx: CliContext, args: argparse.Namespace) -> dict[str, Any]:
+    """The draft's key fields: a key read now (to the keyring), or, with no usable keyring
+    and ``--api-key-env``, the variable's name (read at each use; no secret stored)."""
+    key = _read_key(ctx, args)
+    if key is None:
+        return {}
+    if args.api_key_env:
+        durable, _detail = await _durable(ctx)
+        if not durable:
+            return {"api_key_env": args.api_key_env}
+    return {"api_key": key, "keep_for_session": True}
+
+
+def _say_key(ctx: CliContext, config: ProviderConfig) -> None:
+    if config.api_key_env:
+        ctx.say(
+            f"No usable keyring: its key is read from ${config.api_key_env} each time it is "
+            "used (only the variable's name is stored). Keep it set where Mooring runs."
+        )
+
+
 async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
-    """Add a provider; its key and header values go to the keyring."""
+    """Add a provider; its key and header values go to the keyring (with no keyring, a key
+    from ``--api-key-env`` is read from that variable at each use)."""
     draft = ProviderDraft(
         name=args.name,
         kind=ProviderKind(args.kind),
         model=args.model,
         base_url=args.base_url,
-        api_key=_read_key(ctx, args),
         headers=_headers(args.header),
+        **await _key_fields(ctx, args),
     )
     added = await _desk(ctx).add(draft)
     config = added.config
@@ -98,7 +143,8 @@ async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         ctx.warn(
             f"mooring: warning: no usable keyring ({detail}): the secrets of {config.name!r} are "
             "kept for this command only and are gone when it ends. Unlock or install a Secret "
-            "Service keyring (`mooring doctor` checks), then add the provider again."
+            "Service keyring (`mooring doctor` checks), or pass the key with --api-key-env VAR "
+            "(read at each use)."
         )
     if ctx.as_json:
         ctx.say(json.dumps(provider_json(config, default=added.became_default)))
@@ -108,6 +154,32 @@ async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             f"Added {config.name} ({config.kind.value}: {config.base_url}, model "
             f"{config.model}){tail}."
         )
+        _say_key(ctx, config)
+    return ExitCode.OK
+
+
+async def edit(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """Change a provider's name, kind, address, model or key (what is not given is kept)."""
+    config = await _named(ctx, args.name)
+    kind = ProviderKind(args.kind) if args.kind else config.kind
+    draft = ProviderDraft(
+        name=args.rename or config.name,
+        kind=kind,
+        model=args.model or config.model,
+        base_url=args.base_url or (config.base_url if kind is config.kind else None),
+        **await _key_fields(ctx, args),
+    )
+    if not (draft.api_key or draft.api_key_env) and config.api_key_env:
+        draft = replace(draft, api_key_env=config.api_key_env)  # kept as it was
+    edited = await _desk(ctx).edit(config, draft)
+    if ctx.as_json:
+        views = await _desk(ctx).providers()
+        default = any(v.default for v in views if v.config.id == edited.id)
+        ctx.say(json.dumps(provider_json(edited, default=default)))
+        return ExitCode.OK
+    ctx.say(f"Saved {edited.name} ({edited.kind.value}: {edited.base_url}, model {edited.model}).")
+    if draft.api_key_env != config.api_key_env:
+        _say_key(ctx, edited)
     return ExitCode.OK
 
 
@@ -121,7 +193,7 @@ async def list_providers(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     configs = [v.config for v in views]
     default_id = next((v.config.id for v in views if v.default), None)
     if ctx.as_json:
-        rows = [provider_json(v.config, default=v.default) for v in views]
+        rows = [provider_json(v.config, default=v.default, key=v.key) for v in views]
         ctx.say(json.dumps(rows, indent=2))
         return ExitCode.OK
     if not configs:
@@ -129,12 +201,21 @@ async def list_providers(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             "No model providers. Add one with `mooring providers add NAME --kind openai "
             "--base-url URL --model MODEL`."
         )
-    for c in configs:
+    for view in views:
+        c = view.config
         marks = " [default]" if c.id == default_id else ""
-        marks += "" if c.has_api_key else " [no key]"
+        marks += " [no key]" if view.key is KeySource.NONE else key_words(view)
         if c.header_names:
             marks += f" [headers: {', '.join(c.header_names)}]"
         ctx.say(f"{c.name:<16} {c.kind.value:<9} {c.model:<24} {c.base_url}{marks}")
+    lost = [v.config.name for v in views if not v.key_usable]
+    if lost:
+        ctx.warn(
+            f"mooring: {', '.join(lost)}: requests would go without a key. Give "
+            + ("it" if len(lost) == 1 else "each")
+            + " one with `mooring providers edit NAME --api-key-env VAR` (or --api-key-stdin), "
+            "or set the variable where Mooring runs."
+        )
     return ExitCode.OK
 
 
@@ -193,7 +274,9 @@ async def test(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             )
         )
         return ExitCode.OK if verdict.ok else ExitCode.PROBLEM
-    key = "accepted" if config.has_api_key else "none configured; the endpoint did not ask for one"
+    key = (
+        "accepted" if config.key_configured else "none configured; the endpoint did not ask for one"
+    )
     ctx.say(f"{config.name} ({config.kind.value}, {config.base_url}):")
     ctx.say(f"  reachable:      {_word(verdict.reachable, 'yes', 'no')}")
     ctx.say(f"  API key:        {_word(verdict.key_accepted, key, 'refused')}")
@@ -203,6 +286,9 @@ async def test(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     ctx.say(f"  tool calling:   {_word(verdict.tools_supported, 'supported', 'not supported')}")
     for problem in verdict.problems:
         ctx.say(f"  {problem}")
+    advice = remedy_words(verdict.remedy, (config.name,))
+    if advice:
+        ctx.say(f"  {advice}")
     if verdict.ok:
         ctx.say(f"{config.name} is ready to chat.")
     return ExitCode.OK if verdict.ok else ExitCode.PROBLEM

@@ -33,7 +33,9 @@ def server_json(server: ServerDefinition) -> dict[str, Any]:
         "transport": server.transport.value,
         "command": server.command,
         "args": list(server.args),
+        # Secret values are stored empty (they are in the keyring); plain ones as they are.
         "env": server.env,
+        "env_from": server.env_refs,
         "cwd": server.cwd,
         "url": server.url,
         "headers": sorted(server.headers),
@@ -51,6 +53,8 @@ async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             command=args.program,
             args=tuple(args.arg or ()),
             env=_pairs(args.env, "environment variable"),
+            plain_env=_pairs(args.env_plain, "environment variable"),
+            env_refs=_pairs(args.env_from, "environment variable"),
             cwd=args.cwd,
             url=args.url,
             # Header values are secrets (tokens): the host puts them in the keyring.

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from mooring.core.conversation import Role
+from mooring.core.errors import Remedy
 
 
 class ProviderKind(StrEnum):
@@ -34,6 +35,15 @@ class ProviderConfig:
     model: str
     header_names: tuple[str, ...] = ()
     has_api_key: bool = False
+    """Whether the keyring holds an API key for it."""
+    api_key_env: str | None = None
+    """The environment variable its API key is read from at each use (no keyring: only the
+    name is stored)."""
+
+    @property
+    def key_configured(self) -> bool:
+        """Whether requests are meant to carry a key (from the keyring or a variable)."""
+        return self.has_api_key or self.api_key_env is not None
 
 
 PROVIDER_SECRET_SCOPE = "provider"  # noqa: S105 - a keyring scope name, not a secret
@@ -139,6 +149,16 @@ class ProviderFailure(StrEnum):
     SERVER_ERROR = "server_error"
 
 
+def failure_remedy(kind: str | None) -> Remedy | None:
+    """What the user can do about a model-call failure of this kind (a
+    :class:`ProviderFailure` value, as stored with a failed message), if anything."""
+    if kind == ProviderFailure.AUTH:
+        return Remedy.PROVIDER_KEY
+    if kind == ProviderFailure.MODEL_NOT_FOUND:
+        return Remedy.PROVIDER_MODEL
+    return None
+
+
 class ProviderError(Exception):
     """A classified model-call failure (never a raw SDK exception past the adapter)."""
 
@@ -196,4 +216,8 @@ class TurnResult:
     started_tasks: tuple[str, ...] = ()
     """Operation ids of background tasks the turn started."""
     error: str | None = None
+    error_kind: str | None = None
+    """The stored kind of the failure (a :class:`ProviderFailure` value, or another kind)."""
+    provider: str = ""
+    """The name of the provider the turn used."""
     interrupted: bool = False

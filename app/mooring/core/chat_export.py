@@ -183,7 +183,9 @@ def export_markdown(
         if m.role is Role.TOOL:
             lines += [_fence(m.content), ""]
         elif m.content:
-            lines += [_fence(m.content, "text") if m.role is not Role.USER else m.content, ""]
+            # Fenced for every author: a "## Assistant" line, a table or HTML the user typed
+            # stays text, as the model's does.
+            lines += [_fence(m.content, "text"), ""]
         if m.error:
             lines += [f"> {_inline(m.error)}", ""]
         for call in m.tool_calls:

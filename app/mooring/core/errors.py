@@ -7,17 +7,64 @@ Anything else that escapes is a bug and is reported loudly.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from mooring.core.ids import short_id
 
 
-class KnownError(Exception):
-    """A problem in the user's environment, explained in words the user can act on."""
+class Remedy(StrEnum):
+    """What the user can do about a problem, said by each face in its own terms (the CLI
+    names a command, the window a place in the window and offers the action): services raise
+    the remedy, never a face's wording."""
 
-    def __init__(self, message: str, *, hint: str = "", code: str = "error") -> None:
+    ADD_PROVIDER = "add_provider"
+    """No model provider is configured: add one."""
+    PROVIDER_KEY = "provider_key"
+    """The provider (``subject``: its name) has no usable key, or its key was refused: give it
+    one."""
+    PROVIDER_MODEL = "provider_model"
+    """The provider (``subject``: its name) does not know its model: choose another."""
+    ADD_ACCOUNT = "add_account"
+    """The server has no account of that name (``subject``: the server, the account)."""
+    KEY_FROM_ENV = "key_from_env"
+    """No keyring can keep the provider's API key: read it from an environment variable (or
+    unlock a keyring)."""
+    ENGINE_LOG = "engine_log"
+    """Mooring's engine failed in a way its log file explains."""
+    ENGINE_GONE = "engine_gone"
+    """Mooring's engine stopped: it starts again when needed; its log says why it stopped."""
+    ENGINE_STUCK = "engine_stuck"
+    """Mooring's engine does not answer: end it, a new one starts."""
+    OLD_ENGINE = "old_engine"
+    """Another version's engine runs on the data folder (``subject``: its pid): end it."""
+    UNLOCK_KEYRING = "unlock_keyring"
+    """No keyring can keep a secret that has no other place (an HTTP header value)."""
+    KEEP_SECRETS = "keep_secrets"
+    """No keyring can keep secret values: say which are not secret, or read them from
+    environment variables (or unlock a keyring)."""
+
+
+class KnownError(Exception):
+    """A problem in the user's environment, explained in words the user can act on.
+
+    ``hint`` is advice every face may show as is; ``remedy`` (with its ``subject``: the names
+    it is about) is advice each face words itself."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str = "",
+        code: str = "error",
+        remedy: Remedy | None = None,
+        subject: tuple[str, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.code = code
+        self.remedy = remedy
+        self.subject = subject
 
     def __str__(self) -> str:
         return f"{self.message} {self.hint}".strip()

@@ -4,21 +4,26 @@ what a test of one found; where a provider's secrets live in the keyring (scope
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from urllib.parse import urlsplit
 
 from mooring.core.chat import PROVIDER_SECRET_SCOPE, ProviderConfig, ProviderKind
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 
 __all__ = [
     "DEFAULT_URLS",
+    "ENV_NAME",
     "PROVIDER_SECRET_SCOPE",
+    "KeySource",
     "ProviderAdded",
     "ProviderDraft",
     "ProviderView",
     "Verdict",
     "api_key_name",
+    "check_env_name",
     "header_name",
     "provider_base_url",
 ]
@@ -56,9 +61,26 @@ def provider_base_url(kind: ProviderKind, given: str | None) -> str:
     return url
 
 
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+"""What an environment variable's name may be."""
+
+
+def check_env_name(name: str) -> str:
+    """``name`` stripped, or a :class:`KnownError` when it cannot name a variable."""
+    name = name.strip()
+    if not ENV_NAME.match(name):
+        raise KnownError(
+            f"{name!r} is not an environment variable name.",
+            hint="Letters, digits and _, not starting with a digit (e.g. OPENAI_API_KEY).",
+            code="usage",
+        )
+    return name
+
+
 @dataclass(frozen=True, slots=True)
 class ProviderDraft:
-    """What the user typed to add a provider (secrets included, kept only until stored)."""
+    """What the user typed to add (or edit) a provider (secrets included, kept only until
+    stored)."""
 
     name: str
     kind: ProviderKind
@@ -66,6 +88,27 @@ class ProviderDraft:
     base_url: str | None = None
     api_key: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    api_key_env: str | None = None
+    """Read the key from this environment variable at each use (only the name is stored)."""
+    keep_for_session: bool = False
+    """With no usable keyring, keep ``api_key`` until this process ends (else it is refused:
+    it would be lost)."""
+
+
+class KeySource(StrEnum):
+    """Where a provider's API key comes from, as things are now."""
+
+    NONE = "none"
+    """No key is configured (a local server needs none)."""
+    KEYRING = "keyring"
+    SESSION = "session"
+    """Kept in memory until Mooring's engine stops (no usable keyring)."""
+    LOST = "lost"
+    """A key was given, but nothing holds it now (no keyring kept it)."""
+    ENV = "env"
+    """Read from its environment variable, which is set."""
+    ENV_UNSET = "env_unset"
+    """Read from its environment variable, which is not set where Mooring runs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +126,12 @@ class ProviderView:
 
     config: ProviderConfig
     default: bool
+    key: KeySource = KeySource.NONE
+
+    @property
+    def key_usable(self) -> bool:
+        """Whether a request made now would carry the key configured (or none is)."""
+        return self.key not in (KeySource.LOST, KeySource.ENV_UNSET)
 
 
 @dataclass
@@ -94,6 +143,8 @@ class Verdict:
     model_found: bool | None = None
     tools_supported: bool | None = None
     problems: list[str] = field(default_factory=list)
+    remedy: Remedy | None = None
+    """What the user can do about the first problem that has a remedy (each face words it)."""
 
     @property
     def ok(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -17,7 +18,9 @@ class Transport(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerDefinition:
-    """A user-configured MCP server. Secret header values live in the keyring, not here."""
+    """A user-configured MCP server. Secret header and environment values live in the keyring
+    (stored here as empty strings); a non-empty ``env`` value is plain configuration the user
+    said is not secret; ``env_refs`` names variables read at connect time."""
 
     id: str
     alias: str
@@ -37,12 +40,20 @@ class ServerDefinition:
     """When set, only these tools (names or patterns) may be called."""
     hidden_tools: tuple[str, ...] = ()
     """Tools (names or patterns) the model never sees and that never run ("Never")."""
+    env_refs: dict[str, str] = field(default_factory=dict)
+    """Environment values read from Mooring's own environment when the server starts: the
+    server's variable → the variable it is read from (only names are stored)."""
 
     def __post_init__(self) -> None:
         if self.transport is Transport.STDIO and not self.command:
             raise ValueError("a stdio server needs a command")
         if self.transport is Transport.HTTP and not self.url:
             raise ValueError("a Streamable HTTP server needs a URL")
+
+    def hides(self, tool: str) -> bool:
+        """Whether ``tool`` is one of its hidden tools (by name or pattern): never shown to the
+        model nor offered to run."""
+        return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.hidden_tools)
 
     @property
     def identity(self) -> str:

@@ -142,8 +142,9 @@ class AmbiguousId(KnownError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServerSpec:
-    """What the user gives to add (or edit) a server; header and environment values are
-    secrets (the keyring keeps them; when editing, an empty value keeps the stored one)."""
+    """What the user gives to add (or edit) a server; header values and ``env`` values are
+    secrets (the keyring keeps them; when editing, an empty value keeps the stored one);
+    ``plain_env`` values are not, and ``env_refs`` name variables read at connect time."""
 
     alias: str
     command: str | None = None
@@ -155,6 +156,11 @@ class ServerSpec:
     trusted: bool = False
     allowed_tools: tuple[str, ...] | None = None
     hidden_tools: tuple[str, ...] = ()
+    plain_env: Mapping[str, str] = field(default_factory=dict)
+    """Environment values the user said are not secret: stored in the database as they are."""
+    env_refs: Mapping[str, str] = field(default_factory=dict)
+    """Environment values read from Mooring's own environment when the server starts: the
+    server's variable → the variable it is read from (only names are stored)."""
 
 
 @dataclass(slots=True)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.events import EventBus
 from mooring.link.address import socket_path
 from mooring.link.client import EngineLink
@@ -70,8 +70,8 @@ async def reach_or_start(
         started.close()
         raise KnownError(
             "Mooring's engine did not start in time.",
-            hint="See its log (mooring doctor names it).",
             code="engine_start",
+            remedy=Remedy.ENGINE_LOG,
         ) from exc
     if said not in (READY, BUSY):
         error = await asyncio.to_thread(started.outcome)
@@ -82,8 +82,8 @@ async def reach_or_start(
     if link is None:
         raise KnownError(
             "Mooring's engine started but cannot be reached.",
-            hint="See its log (mooring doctor names it).",
             code="engine_start",
+            remedy=Remedy.ENGINE_LOG,
         )
     return link
 

@@ -25,7 +25,7 @@ import struct
 import types
 from dataclasses import dataclass, field
 
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.faces import NOBODY, Askers
 
 # Annotation-only names, not typing's TYPE_CHECKING: a command's narrow client
@@ -108,9 +108,8 @@ class LinkClosed(KnownError):
     def __init__(self, detail: str = "") -> None:
         super().__init__(
             "Mooring's engine stopped" + (f" ({detail})" if detail else "") + ".",
-            hint="Nothing that was stored is lost; run the command again (the engine starts "
-            "again by itself), and see `mooring doctor` if it keeps stopping.",
             code="engine_gone",
+            remedy=Remedy.ENGINE_GONE,
         )
 
 
@@ -120,8 +119,8 @@ class EngineBug(KnownError):
     def __init__(self, detail: str) -> None:
         super().__init__(
             f"Mooring's engine hit an internal error: {detail}",
-            hint="Its log has the details (mooring doctor names the log file).",
             code="engine_bug",
+            remedy=Remedy.ENGINE_LOG,
         )
 
 
@@ -131,9 +130,8 @@ class EngineStuck(KnownError):
     def __init__(self, data_dir: object) -> None:
         super().__init__(
             f"Mooring's engine for {data_dir} does not answer.",
-            hint="It may be stuck: `mooring agent stop` ends it, and the next command starts "
-            "a new one.",
             code="engine_stuck",
+            remedy=Remedy.ENGINE_STUCK,
         )
 
 
@@ -167,7 +165,13 @@ def transferable_error(error: BaseException) -> BaseException:
     if _light(type(error)):
         return error
     if isinstance(error, KnownError):
-        return KnownError(error.message, hint=error.hint, code=error.code)
+        return KnownError(
+            error.message,
+            hint=error.hint,
+            code=error.code,
+            remedy=error.remedy,
+            subject=error.subject,
+        )
     return EngineBug(f"{type(error).__name__}: {error}")
 
 

@@ -95,9 +95,9 @@ class McpGateway:
         if live is not None and self._defined.get(key) == server:
             return live  # as it was: no need to read its secrets again
         defined = server
-        if self._env_for is not None and "" in server.env.values():
+        if self._env_for is not None and ("" in server.env.values() or server.env_refs):
             # Environment values kept as secrets (imported API keys) come from the keyring,
-            # which may block: ask it off the event loop.
+            # which may block: ask it off the event loop (with those read from variables).
             env = await anyio.to_thread.run_sync(self._env_for, server)
             server = dataclasses.replace(server, env=dict(env))
         live = self._live(key)  # another connect may have replaced it meanwhile

@@ -45,6 +45,7 @@ from mooring.core.chat import (
     ToolCallRequest,
     ToolOffer,
     TurnResult,
+    failure_remedy,
 )
 from mooring.core.chat_export import export_json, export_markdown
 from mooring.core.clock import Clock
@@ -170,7 +171,7 @@ class _Offers:
 
 def offered(server: ServerDefinition, tool: str) -> bool:
     """Whether the model may see this tool: not hidden, and allowed where a list is set."""
-    if any(fnmatch.fnmatchcase(tool, p) for p in server.hidden_tools):
+    if server.hides(tool):
         return False
     return server.allowed_tools is None or any(
         fnmatch.fnmatchcase(tool, p) for p in server.allowed_tools
@@ -310,7 +311,12 @@ class ChatService:
         try:
             return list(await provider.list_models())
         except ProviderError as exc:
-            raise KnownError(exc.message, code=exc.kind.value) from None
+            raise KnownError(
+                exc.message,
+                code=exc.kind.value,
+                remedy=failure_remedy(exc.kind),
+                subject=(config.name,),
+            ) from None
         finally:
             with contextlib.suppress(Exception):
                 await provider.aclose()
@@ -575,6 +581,7 @@ class ChatService:
         reply = ""
         reply_id: str | None = None
         error: str | None = None
+        error_kind: str | None = None
         model = conversation.model or config.model
         calls_made = 0
         span = tracer().start_span(
@@ -613,6 +620,7 @@ class ChatService:
                 reply, reply_id = message.content, message.id
                 if message.error is not None or streamed.stopped:
                     error = message.error
+                    error_kind = message.error_kind
                     break
                 calls = streamed.done.tool_calls if streamed.done else ()
                 if not calls:
@@ -668,6 +676,8 @@ class ChatService:
             round_ids=tuple(rounds),
             started_tasks=tuple(started),
             error=error,
+            error_kind=error_kind,
+            provider=config.name,
             interrupted=turn.stopped,
         )
 

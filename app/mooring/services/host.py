@@ -20,7 +20,7 @@ from mooring.core.approval.policy import Guards
 from mooring.core.chat import ProviderConfig, ProviderFactory
 from mooring.core.clock import Clock
 from mooring.core.elicitation import SchemaError, check_reply, decline
-from mooring.core.errors import KnownError, NotFound
+from mooring.core.errors import KnownError, NotFound, Remedy
 from mooring.core.events import AnswerDidSettle, ConnectionDidChange, EventBus, ServersDidChange
 from mooring.core.host_api import HostApi
 from mooring.core.ids import new_id, short_id
@@ -74,6 +74,7 @@ from mooring.services.server_setup import (
     ServerSetup,
     no_keyring,
     secret_values_needed,
+    server_env,
 )
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk
@@ -209,6 +210,7 @@ class Host:
             owner=owner,
             owner_alive=owner_alive,
             desk=self.issues,
+            redact=self.reachability.without_secrets,
         )
         self.unknown = UnknownOutcomes(
             ledger=ledger,
@@ -292,9 +294,8 @@ class Host:
                 "No model provider is configured."
                 if key is None
                 else f"No model provider called {key!r}.",
-                hint="Add one with: mooring providers add NAME --kind openai|anthropic "
-                "--base-url URL --model MODEL",
                 code="no_provider",
+                remedy=Remedy.ADD_PROVIDER,
             )
         return found
 
@@ -642,13 +643,15 @@ class Host:
         check_target(spec.url, None if spec.url else spec.command, None if spec.url else spec.cwd)
         if await self.catalog.find_server(spec.alias) is not None:
             raise KnownError(f"A server called {spec.alias!r} exists already.", code="exists")
+        env, env_refs = server_env(spec.env, spec.plain_env, spec.env_refs)
         server = ServerDefinition(
             id=new_id(),
             alias=spec.alias,
             transport=Transport.HTTP if spec.url else Transport.STDIO,
             command=spec.command,
             args=spec.args,
-            env=dict.fromkeys(spec.env, ""),
+            env=env,
+            env_refs=env_refs,
             cwd=spec.cwd,
             url=spec.url,
             headers={name: "" for name in spec.headers},
@@ -671,7 +674,7 @@ class Host:
         would go out without them. Nothing is stored then.
         """
         if secret_values_needed(header_values) and not self.secrets.durable:
-            raise no_keyring("a header value")
+            raise no_keyring(header_values)
         await self.setup.add_definition(server, header_values)
 
     async def set_trusted(self, alias: str, trusted: bool) -> ServerDefinition:
@@ -749,6 +752,8 @@ class Host:
             trusted=spec.trusted,
             allowed_tools=spec.allowed_tools,
             hidden_tools=spec.hidden_tools,
+            plain_env=spec.plain_env,
+            env_refs=spec.env_refs,
         )
         if edited.identity != current.identity:
             self.tools.forget(edited.id)

@@ -10,6 +10,8 @@ declaration before it is stored; nothing here raises for what the user typed exc
 from __future__ import annotations
 
 import asyncio
+import os
+from dataclasses import replace
 
 from mooring.core.approval.rules import ApprovalRule, Decision, Scope
 from mooring.core.chat import (
@@ -22,18 +24,21 @@ from mooring.core.chat import (
     ProviderFactory,
     ProviderFailure,
     ToolOffer,
+    failure_remedy,
 )
 from mooring.core.clock import Clock
 from mooring.core.conversation import Role
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.ids import new_id
 from mooring.core.ports import ProviderBook, RuleBook, SecretStore, ServerCatalog
 from mooring.core.providers import (
+    KeySource,
     ProviderAdded,
     ProviderDraft,
     ProviderView,
     Verdict,
     api_key_name,
+    check_env_name,
     header_name,
     provider_base_url,
 )
@@ -64,6 +69,7 @@ async def check_provider(config: ProviderConfig, provider: ChatProvider) -> Verd
         if exc.kind is ProviderFailure.AUTH:
             verdict.key_accepted = False
             verdict.problems.append(exc.message)
+            verdict.remedy = failure_remedy(exc.kind)
             return verdict
     else:
         verdict.reachable = verdict.key_accepted = True
@@ -91,6 +97,7 @@ async def check_provider(config: ProviderConfig, provider: ChatProvider) -> Verd
             verdict.model_found = True
             verdict.tools_supported = False
         verdict.problems.append(exc.message)
+        verdict.remedy = verdict.remedy or failure_remedy(exc.kind)
         return verdict
     verdict.reachable = verdict.key_accepted = verdict.model_found = True
     verdict.tools_supported = True
@@ -106,10 +113,52 @@ class ProviderDesk:
         self._secrets = secrets
 
     async def providers(self) -> list[ProviderView]:
-        """Every provider, the default marked."""
+        """Every provider, the default marked, with where its key comes from now."""
         configs = await self.book.list_providers()
         default = await self.book.default_provider()
-        return [ProviderView(c, default is not None and c.id == default.id) for c in configs]
+        sources = await asyncio.to_thread(lambda: [self.key_source(c) for c in configs])
+        return [
+            ProviderView(c, default is not None and c.id == default.id, source)
+            for c, source in zip(configs, sources, strict=True)
+        ]
+
+    def key_source(self, config: ProviderConfig) -> KeySource:
+        """Where the key of ``config`` comes from now (blocking: it may read the keyring)."""
+        if config.api_key_env:
+            return (
+                KeySource.ENV
+                if os.environ.get(config.api_key_env, "").strip()
+                else (KeySource.ENV_UNSET)
+            )
+        if not config.has_api_key:
+            return KeySource.NONE
+        if self._secrets.get(PROVIDER_SECRET_SCOPE, api_key_name(config.id)) is None:
+            return KeySource.LOST
+        return KeySource.KEYRING if self._secrets.durable else KeySource.SESSION
+
+    async def _key_choice(self, draft: ProviderDraft, name: str) -> tuple[str | None, str | None]:
+        """The key to store and the variable to read it from (at most one of them)."""
+        key = (draft.api_key or "").strip() or None
+        variable = (draft.api_key_env or "").strip() or None
+        if key is not None and variable is not None:
+            raise KnownError(
+                "Give either the key or the environment variable to read it from, not both.",
+                code="usage",
+            )
+        if variable is not None:
+            variable = check_env_name(variable)
+        if key is not None and not draft.keep_for_session:
+            durable = await asyncio.to_thread(lambda: self._secrets.durable)
+            if not durable:
+                raise KnownError(
+                    f"No keyring on this machine can keep the API key of {name!r}: it would "
+                    "be lost when Mooring stops, and later requests would go without it. "
+                    "Nothing was changed.",
+                    code="no_keyring",
+                    remedy=Remedy.KEY_FROM_ENV,
+                    subject=(name,),
+                )
+        return key, variable
 
     async def add(self, draft: ProviderDraft) -> ProviderAdded:
         """Store a provider: its secrets in the keyring first, then its configuration (the
@@ -125,7 +174,7 @@ class ProviderDesk:
                 raise KnownError(f"{header!r} is not a header name.", code="usage")
         if await self.book.find_provider(name) is not None:
             raise KnownError(f"A provider called {name!r} exists already.", code="exists")
-        key = (draft.api_key or "").strip() or None
+        key, variable = await self._key_choice(draft, name)
         config = ProviderConfig(
             id=new_id(),
             name=name,
@@ -134,6 +183,7 @@ class ProviderDesk:
             model=model,
             header_names=tuple(draft.headers),
             has_api_key=key is not None,
+            api_key_env=variable,
         )
 
         def store_secrets() -> None:
@@ -150,6 +200,37 @@ class ProviderDesk:
             raise
         return ProviderAdded(config, became_default, self._secrets.durable)
 
+    async def edit(self, config: ProviderConfig, draft: ProviderDraft) -> ProviderConfig:
+        """Store an edited provider: its name, kind, address and model; a new key (to the
+        keyring, refused as :meth:`add` refuses it with no keyring), a variable to read it
+        from, or neither (the key in the keyring is kept). Its headers are kept."""
+        name = draft.name.strip()
+        if not name:
+            raise KnownError("A provider needs a name.", code="usage")
+        model = draft.model.strip()
+        if not model:
+            raise KnownError("Say which model to use.", code="usage")
+        key, variable = await self._key_choice(draft, name)
+        edited = replace(
+            config,
+            name=name,
+            kind=draft.kind,
+            base_url=provider_base_url(draft.kind, draft.base_url),
+            model=model,
+            has_api_key=key is not None or (variable is None and config.has_api_key),
+            api_key_env=variable,
+        )
+        if key is not None:
+            await asyncio.to_thread(
+                self._secrets.set, PROVIDER_SECRET_SCOPE, api_key_name(config.id), key
+            )
+        await self.book.update_provider(edited)
+        if config.has_api_key and not edited.has_api_key:
+            await asyncio.to_thread(
+                self._secrets.delete, PROVIDER_SECRET_SCOPE, api_key_name(config.id)
+            )
+        return edited
+
     async def find(self, name: str | None) -> ProviderConfig:
         """A provider by name (``None``: the default), or a clear error."""
         if name is None:
@@ -157,9 +238,8 @@ class ProviderDesk:
             if config is None:
                 raise KnownError(
                     "No model provider is configured.",
-                    hint="Add one with `mooring providers add NAME --kind openai --base-url URL "
-                    "--model MODEL`, or in the window's Settings.",
                     code="not_found",
+                    remedy=Remedy.ADD_PROVIDER,
                 )
             return config
         found = await self.book.find_provider(name)
@@ -183,7 +263,12 @@ class ProviderDesk:
         try:
             return await provider.list_models()
         except ProviderError as exc:
-            raise KnownError(exc.message, code=exc.kind.value) from None
+            raise KnownError(
+                exc.message,
+                code=exc.kind.value,
+                remedy=failure_remedy(exc.kind),
+                subject=(config.name,),
+            ) from None
         finally:
             await provider.aclose()
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from mooring.core.approval.request import ApprovalOutcome
 from mooring.core.approval.rules import ApprovalAuditEntry
@@ -37,6 +38,7 @@ from mooring.core.ports import (
     ServerCatalog,
     TaskLedger,
 )
+from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.codes import DENIED_CODE
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.observations import StatusUnavailable
@@ -71,8 +73,12 @@ class Reconciler:
         owner_alive: Callable[[str], bool] = lambda _owner: False,
         desk: IssueDesk | None = None,
         per_server: int = 8,
+        redact: Callable[[ServerDefinition, str], Awaitable[str]] | None = None,
     ) -> None:
         self._desk = desk or IssueDesk(board=issues, events=events, clock=clock)
+        self._redact = redact
+        """Takes a server's secrets out of what it said (its issue and its tasks keep the
+        rest), as the connection-failure issue does."""
         self._writer = TaskWriter(ledger=ledger, events=events)
         self._per_server = per_server
         self._owner = owner
@@ -185,6 +191,8 @@ class Reconciler:
         status = await connection.settled()
         if status.state is not ConnectionState.READY:
             reason = status.reason or status.state.value
+            if self._redact is not None:
+                reason = await self._redact(server, reason)
             report.unreachable[server.alias] = reason
             await self._raise(
                 IssueKind.SERVER_UNAVAILABLE,

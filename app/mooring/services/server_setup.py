@@ -17,7 +17,7 @@ from dataclasses import replace
 from urllib.parse import parse_qsl, urlsplit
 
 from mooring.core.clock import Clock
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.events import EventBus, ServersDidChange
 from mooring.core.ids import new_id
 from mooring.core.issues import IssueKind
@@ -43,6 +43,7 @@ from mooring.core.server_import import (
 from mooring.core.server_target import check_target
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
 from mooring.core.views import AccountView
+from mooring.core.providers import ENV_NAME
 from mooring.services.telling import IssueDesk
 
 log = logging.getLogger("mooring.servers")
@@ -61,14 +62,47 @@ def secret_values_needed(*values: Mapping[str, str]) -> bool:
     return any(v for mapping in values for v in mapping.values())
 
 
-def no_keyring(what: str) -> KnownError:
-    """The refusal when secrets would not outlive this process."""
+def no_keyring(headers: Mapping[str, str], env: Mapping[str, str] | None = None) -> KnownError:
+    """The refusal when secrets would not outlive this process: environment values can be
+    stored as not secret or read from a variable instead; header values only in a keyring."""
+    what = (
+        "a secret environment value"
+        if secret_values_needed(env or {}) and not secret_values_needed(headers)
+        else "a header value"
+    )
     return KnownError(
         f"No usable keyring: {what} would be lost when Mooring stops, and later calls would "
         "go out without it. Nothing was changed.",
-        hint="Unlock or install a Secret Service keyring (see `mooring doctor`), then try again.",
         code="no_keyring",
+        remedy=Remedy.KEEP_SECRETS if secret_values_needed(env or {}) else Remedy.UNLOCK_KEYRING,
     )
+
+
+def server_env(
+    secret: Mapping[str, str], plain: Mapping[str, str], refs: Mapping[str, str]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """A server's stored ``env`` (secret names with empty values, plain values as they are)
+    and ``env_refs``; a name given twice or a variable that cannot be named is refused."""
+    seen: set[str] = set()
+    for name in (*secret, *plain, *refs):
+        if not name.strip():
+            raise KnownError("An environment value needs a name.", code="usage")
+        if name in seen:
+            raise KnownError(
+                f"The environment variable {name!r} is given twice: say once whether it is "
+                "secret, not secret or read from another variable.",
+                code="usage",
+            )
+        seen.add(name)
+    for name, variable in refs.items():
+        if not ENV_NAME.match(variable):
+            raise KnownError(
+                f"{variable!r} (for {name}) is not an environment variable name.",
+                hint="Letters, digits and _, not starting with a digit.",
+                code="usage",
+            )
+    env = {**dict.fromkeys(secret, ""), **plain}
+    return env, dict(refs)
 
 
 class ServerSetup:
@@ -199,7 +233,7 @@ class ServerSetup:
         """
         env_values = env_values or {}
         if secret_values_needed(header_values, env_values) and not self.secrets.durable:
-            raise no_keyring("a header or environment value")
+            raise no_keyring(header_values, env_values)
         self.store_secrets(server.id, header_values, env_values)
         await self.catalog.add_server(server)
 
@@ -219,6 +253,8 @@ class ServerSetup:
         trusted: bool,
         allowed_tools: tuple[str, ...] | None,
         hidden_tools: tuple[str, ...],
+        plain_env: Mapping[str, str] | None = None,
+        env_refs: Mapping[str, str] | None = None,
     ) -> ServerDefinition:
         """Store the edited server; see :meth:`Host.update_server`."""
         alias = alias.strip()
@@ -232,7 +268,8 @@ class ServerSetup:
             # still be renamed or trusted.
             check_target(url, command, cwd)
         if secret_values_needed(headers, env) and not self.secrets.durable:
-            raise no_keyring("a header or environment value")
+            raise no_keyring(headers, env)
+        stored_env, refs = server_env(env, plain_env or {}, env_refs or {})
         try:
             edited = ServerDefinition(
                 id=current.id,
@@ -240,7 +277,8 @@ class ServerSetup:
                 transport=Transport.HTTP if url else Transport.STDIO,
                 command=None if url else command,
                 args=() if url else args,
-                env={} if url else dict.fromkeys(env, ""),
+                env={} if url else stored_env,
+                env_refs={} if url else refs,
                 cwd=None if url else cwd,
                 url=url,
                 headers=dict.fromkeys(headers, "") if url else {},
@@ -258,10 +296,11 @@ class ServerSetup:
             edited = replace(edited, trusted=False)
         await self.catalog.update_server(edited)
         self.store_secrets(edited.id, headers if url else {}, {} if url else env)
+        secret_now = {name for name, value in edited.env.items() if not value}
         self.forget_secrets(
             edited.id,
             set(current.headers) - set(edited.headers),
-            set(current.env) - set(edited.env),
+            set(current.env) - secret_now,
         )
         self.events.emit(ServersDidChange((edited.id,)))
         return edited
@@ -338,8 +377,9 @@ class ServerSetup:
                 return profile.id
         raise KnownError(
             f"{server.alias} has no account called {label!r}.",
-            hint=f"Add it with: mooring accounts add {server.alias} {label}",
             code="not_found",
+            remedy=Remedy.ADD_ACCOUNT,
+            subject=(server.alias, label),
         )
 
     async def add_account(self, server: ServerDefinition, label: str) -> CredentialProfile:
@@ -489,7 +529,7 @@ class ServerReachability:
             )
         ):
             return
-        reason = await self._without_secrets(server, status.reason or "the connection failed")
+        reason = await self.without_secrets(server, status.reason or "the connection failed")
         self._open.add(server.id)
         await self._desk.raise_issue(
             kind,
@@ -499,11 +539,15 @@ class ServerReachability:
             "connects.",
         )
 
-    async def _without_secrets(self, server: ServerDefinition, text: str) -> str:
+    async def without_secrets(self, server: ServerDefinition, text: str) -> str:
+        """``text`` (what a failing server said) without its header and environment values
+        (from the keyring or a variable) or its URL's credentials: ``[redacted]`` instead."""
+
         def stored() -> list[str | None]:  # the keyring may block: off the event loop
             return [
                 *(self._secrets.get(HEADER_SCOPE, f"{server.id}:{n}") for n in server.headers),
                 *(self._secrets.get(ENV_SCOPE, f"{server.id}:{n}") for n in server.env),
+                *(os.environ.get(variable) for variable in server.env_refs.values()),
             ]
 
         hidden = [v for v in await asyncio.to_thread(stored) if v]

@@ -40,6 +40,7 @@ def _config_from(values: Mapping[Any, Any]) -> ProviderConfig:
         model=values["model"],
         header_names=tuple(values["header_names"]),
         has_api_key=bool(values["has_api_key"]),
+        api_key_env=values["api_key_env"],
     )
 
 
@@ -75,11 +76,36 @@ def add_provider(session: Session, config: ProviderConfig, *, at: datetime) -> b
             model=config.model,
             header_names=list(config.header_names),
             has_api_key=config.has_api_key,
+            api_key_env=config.api_key_env,
             is_default=first,
             created_at=at,
         )
     )
     return first
+
+
+def update_provider(session: Session, config: ProviderConfig) -> None:
+    """Store an edited provider: everything but its id, default mark and creation time."""
+    taken = session.execute(
+        select(_p.c.id).where(_p.c.name == config.name, _p.c.id != config.id)
+    ).first()
+    if taken is not None:
+        raise KnownError(f"A provider called {config.name!r} exists already.", code="exists")
+    if session.execute(select(_p.c.id).where(_p.c.id == config.id)).first() is None:
+        raise KnownError("That provider no longer exists.", code="not_found")
+    session.execute(
+        update(_p)
+        .where(_p.c.id == config.id)
+        .values(
+            name=config.name,
+            kind=config.kind.value,
+            base_url=config.base_url,
+            model=config.model,
+            header_names=list(config.header_names),
+            has_api_key=config.has_api_key,
+            api_key_env=config.api_key_env,
+        )
+    )
 
 
 def list_providers(session: Session) -> list[ProviderConfig]:
@@ -143,6 +169,9 @@ class SqlProviderBook:
     async def add_provider(self, config: ProviderConfig) -> bool:
         at = self._clock.now()
         return await self._db.run(lambda s: add_provider(s, config, at=at))
+
+    async def update_provider(self, config: ProviderConfig) -> None:
+        await self._db.run(lambda s: update_provider(s, config))
 
     async def remove_provider(self, provider_id: str) -> None:
         await self._db.run(lambda s: remove_provider(s, provider_id))

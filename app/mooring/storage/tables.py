@@ -70,6 +70,8 @@ servers = Table(
     Column("hidden_tools", JSON, nullable=False, server_default="[]"),
     Column("created_at", UtcDateTime, nullable=False),
     Column("removed_at", UtcDateTime),
+    # Environment values read from Mooring's own environment at connect time: name → variable.
+    Column("env_refs", JSON, nullable=False, server_default="{}"),
 )
 # Aliases are unique among servers that still exist; removed ones keep theirs for history.
 Index(
@@ -302,6 +304,8 @@ providers = Table(
     Column("has_api_key", Boolean, nullable=False),
     Column("is_default", Boolean, nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
+    # The key is read from this environment variable at each use (no secret stored).
+    Column("api_key_env", String(200)),
 )
 # At most one default provider.
 Index(

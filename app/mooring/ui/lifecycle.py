@@ -123,8 +123,11 @@ class WindowLife:
             )
         except KnownError as exc:  # the engine could not start (a database it cannot open)
             log.error("the window cannot start: %s", exc.message)
-            sys.stderr.write(f"mooring: {exc.message}\n  {exc.hint}".rstrip() + "\n")
-            show_fatal(exc.message, exc.hint)
+            from mooring.ui.remedies import remedy_words
+
+            advice = " ".join(p for p in (exc.hint, remedy_words(exc.remedy, exc.subject)) if p)
+            sys.stderr.write(f"mooring: {exc.message}\n  {advice}".rstrip() + "\n")
+            show_fatal(exc.message, advice)
             return 2
 
     # -- the steps run_window takes ---------------------------------------------------------

@@ -289,6 +289,7 @@ class MainWindow(QMainWindow):
         self.issues.count_changed.connect(self._on_issue_count)
         self.issues.show_task.connect(self.show_task)
         self.conversations.show_task.connect(self.show_task)
+        self.conversations.remedy_requested.connect(self._do_remedy)
         self.tasks.open_conversation.connect(self.show_conversation)
         self.tasks.continue_conversation.connect(
             lambda c: self.show_conversation(c, then_continue=True)
@@ -341,6 +342,15 @@ class MainWindow(QMainWindow):
             self.tabs.insertTab(0, widget, title)
         else:
             self.tabs.addTab(widget, title)
+
+    def _do_remedy(self, remedy: str, subject: str) -> None:
+        """Do in the window what a notice's remedy says: open Settings, and for a provider's
+        key or model its edit dialog."""
+        from mooring.core.errors import Remedy
+
+        self.show_view(self.settings)
+        if remedy in (Remedy.PROVIDER_KEY.value, Remedy.PROVIDER_MODEL.value):
+            self.settings.edit_provider_named(subject)
 
     def show_view(self, widget: QWidget) -> None:
         """Bring a view to the front and focus it."""

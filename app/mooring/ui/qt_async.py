@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
 from mooring.core.errors import KnownError
+from mooring.ui.remedies import remedy_words
 
 log = logging.getLogger("mooring.ui")
 
@@ -24,9 +25,11 @@ T = TypeVar("T")
 
 
 def error_text(exc: BaseException) -> str:
-    """What to tell the user about ``exc``: a known error's message and hint, else a bug."""
+    """What to tell the user about ``exc``: a known error's message, hint and what its remedy
+    says in the window's terms, else a bug."""
     if isinstance(exc, KnownError):
-        return f"{exc.message} {exc.hint}".strip() if exc.hint else exc.message
+        advice = remedy_words(exc.remedy, exc.subject)
+        return " ".join(part for part in (exc.message, exc.hint, advice) if part)
     return f"Something went wrong ({type(exc).__name__}); details are in the log file."
 
 

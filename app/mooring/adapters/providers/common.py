@@ -12,6 +12,7 @@ import email.utils
 import functools
 import json
 import logging
+import os
 import re
 import socket
 import time
@@ -181,14 +182,21 @@ def classify_status(config: ProviderConfig, failure: StatusFailure) -> ProviderE
         )
     if status in (401, 403):
         why = "refused the API key" if status == 401 else "denied access with this API key"
-        hint = (
-            "Add a key with `mooring providers add … --api-key-env VAR`."
-            if not config.has_api_key
-            else f"Check the key (`mooring providers test {config.name}`) or add the provider "
-            "again with a new one."
-        )
+        # What to do about it is each face's to say (core.chat.failure_remedy): only the
+        # facts here.
+        if config.api_key_env:
+            variable = config.api_key_env
+            known = (
+                f" Its key is read from ${variable}, which is not set where Mooring runs."
+                if not os.environ.get(variable, "").strip()
+                else f" Its key is read from ${variable}."
+            )
+        elif not config.has_api_key:
+            known = " No API key is configured for it."
+        else:
+            known = ""
         return ProviderError(
-            ProviderFailure.AUTH, f"{where} {why} (HTTP {status}). {hint}", status=status
+            ProviderFailure.AUTH, f"{where} {why} (HTTP {status}).{known}", status=status
         )
     model_missing = "model_not_found" in said or (
         "model" in said and ("not found" in said or "does not exist" in said)
@@ -197,8 +205,7 @@ def classify_status(config: ProviderConfig, failure: StatusFailure) -> ProviderE
         return ProviderError(
             ProviderFailure.MODEL_NOT_FOUND,
             f"{where} has no model {config.model!r} (HTTP {status}). Check the model name "
-            "(`mooring providers models NAME` lists them) and the base URL "
-            f"{clean(config.base_url, 120)}.",
+            f"and the base URL {clean(config.base_url, 120)}.",
             status=status,
         )
     if status == 429:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 from mooring.adapters.providers.common import ProviderOptions
 from mooring.core.chat import (
@@ -30,7 +31,18 @@ class SdkProviderFactory:
 
     def __call__(self, config: ProviderConfig) -> ChatProvider:
         api_key: str | None = None
-        if config.has_api_key:
+        if config.api_key_env:
+            # Read at each use, in this process's environment (Mooring's engine): no secret
+            # is stored anywhere.
+            api_key = os.environ.get(config.api_key_env, "").strip() or None
+            if api_key is None:
+                log.warning(
+                    "provider %r: its API key is read from $%s, which is not set here; "
+                    "requests go without it",
+                    config.name,
+                    config.api_key_env,
+                )
+        elif config.has_api_key:
             api_key = self._secrets.get(PROVIDER_SECRET_SCOPE, api_key_name(config.id))
             if api_key is None:
                 log.warning(

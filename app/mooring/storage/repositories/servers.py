@@ -37,6 +37,7 @@ def _server_from(values: Mapping[Any, Any]) -> ServerDefinition:
         builtin=bool(values["builtin"]),
         allowed_tools=None if values["allowed_tools"] is None else tuple(values["allowed_tools"]),
         hidden_tools=tuple(values["hidden_tools"]),
+        env_refs=dict(values["env_refs"]),
         created_at=values["created_at"],
     )
 
@@ -67,7 +68,7 @@ def list_servers(session: Session) -> list[ServerDefinition]:
 # storage/conversations.py: open_turn); tests/storage/test_conversations.py holds both readers
 # to the same definitions.
 _SQL_LIVE_SERVERS = "SELECT * FROM servers WHERE removed_at IS NULL ORDER BY alias"
-_JSON_COLUMNS = ("args", "env", "headers", "allowed_tools", "hidden_tools")
+_JSON_COLUMNS = ("args", "env", "headers", "allowed_tools", "hidden_tools", "env_refs")
 
 
 def live_servers(cursor: sqlite3.Cursor) -> list[ServerDefinition]:
@@ -189,4 +190,5 @@ def _editable(server: ServerDefinition) -> dict[str, Any]:
         "enabled": server.enabled,
         "allowed_tools": None if server.allowed_tools is None else list(server.allowed_tools),
         "hidden_tools": list(server.hidden_tools),
+        "env_refs": server.env_refs,
     }

@@ -1,5 +1,7 @@
-"""Adding or editing a server: a stdio command or a Streamable HTTP URL, its environment or
-headers (secrets: the keyring keeps them), trust, and which tools may run."""
+"""Adding or editing a server: a stdio command or a Streamable HTTP URL, its environment
+(secret values to the keyring, values that are not secret to the database, values read from
+Mooring's own environment by name) or headers (secrets: the keyring keeps them), trust, and
+which tools may run."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QPushButton,
     QRadioButton,
     QVBoxLayout,
     QWidget,
@@ -72,10 +75,26 @@ class AddServerDialog(QDialog):
         self.cwd_edit.setAccessibleName("Working folder")
         self.cwd_edit.setPlaceholderText("optional")
         self.env_edit = QPlainTextEdit(self)
-        self.env_edit.setAccessibleName("Environment")
-        self.env_edit.setPlaceholderText("NAME=value, one per line (values go to the keyring)")
+        self.env_edit.setAccessibleName("Environment (secret)")
+        self.env_edit.setPlaceholderText(
+            "NAME=value, one per line: secrets such as API keys (values go to the keyring)"
+        )
         self.env_edit.setTabChangesFocus(True)
         self.env_edit.setFixedHeight(64)
+        self.plain_env_edit = QPlainTextEdit(self)
+        self.plain_env_edit.setAccessibleName("Environment (not secret)")
+        self.plain_env_edit.setPlaceholderText(
+            "NAME=value, one per line: paths and settings (stored in Mooring's database)"
+        )
+        self.plain_env_edit.setTabChangesFocus(True)
+        self.plain_env_edit.setFixedHeight(64)
+        self.env_refs_edit = QPlainTextEdit(self)
+        self.env_refs_edit.setAccessibleName("Environment from variables")
+        self.env_refs_edit.setPlaceholderText(
+            "NAME=VARIABLE, one per line: read from Mooring's environment when the server starts"
+        )
+        self.env_refs_edit.setTabChangesFocus(True)
+        self.env_refs_edit.setFixedHeight(64)
         self.url_edit = QLineEdit(self)
         self.url_edit.setAccessibleName("URL")
         self.url_edit.setPlaceholderText("https://example.com/mcp")
@@ -97,7 +116,9 @@ class AddServerDialog(QDialog):
         form.addRow("", self.http_radio)
         form.addRow("&Command:", self.command_edit)
         form.addRow("&Working folder:", self.cwd_edit)
-        form.addRow("&Environment:", self.env_edit)
+        form.addRow("&Environment (secret):", self.env_edit)
+        form.addRow("Environment (n&ot secret):", self.plain_env_edit)
+        form.addRow("Environment from &variables:", self.env_refs_edit)
         form.addRow("&URL:", self.url_edit)
         form.addRow("&Headers:", self.headers_edit)
         form.addRow("", self.trusted_check)
@@ -110,6 +131,15 @@ class AddServerDialog(QDialog):
         self.error_label.setWordWrap(True)
         self.error_label.hide()
         layout.addWidget(self.error_label)
+        self.move_button = QPushButton("Store them as not secret", self)
+        self.move_button.setAccessibleName("Store the secret environment values as not secret")
+        self.move_button.setToolTip(
+            "For values that are not secrets (paths, settings): moves them to Environment "
+            "(not secret)"
+        )
+        self.move_button.clicked.connect(self.move_to_not_secret)
+        self.move_button.setVisible(False)
+        layout.addWidget(self.move_button)
         self.buttons = QDialogButtonBox(self)
         verb = "Save" if server else "Add"
         self.add_button = self.buttons.addButton(verb, QDialogButtonBox.ButtonRole.AcceptRole)
@@ -133,11 +163,12 @@ class AddServerDialog(QDialog):
             self.command_edit.setText(neutralise(shlex.join((server.command, *server.args))))
         self.cwd_edit.setText(neutralise(server.cwd or ""))
         self.url_edit.setText(neutralise(server.url or ""))
-        self.env_edit.setPlainText(
-            "\n".join(
-                f"{neutralise(k)}={neutralise(v)}" if v else neutralise(k)
-                for k, v in server.env.items()
-            )
+        self.env_edit.setPlainText("\n".join(neutralise(k) for k, v in server.env.items() if not v))
+        self.plain_env_edit.setPlainText(
+            "\n".join(f"{neutralise(k)}={neutralise(v)}" for k, v in server.env.items() if v)
+        )
+        self.env_refs_edit.setPlainText(
+            "\n".join(f"{neutralise(k)}={neutralise(v)}" for k, v in server.env_refs.items())
         )
         self.headers_edit.setPlainText("\n".join(f"{neutralise(k)}=" for k in server.headers))
         if server.env or server.headers:
@@ -150,7 +181,13 @@ class AddServerDialog(QDialog):
 
     def _kind(self) -> None:
         stdio = self.stdio_radio.isChecked()
-        for widget in (self.command_edit, self.cwd_edit, self.env_edit):
+        for widget in (
+            self.command_edit,
+            self.cwd_edit,
+            self.env_edit,
+            self.plain_env_edit,
+            self.env_refs_edit,
+        ):
             widget.setEnabled(stdio)
         for widget in (self.url_edit, self.headers_edit):
             widget.setEnabled(not stdio)
@@ -159,6 +196,21 @@ class AddServerDialog(QDialog):
         """Say what is wrong (the dialog stays open, nothing typed is lost)."""
         self.error_label.setText(text)
         self.error_label.setVisible(bool(text))
+        self.move_button.setVisible(False)
+
+    def offer_not_secret(self) -> None:
+        """No keyring can keep the secret values: offer to store them as not secret (the
+        user says whether they are; nothing moves without the click)."""
+        self.move_button.setVisible(bool(self.env_edit.toPlainText().strip()))
+
+    def move_to_not_secret(self) -> None:
+        """Move the lines of the secret environment to the not-secret one."""
+        moved = self.env_edit.toPlainText().strip()
+        kept = self.plain_env_edit.toPlainText().strip()
+        self.plain_env_edit.setPlainText("\n".join(part for part in (kept, moved) if part))
+        self.env_edit.clear()
+        self.move_button.setVisible(False)
+        self.plain_env_edit.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def spec(self) -> ServerSpec:
         """The server to add or save; raises ``ValueError`` with a message saying what to fix."""
@@ -179,7 +231,11 @@ class AddServerDialog(QDialog):
                 command=words[0],
                 args=tuple(words[1:]),
                 cwd=self.cwd_edit.text().strip() or None,
-                env=_pairs(self.env_edit.toPlainText(), "environment variable"),
+                env=_pairs(self.env_edit.toPlainText(), "secret environment value"),
+                plain_env=_pairs(self.plain_env_edit.toPlainText(), "environment value"),
+                env_refs=_pairs(
+                    self.env_refs_edit.toPlainText(), "environment value read from a variable"
+                ),
                 alias=alias,
                 trusted=trusted,
                 allowed_tools=allowed,

@@ -23,7 +23,8 @@ ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
 
 NOTHING_FOUND = (
     "No Claude Desktop, VS Code or Cursor configuration was found on this computer. "
-    "Add a server by hand with Add server…, or import a file with `mooring servers import PATH`."
+    "Add a server by hand with Add server…, or choose a configuration file with Import a "
+    "file…."
 )
 
 
@@ -55,6 +56,11 @@ class ImportDialog(QDialog):
             "Import", QDialogButtonBox.ButtonRole.AcceptRole
         )
         self.import_button.setAccessibleName("Import")
+        self.file_button = self.buttons.addButton(
+            "Import a file…", QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.file_button.setAccessibleName("Import a file")
+        self.file_button.setToolTip("Read the servers of a configuration file you choose")
         cancel = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         cancel.setAccessibleName("Cancel")
         self.buttons.accepted.connect(self.accept)
@@ -63,8 +69,12 @@ class ImportDialog(QDialog):
         self.model.itemChanged.connect(lambda _item: self._update())
         self._fill(previews)
 
+    def add_previews(self, previews: list[ConfigPreview]) -> None:
+        """Show more files' servers (a file the user chose)."""
+        self._fill(previews)
+
     def _fill(self, previews: list[ConfigPreview]) -> None:
-        if not previews:
+        if not previews and not self.model.rowCount():
             self.intro.setText(NOTHING_FOUND)
         else:
             self.intro.setText(

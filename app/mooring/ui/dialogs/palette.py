@@ -191,12 +191,12 @@ class ToolPalette(QDialog):
         if tools is None:
             self._say(f"{neutralise(server.alias, limit=80)} cannot be reached now.")
             return
-        self._tools = sorted(tools, key=lambda t: t.name)
-        hidden = set(server.hidden_tools)
+        # A tool the server hides never runs: it is not listed at all (a filter cannot bring
+        # it back).
+        self._tools = sorted((t for t in tools if not server.hides(t.name)), key=lambda t: t.name)
         for info in self._tools:
             item = QListWidgetItem(neutralise(info.name, limit=120), self.tool_list)
             item.setData(Qt.ItemDataRole.UserRole, info.name)
-            item.setHidden(info.name in hidden)
         self._say("" if self._tools else "This server offers no tools.")
         self._filter(self.filter_edit.text())
         self.tools_shown.emit()

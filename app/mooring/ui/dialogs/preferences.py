@@ -19,12 +19,13 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.approval.rules import Decision, Scope
-from mooring.core.chat import ProviderKind
+from mooring.core.chat import ProviderConfig, ProviderKind
 from mooring.core.providers import DEFAULT_URLS, ProviderDraft
 from mooring.core.servers import ServerDefinition
 from mooring.ui.text import neutralise
 
 PROVIDER_TITLE = "Add model provider"
+EDIT_PROVIDER_TITLE = "Edit model provider"
 RULE_TITLE = "Add approval rule"
 
 _KINDS = (
@@ -90,10 +91,19 @@ class _Form(QDialog):
 
 
 class AddProviderDialog(_Form):
-    """Collects a :class:`ProviderDraft`; the key is typed hidden and goes to the keyring."""
+    """Collects a :class:`ProviderDraft`; the key is typed hidden and goes to the keyring, or
+    the key is read from an environment variable named here. Given a ``provider``, it edits
+    that one ("Edit model provider"; an empty key keeps the stored one)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(PROVIDER_TITLE, "add-provider-dialog", parent)
+    def __init__(
+        self, parent: QWidget | None = None, provider: ProviderConfig | None = None
+    ) -> None:
+        super().__init__(
+            EDIT_PROVIDER_TITLE if provider else PROVIDER_TITLE,
+            "edit-provider-dialog" if provider else "add-provider-dialog",
+            parent,
+        )
+        self.editing = provider
         self.name_edit = QLineEdit(self)
         self.kind_combo = QComboBox(self)
         for kind, words in _KINDS:
@@ -104,13 +114,38 @@ class AddProviderDialog(_Form):
         self.key_edit = QLineEdit(self)
         self.key_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.key_edit.setPlaceholderText("stored in your keyring only; empty for a local server")
+        self.key_env_edit = QLineEdit(self)
+        self.key_env_edit.setPlaceholderText(
+            "or: the environment variable that holds it, e.g. OPENAI_API_KEY (read at each use)"
+        )
         self._row("Name:", self.name_edit)
         self._row("Kind:", self.kind_combo)
         self._row("Address:", self.url_edit)
         self._row("Model:", self.model_edit)
         self._row("API key:", self.key_edit)
+        self._row("Key from variable:", self.key_env_edit)
         self.kind_combo.currentIndexChanged.connect(lambda _i: self._on_kind())
+        if provider is not None:
+            self.add_button.setText("Save")
+            self.add_button.setAccessibleName("Save")
+            self._fill(provider)
         self._on_kind()
+
+    def _fill(self, provider: ProviderConfig) -> None:
+        # Shown inert: plain-text fields, names neutralised as everywhere else.
+        self.name_edit.setText(neutralise(provider.name, limit=200))
+        self.kind_combo.setCurrentIndex(max(0, self.kind_combo.findData(provider.kind.value)))
+        self.url_edit.setText(neutralise(provider.base_url, limit=2000))
+        self.model_edit.setText(neutralise(provider.model, limit=200))
+        self.key_env_edit.setText(provider.api_key_env or "")
+        if provider.has_api_key:
+            self.key_edit.setPlaceholderText("kept in your keyring: leave empty to keep it")
+
+    def ask_for_variable(self) -> None:
+        """Offer the environment-variable choice: the key field is emptied and the variable's
+        field takes the focus."""
+        self.key_edit.clear()
+        self.key_env_edit.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _on_kind(self) -> None:
         self.url_edit.setPlaceholderText(DEFAULT_URLS[self.kind()])
@@ -125,6 +160,8 @@ class AddProviderDialog(_Form):
             return "Give the provider a name."
         if not self.model_edit.text().strip():
             return "Say which model to use."
+        if self.key_edit.text().strip() and self.key_env_edit.text().strip():
+            return "Type the key or the name of the variable that holds it, not both."
         return ""
 
     def draft(self) -> ProviderDraft:
@@ -135,6 +172,7 @@ class AddProviderDialog(_Form):
             model=self.model_edit.text(),
             base_url=self.url_edit.text().strip() or None,
             api_key=self.key_edit.text().strip() or None,
+            api_key_env=self.key_env_edit.text().strip() or None,
         )
 
 

@@ -50,9 +50,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mooring.core.chat import ProviderConfig
+from mooring.core.chat import ProviderConfig, failure_remedy
 from mooring.core.conversation import Conversation, Role
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.events import (
     MessageDidAppend,
     ReplyDidStream,
@@ -68,9 +68,11 @@ from mooring.ui.models.conversations import (
     render,
 )
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
+from mooring.ui.remedies import remedy_action, remedy_words
 from mooring.ui.text import neutralise
 
 if TYPE_CHECKING:
+    from mooring.core.chat import TurnResult
     from mooring.core.host_api import ChatApi, HostApi
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -203,6 +205,8 @@ class ConversationsView(QWidget):
     turn_ended = Signal(str)
     """A turn ended in the shown conversation (its id)."""
     notice_changed = Signal(str)
+    remedy_requested = Signal(str, str)
+    """The notice's action was chosen: the :class:`Remedy` value, the name it is about."""
     show_task = Signal(str)
     """The user asked to see a task's card (its record id)."""
     older_loaded = Signal(int)
@@ -286,7 +290,15 @@ class ConversationsView(QWidget):
         self.notice.setTextFormat(Qt.TextFormat.PlainText)
         self.notice.setWordWrap(True)
         self.notice.setVisible(False)
-        main_layout.addWidget(self.notice)
+        self.notice_button = QPushButton(main)
+        self.notice_button.setObjectName("chat-notice-action")
+        self.notice_button.setVisible(False)
+        self.notice_button.clicked.connect(self._on_notice_action)
+        self._notice_remedy: tuple[Remedy, tuple[str, ...]] | None = None
+        notice_row = QHBoxLayout()
+        notice_row.addWidget(self.notice, stretch=1)
+        notice_row.addWidget(self.notice_button)
+        main_layout.addLayout(notice_row)
         self.transcript = QListView(main)
         self.transcript.setObjectName("transcript")
         self.transcript.setAccessibleName("Transcript")
@@ -638,7 +650,7 @@ class ConversationsView(QWidget):
         try:
             conversation = await self.chat.create()
         except KnownError as exc:
-            self.show_notice(error_text(exc))
+            self.show_notice(error_text(exc), (exc.remedy, exc.subject))
             return None
         self.show_notice(None)
         self.search_field.clear()
@@ -910,7 +922,7 @@ class ConversationsView(QWidget):
         finally:
             self._update_buttons()
         if result.error:
-            self.report.emit(neutralise(result.error, limit=300))
+            self._show_failure(result)
 
     async def _refresh_rounds(self, conversation_id: str) -> None:
         if self.chat is None:
@@ -942,13 +954,13 @@ class ConversationsView(QWidget):
         except KnownError as exc:
             if not self.composer.toPlainText():
                 self.composer.setPlainText(text)  # nothing was stored: nothing is lost
-            self.show_notice(error_text(exc))
+            self.show_notice(error_text(exc), (exc.remedy, exc.subject))
             return
         finally:
             self._update_buttons()
         self.show_notice(None)
         if result.error:
-            self.report.emit(neutralise(result.error, limit=300))
+            self._show_failure(result)
 
     def stop_reply(self) -> None:
         """Stop the reply being written in the shown conversation (its text is kept)."""
@@ -959,11 +971,38 @@ class ConversationsView(QWidget):
         if self.chat is not None and await self.chat.stop(conversation_id):
             self.report.emit("Stopped.")
 
-    def show_notice(self, text: str | None) -> None:
-        """A message above the transcript (``None`` hides it)."""
+    def show_notice(
+        self, text: str | None, remedy: tuple[Remedy | None, tuple[str, ...]] | None = None
+    ) -> None:
+        """A message above the transcript (``None`` hides it), with a button that does what
+        ``remedy`` (and its subject) says, where the window has one."""
         self.notice.setText(text or "")
         self.notice.setVisible(bool(text))
+        action = remedy_action(remedy[0]) if text and remedy is not None else None
+        if action is not None and remedy is not None and remedy[0] is not None:
+            self._notice_remedy = (remedy[0], remedy[1])
+            self.notice_button.setText(action)
+            self.notice_button.setAccessibleName(action.rstrip("…"))
+        else:
+            self._notice_remedy = None
+        self.notice_button.setVisible(action is not None)
         self.notice_changed.emit(text or "")
+
+    def _on_notice_action(self) -> None:
+        if self._notice_remedy is not None:
+            remedy, subject = self._notice_remedy
+            self.remedy_requested.emit(remedy.value, subject[0] if subject else "")
+
+    def _show_failure(self, result: TurnResult) -> None:
+        """Say why a turn failed, with what to do in the window (never a command line)."""
+        assert result.error is not None
+        remedy = failure_remedy(result.error_kind)
+        subject = (result.provider,) if result.provider else ()
+        words = neutralise(result.error, limit=300)
+        advice = remedy_words(remedy, subject)
+        self.report.emit(words)
+        if advice:
+            self.show_notice(f"{words} {advice}", (remedy, subject))
 
     def _update_buttons(self, *, sending: bool = False) -> None:
         has_chat = self.chat is not None

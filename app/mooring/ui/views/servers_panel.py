@@ -13,6 +13,7 @@ from PySide6.QtCore import QModelIndex, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.events import CatalogueDidChange, ConnectionDidChange, ServersDidChange
 from mooring.core.ports import ConnectionState
 from mooring.core.server_import import ConfigPreview
@@ -73,6 +75,8 @@ class ServersPanel(QWidget):
         self.jobs = Jobs(self.report.emit)
         self.open_url: Callable[[str], Awaitable[None]] = open_in_browser
         """How a sign-in shows its address (tests stand in for the browser here)."""
+        self.pick_file: Callable[[QWidget], Awaitable[str | None]] = self._pick_file
+        """Asks for a configuration file to import (tests stand in for the file dialog)."""
         self.model = ServerListModel(self)
         self.tool_model = ToolAccessModel(self)
         self._reload: asyncio.Task[None] | None = None
@@ -421,7 +425,7 @@ class ServersPanel(QWidget):
                 try:
                     await self.host.add_server(spec)
                 except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
-                    dialog.show_error(error_text(exc))
+                    _refused(dialog, exc)
                     continue
                 self.report.emit(f"Added {neutralise(spec.alias, limit=80)}.")
                 await self.load()
@@ -443,7 +447,7 @@ class ServersPanel(QWidget):
                 try:
                     edited = await self.host.update_server(alias, spec)
                 except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
-                    dialog.show_error(error_text(exc))
+                    _refused(dialog, exc)
                     continue
                 note = (
                     " It points somewhere else now, so it is no longer trusted."
@@ -468,6 +472,7 @@ class ServersPanel(QWidget):
     async def import_from(self, previews: list[ConfigPreview]) -> None:
         """Show ``previews`` in the import dialog and import the ticked servers."""
         dialog = ImportDialog(previews, self.window())
+        dialog.file_button.clicked.connect(lambda: self.jobs.start(self._import_file(dialog)))
         try:
             if not await wait_dialog(dialog, self.dialog_opened.emit):
                 return
@@ -483,6 +488,29 @@ class ServersPanel(QWidget):
         await self.load()
         if outcome.added:
             self.select_server_alias(outcome.added[0].alias)
+
+    async def _import_file(self, dialog: ImportDialog) -> None:
+        """Ask for a configuration file and show what importing it would do in ``dialog``."""
+        path = await self.pick_file(dialog)
+        if not path:
+            return
+        try:
+            preview = await self.host.preview_config_file(path)
+        except Exception as exc:  # noqa: BLE001  # said in the dialog, nothing lost
+            dialog.intro.setText(error_text(exc))
+            return
+        dialog.add_previews([preview])
+
+    async def _pick_file(self, parent: QWidget) -> str | None:
+        chooser = QFileDialog(parent, "Import servers from a file", "", "JSON (*.json);;All (*)")
+        chooser.setFileMode(QFileDialog.FileMode.ExistingFile)
+        try:
+            if not await wait_dialog(chooser, self.dialog_opened.emit):
+                return None
+            files = chooser.selectedFiles()
+            return files[0] if files else None
+        finally:
+            chooser.deleteLater()
 
     async def remove_selected(self) -> None:
         """Remove the chosen server after a confirmation (its past tasks keep their history)."""
@@ -601,3 +629,11 @@ class ServersPanel(QWidget):
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
+
+
+def _refused(dialog: AddServerDialog, exc: BaseException) -> None:
+    """Say in the dialog why the server was not stored; secret environment values no keyring
+    can keep are offered a move to the not-secret ones (the user says whether they are)."""
+    dialog.show_error(error_text(exc))
+    if isinstance(exc, KnownError) and exc.remedy is Remedy.KEEP_SECRETS:
+        dialog.offer_not_secret()

@@ -28,14 +28,15 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.chat import ProviderConfig
-from mooring.core.errors import KnownError
+from mooring.core.errors import KnownError, Remedy
 from mooring.core.host_api import ProviderDeskApi
-from mooring.core.providers import ProviderView, Verdict
+from mooring.core.providers import KeySource, ProviderView, Verdict
 from mooring.core.views import RuleView
-from mooring.settings.editor import SettingsEditor
+from mooring.settings.editor import SettingsEditor, parse_setting
 from mooring.settings.schema import SETTINGS
 from mooring.ui.dialogs.preferences import AddProviderDialog, AddRuleDialog
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
+from mooring.ui.remedies import remedy_words
 from mooring.ui.text import neutralise
 from mooring.ui.window_info import SettingRow as SettingRow
 from mooring.ui.window_info import WindowInfo as WindowInfo
@@ -60,16 +61,37 @@ def verdict_words(config: ProviderConfig, verdict: Verdict) -> str:
     def word(value: bool | None, yes: str, no: str) -> str:
         return "not checked" if value is None else (yes if value else no)
 
-    key = "accepted" if config.has_api_key else "none configured; the endpoint did not ask for one"
+    key = (
+        "accepted" if config.key_configured else "none configured; the endpoint did not ask for one"
+    )
     lines = [
         f"Reachable: {word(verdict.reachable, 'yes', 'no')}",
         f"API key: {word(verdict.key_accepted, key, 'refused')}",
         f"Model {config.model}: {word(verdict.model_found, 'available', 'not found')}",
         f"Tool calling: {word(verdict.tools_supported, 'supported', 'not supported')}",
         *verdict.problems,
+        *([advice] if (advice := remedy_words(verdict.remedy, (config.name,))) else []),
         f"{config.name} is ready to chat." if verdict.ok else f"{config.name} is not ready.",
     ]
     return "\n".join(neutralise(line, limit=500) for line in lines)
+
+
+def _setting_text(value: object) -> str:
+    """A setting's value as typed back (a list as comma-separated words)."""
+    if isinstance(value, list):
+        return ", ".join(str(part) for part in value)
+    return str(value)
+
+
+_KEY_MARKS = {
+    KeySource.NONE: " — no key",
+    KeySource.KEYRING: "",
+    KeySource.SESSION: " — key kept until Mooring stops (no keyring)",
+    KeySource.LOST: " — key lost (no keyring kept it): edit it to give one",
+    KeySource.ENV: " — key from ${variable}",
+    KeySource.ENV_UNSET: " — key from ${variable}, which is not set",
+}
+"""How the providers list says where each key comes from."""
 
 
 class SettingsView(QWidget):
@@ -131,6 +153,7 @@ class SettingsView(QWidget):
         self.trace_files_check.setEnabled(self.editor is not None)
         self._on_provider_selection()
         self._on_rule_selection()
+        self._show_stored()  # values as they are typed back (a list as words)
 
     # -- building --------------------------------------------------------------------------------
 
@@ -166,12 +189,14 @@ class SettingsView(QWidget):
         column.addWidget(self.providers_list)
         row = QHBoxLayout()
         self.add_provider_button = QPushButton("Add provider…", box)
+        self.edit_provider_button = QPushButton("Edit provider…", box)
         self.test_provider_button = QPushButton("Test connection", box)
         self.models_button = QPushButton("List models", box)
         self.default_provider_button = QPushButton("Make default", box)
         self.remove_provider_button = QPushButton("Remove provider", box)
         for button in (
             self.add_provider_button,
+            self.edit_provider_button,
             self.test_provider_button,
             self.models_button,
             self.default_provider_button,
@@ -192,6 +217,9 @@ class SettingsView(QWidget):
         column.addWidget(self.provider_result_label)
         self.add_provider_button.clicked.connect(
             lambda: self.jobs.start(self.add_provider_interactively())
+        )
+        self.edit_provider_button.clicked.connect(
+            lambda: self._with_provider(self.edit_provider_interactively)
         )
         self.test_provider_button.clicked.connect(lambda: self._with_provider(self.test_provider))
         self.models_button.clicked.connect(lambda: self._with_provider(self.list_models))
@@ -281,23 +309,30 @@ class SettingsView(QWidget):
         return box
 
     def _all_settings(self, info: WindowInfo, parent: QWidget) -> QGroupBox:
-        box = QGroupBox(
-            "Every setting (others change with `mooring settings set KEY VALUE`)", parent
-        )
+        box = QGroupBox("Every setting (double-click a value, or press F2, to change it)", parent)
         inner = QVBoxLayout(box)
         self.table = QTableWidget(len(info.settings), 3, box)
         self.table.setObjectName("settings-table")
         self.table.setAccessibleName("Settings list")
         self.table.setHorizontalHeaderLabels(("Setting", "Value", "What it does"))
         self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self._filling = True
+        self.table.setEditTriggers(
+            QTableWidget.EditTrigger.DoubleClicked | QTableWidget.EditTrigger.EditKeyPressed
+            if self.editor is not None
+            else QTableWidget.EditTrigger.NoEditTriggers
+        )
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.setMinimumHeight(160)
         for row, setting in enumerate(info.settings):
             for column, text in enumerate((setting.key, setting.value, setting.description)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
+                if column != 1:
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 self.table.setItem(row, column, item)
+        self._filling = False
+        self.table.itemChanged.connect(self._on_setting_edited)
         self.table.resizeColumnToContents(0)
         self.table.resizeColumnToContents(1)
         inner.addWidget(self.table)
@@ -328,7 +363,7 @@ class SettingsView(QWidget):
         for view in views:
             config = view.config
             marks = " — default" if view.default else ""
-            marks += "" if config.has_api_key else " — no key"
+            marks += _KEY_MARKS[view.key].format(variable=neutralise(config.api_key_env or ""))
             text = (
                 f"{neutralise(config.name, limit=60)} ({config.kind.value}, "
                 f"{neutralise(config.model, limit=60)}, {neutralise(config.base_url, limit=120)})"
@@ -379,6 +414,7 @@ class SettingsView(QWidget):
     def _on_provider_selection(self) -> None:
         chosen = self.selected_provider() is not None
         for button in (
+            self.edit_provider_button,
             self.test_provider_button,
             self.models_button,
             self.default_provider_button,
@@ -422,12 +458,10 @@ class SettingsView(QWidget):
                 try:
                     added = await desk.add(dialog.draft())
                 except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
-                    dialog.show_error(error_text(exc))
+                    self._refused(dialog, exc)
                     continue
                 name = neutralise(added.config.name, limit=60)
                 words = f"Added {name}" + (": it is the default." if added.became_default else ".")
-                if added.config.has_api_key and not added.secrets_durable:
-                    words += " No usable keyring: its key is kept only until Mooring quits."
                 self.report.emit(words)
                 await self.load()
                 self._select_provider(added.config.id)
@@ -435,6 +469,41 @@ class SettingsView(QWidget):
         finally:
             dialog.key_edit.clear()
             dialog.deleteLater()
+
+    def _refused(self, dialog: AddProviderDialog, exc: BaseException) -> None:
+        """Say in the dialog why the provider was not stored; a key no keyring can keep
+        offers the environment-variable choice at once."""
+        dialog.show_error(error_text(exc))
+        if isinstance(exc, KnownError) and exc.remedy is Remedy.KEY_FROM_ENV:
+            dialog.ask_for_variable()
+
+    async def edit_provider_interactively(self, config: ProviderConfig) -> None:
+        """Edit a provider (name, kind, address, model, key kept or replaced, or read from a
+        variable); the dialog stays open until it is right or cancelled."""
+        desk = self._provider_desk()
+        dialog = AddProviderDialog(self.window(), config)
+        try:
+            while await wait_dialog(dialog, self.dialog_opened.emit):
+                try:
+                    edited = await desk.edit(config, dialog.draft())
+                except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
+                    self._refused(dialog, exc)
+                    continue
+                self.report.emit(f"Saved {neutralise(edited.name, limit=60)}.")
+                await self.load()
+                self._select_provider(edited.id)
+                return
+        finally:
+            dialog.key_edit.clear()
+            dialog.deleteLater()
+
+    def edit_provider_named(self, name: str) -> None:
+        """Select the provider called ``name`` (any, if none is) and open its edit dialog."""
+        for row in range(self.providers_list.count()):
+            data = self.providers_list.item(row).data(ProviderRole)
+            if isinstance(data, ProviderConfig) and data.name == name:
+                self.providers_list.setCurrentRow(row)
+        self._with_provider(self.edit_provider_interactively)
 
     def _select_provider(self, provider_id: str) -> None:
         for row in range(self.providers_list.count()):
@@ -566,13 +635,33 @@ class SettingsView(QWidget):
         self.show_names_check.setChecked(bool(self.editor.get("notifications.show_names")))
         self.trace_files_check.setChecked(bool(self.editor.get("telemetry.file_export")))
         keys = [s.key for s in SETTINGS]
-        for row in range(self.table.rowCount()):
-            key_item = self.table.item(row, 0)
-            if key_item is not None and key_item.text() in keys:
-                text = str(self.editor.get(key_item.text()))
-                value = QTableWidgetItem(text)
-                value.setToolTip(text)
-                self.table.setItem(row, 1, value)
+        self._filling = True
+        try:
+            for row in range(self.table.rowCount()):
+                key_item = self.table.item(row, 0)
+                if key_item is not None and key_item.text() in keys:
+                    text = _setting_text(self.editor.get(key_item.text()))
+                    value = QTableWidgetItem(text)
+                    value.setToolTip(text)
+                    self.table.setItem(row, 1, value)
+        finally:
+            self._filling = False
+
+    def _on_setting_edited(self, item: QTableWidgetItem) -> None:
+        """A value typed in the settings list: checked against its declaration, then saved
+        (what cannot be taken is said, and the stored value shown again)."""
+        if self._filling or item.column() != 1 or self.editor is None:
+            return
+        key_item = self.table.item(item.row(), 0)
+        if key_item is None:
+            return
+        try:
+            value = parse_setting(key_item.text(), item.text().strip())
+        except KnownError as exc:
+            self.report.emit(error_text(exc))
+            self._show_stored()
+            return
+        self._save(key_item.text(), value)
 
     async def stop(self) -> None:
         """End the work this view started."""
