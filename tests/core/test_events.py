@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from mooring.core.events import (
     AnswerDidSettle,
-    CatalogueDidChange,
     ConnectionDidChange,
     Event,
     EventBus,
+    ToolsDidChange,
 )
 
 
@@ -17,7 +17,7 @@ def test_typed_subscription_gets_only_its_events_and_can_leave() -> None:
     everything: list[Event] = []
     leave = bus.on(ConnectionDidChange, got.append)
     bus.subscribe(everything.append)
-    bus.emit(CatalogueDidChange("s1"))
+    bus.emit(ToolsDidChange("s1"))
     bus.emit(ConnectionDidChange("s1", "ready"))
     leave()
     bus.emit(ConnectionDidChange("s1", "failed", "gone"))

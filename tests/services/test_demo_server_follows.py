@@ -1,5 +1,5 @@
 """The bundled demo server follows the installation that runs Mooring (a bundle moved or
-installed elsewhere, a new virtual environment), on a real SQLite catalogue; a command line the
+installed elsewhere, a new virtual environment), on a real SQLite database; a command line the
 user changed to something else stays theirs."""
 
 from __future__ import annotations

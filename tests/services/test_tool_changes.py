@@ -1,5 +1,5 @@
 """A server that changes its tools says so (``notifications/tools/list_changed``): the host's
-catalogue reads the new list at once and tells its listeners, with no reconnect."""
+tool index reads the new list at once and tells its listeners, with no reconnect."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import anyio
 import pytest
 from mcp.server.mcpserver import Context, MCPServer
 
-from mooring.core.events import CatalogueDidChange
+from mooring.core.events import ToolsDidChange
 from mooring.core.ids import new_id
 from mooring.core.servers import ServerDefinition, Transport
 from tests.helpers.inprocess import InProcessServers, inprocess_definition
@@ -48,19 +48,19 @@ async def test_a_changed_tool_list_is_read_again_and_announced(hosts: HostFactor
     host = await hosts(open_transport=servers)
     await host.store.add_server(definition)
     host.host.start_monitoring()  # a long-lived face (the window): it listens for changes
-    catalogue = host.host.tools
+    tool_index = host.host.tools
 
-    before = await catalogue.tools(definition)
+    before = await tool_index.tools(definition)
     assert before is not None
     assert [t.name for t in before] == ["grow"]
 
     changed = anyio.Event()
-    host.events.on(CatalogueDidChange, lambda _event: changed.set())
+    host.events.on(ToolsDidChange, lambda _event: changed.set())
     await host.host.call(definition, "grow", {"name": "fresh"})
     with anyio.fail_after(10):
         await changed.wait()
 
-    after = await catalogue.tools(definition)  # the kept list: no refresh asked for
+    after = await tool_index.tools(definition)  # the kept list: no refresh asked for
     assert after is not None
     assert sorted(t.name for t in after) == ["fresh", "grow"]
     assert servers.opened == 1  # read on the same session, not after a reconnect
@@ -79,16 +79,16 @@ async def test_a_2025_server_s_changed_tool_list_is_read_again_too(
         created_at=datetime.now(UTC),
     )
     await host.store.add_server(definition)
-    catalogue = host.host.tools
-    before = await catalogue.tools(definition)
+    tool_index = host.host.tools
+    before = await tool_index.tools(definition)
     assert before is not None
     assert "fresh" not in {t.name for t in before}
 
     changed = anyio.Event()
-    host.events.on(CatalogueDidChange, lambda _event: changed.set())
+    host.events.on(ToolsDidChange, lambda _event: changed.set())
     await host.host.call(definition, "grow_tools", {"name": "fresh"})
     with anyio.fail_after(30):
         await changed.wait()
-    after = await catalogue.tools(definition)
+    after = await tool_index.tools(definition)
     assert after is not None
     assert "fresh" in {t.name for t in after}

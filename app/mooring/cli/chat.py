@@ -20,8 +20,7 @@ from mooring.cli.conversations import chat_service, printable
 from mooring.cli.exit_codes import ExitCode
 from mooring.cli.remedies import remedy_words
 from mooring.cli.tasks import follow
-from mooring.core.chat import TurnResult
-from mooring.core.chat import failure_remedy
+from mooring.core.chat import TurnResult, failure_remedy
 from mooring.core.conversation import Role
 from mooring.core.errors import KnownError
 from mooring.core.events import Event, MessageDidAppend, ReplyDidStream

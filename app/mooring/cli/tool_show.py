@@ -1,6 +1,6 @@
 """``mooring tools show SERVER TOOL``: what a tool takes and how to call it.
 
-The tool comes from the host's catalogue (``HostApi.server_tools``, what ``tools list`` and the
+The tool comes from the host's tool index (``HostApi.server_tools``, what ``tools list`` and the
 window's palette read). Its input schema is shown as fields — name, type, required or not,
 bounds, default, description and choices (with the titles ``oneOf``/``anyOf`` options or a
 legacy enum's ``enumNames`` give them), nested objects' fields under dotted names — then its

@@ -90,7 +90,7 @@ class ConnectionDidChange:
 
 
 @dataclass(frozen=True, slots=True)
-class CatalogueDidChange:
+class ToolsDidChange:
     """The tools a server offers changed (or were read for the first time)."""
 
     server_id: str
@@ -168,7 +168,7 @@ Event = (
     | ApprovalDidEnd
     | IssueDidChange
     | ConnectionDidChange
-    | CatalogueDidChange
+    | ToolsDidChange
     | MessageDidAppend
     | ReplyDidStream
     | TurnDidStart

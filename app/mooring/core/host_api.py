@@ -153,6 +153,11 @@ class ProviderDeskApi(Protocol):
         """A provider by name (``None``: the default), or a clear error."""
         ...
 
+    async def edit(self, config: ProviderConfig, draft: ProviderDraft) -> ProviderConfig:
+        """Store an edited provider: name, kind, address and model; a new key, a variable to
+        read it from, or neither (the stored key is kept)."""
+        ...
+
     async def remove(self, config: ProviderConfig) -> ProviderConfig | None:
         """Remove a provider and its secrets; the default afterwards (if any)."""
         ...

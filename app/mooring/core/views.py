@@ -33,7 +33,7 @@ class TaskView:
 
     record: TaskRecord
     server_alias: str | None
-    """``None`` when the server is gone from the catalogue."""
+    """``None`` when the server is gone from the tool index."""
     tool_round: ToolRound | None
     inputs: tuple[TaskInput, ...]
     words: StateWords

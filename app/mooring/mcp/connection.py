@@ -1131,7 +1131,7 @@ class McpConnection:
     async def _listen_for_tools(self, client: Client, watch: SessionWatch) -> None:
         """Hold a ``subscriptions/listen`` stream for tool list changes (the 2026 wire delivers
         them only there), once a long-lived watcher wants notifications: a one-shot command's
-        catalogue is read fresh and opens no stream. A hint: a server that refuses is not asked
+        tool list is read fresh and opens no stream. A hint: a server that refuses is not asked
         again on this session."""
         if not self._long_lived:
             self._long_lived_now = anyio.Event()

@@ -108,7 +108,7 @@ log = logging.getLogger("mooring.chat")
 ToolSource = Callable[
     [Sequence[ServerDefinition]], Awaitable[list[tuple[ServerDefinition, ToolInfo]]]
 ]
-"""The tools of these servers (each enabled one's, as its catalogue lists them; hidden and
+"""The tools of these servers (each enabled one's, as its tool index lists them; hidden and
 disallowed ones are filtered by the chat)."""
 
 ProviderResolver = Callable[[str | None], Awaitable[ProviderConfig]]

@@ -61,7 +61,6 @@ from mooring.core.views import ServerSpec as ServerSpec
 from mooring.core.views import ServerView as ServerView
 from mooring.core.views import TaskView as TaskView
 from mooring.services.approvals import ApprovalBroker, Preview
-from mooring.services.catalogue import ToolCatalogue
 from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
 from mooring.services.preferences import ProviderDesk, RuleDesk
@@ -78,6 +77,7 @@ from mooring.services.server_setup import (
 )
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk
+from mooring.services.tool_index import ToolIndex
 from mooring.services.tool_runner import ToolRunner
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ class Host:
         )
         """Keeps an issue open for each server whose connection failed, until it connects."""
         gateway.add_status_listener(self.reachability.on_status)
-        self.tools = ToolCatalogue(gateway=gateway, events=self.events)
+        self.tools = ToolIndex(gateway=gateway, events=self.events)
         self.monitor = TaskMonitor(
             ledger=ledger,
             catalog=catalog,
@@ -195,7 +195,7 @@ class Host:
             clock=clock,
             capture_content=self.config.capture_content,
             owner=owner,
-            catalogue=self.tools,
+            tool_index=self.tools,
         )
         self.reconciler = Reconciler(
             ledger=ledger,
@@ -219,7 +219,7 @@ class Host:
             gateway=gateway,
             events=self.events,
             clock=clock,
-            catalogue=self.tools,
+            tool_index=self.tools,
             desk=self.issues,
         )
         self.chat: ChatService | None = None
@@ -302,7 +302,7 @@ class Host:
     async def offered_tools(
         self, servers: Sequence[ServerDefinition]
     ) -> list[tuple[ServerDefinition, ToolInfo]]:
-        """These servers' tools from the catalogue (read concurrently; a server that cannot be
+        """These servers' tools from the tool index (read concurrently; a server that cannot be
         reached offers nothing now). Hidden and disallowed tools are filtered by the chat, and
         refused by the guards whatever asks."""
         listed = await asyncio.gather(*(self.tools.tools(s) for s in servers))
@@ -407,7 +407,7 @@ class Host:
     async def server_tools(
         self, server: ServerDefinition, *, refresh: bool = False
     ) -> list[ToolInfo] | None:
-        """A server's tools from the catalogue, read again with ``refresh`` (``None``: it
+        """A server's tools from the tool index, read again with ``refresh`` (``None``: it
         cannot be reached now)."""
         return await self.tools.tools(server, refresh=refresh)
 

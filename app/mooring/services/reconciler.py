@@ -20,7 +20,6 @@ import asyncio
 import logging
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 
 from mooring.core.approval.request import ApprovalOutcome
 from mooring.core.approval.rules import ApprovalAuditEntry
@@ -46,9 +45,9 @@ from mooring.core.tasks.reconcile import Outcome, Reconciliation, interrupted_cr
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.core.views import ReconcileReport
-from mooring.services.catalogue import ToolCatalogue
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk, TaskWriter
+from mooring.services.tool_index import ToolIndex
 from mooring.services.tracing import RECONCILE, child_span
 
 log = logging.getLogger("mooring.reconcile")
@@ -323,12 +322,12 @@ class UnknownOutcomes:
         gateway: Gateway,
         events: EventBus,
         clock: Clock,
-        catalogue: ToolCatalogue | None = None,
+        tool_index: ToolIndex | None = None,
         desk: IssueDesk | None = None,
     ) -> None:
         self._ledger = ledger
         self._catalog = catalog
-        self._catalogue = catalogue or ToolCatalogue(gateway=gateway, events=events)
+        self._tool_index = tool_index or ToolIndex(gateway=gateway, events=events)
         self._desk = desk or IssueDesk(board=issues, events=events, clock=clock)
         self._writer = TaskWriter(ledger=ledger, events=events)
         self._clock = clock
@@ -362,5 +361,5 @@ class UnknownOutcomes:
         server = await self._catalog.get_server(record.server_id)
         if server is None or not server.trusted:
             return False
-        lookup = await self._catalogue.lookup(server, record.tool, record.credential_profile_id)
+        lookup = await self._tool_index.lookup(server, record.tool, record.credential_profile_id)
         return lookup.tool is not None and lookup.tool.annotations.idempotent is True

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import logging
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from urllib.parse import parse_qsl, urlsplit
@@ -32,6 +33,7 @@ from mooring.core.ports import (
     SecretStore,
     ServerCatalog,
 )
+from mooring.core.providers import ENV_NAME
 from mooring.core.server_import import (
     ConfigPreview,
     ConfigSource,
@@ -43,7 +45,6 @@ from mooring.core.server_import import (
 from mooring.core.server_target import check_target
 from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
 from mooring.core.views import AccountView
-from mooring.core.providers import ENV_NAME
 from mooring.services.telling import IssueDesk
 
 log = logging.getLogger("mooring.servers")

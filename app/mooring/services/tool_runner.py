@@ -37,9 +37,9 @@ from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 from mooring.core.tools import ToolAnnotations
 from mooring.services.approvals import ApprovalBroker, argument_size
-from mooring.services.catalogue import Availability, ToolCatalogue
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import TaskWriter
+from mooring.services.tool_index import Availability, ToolIndex
 from mooring.services.tracing import (
     APPROVAL,
     CREATE,
@@ -69,9 +69,9 @@ class ToolRunner:
         clock: Clock,
         capture_content: bool = False,
         owner: str | None = None,
-        catalogue: ToolCatalogue | None = None,
+        tool_index: ToolIndex | None = None,
     ) -> None:
-        self._catalogue = catalogue or ToolCatalogue(gateway=gateway, events=events)
+        self._tool_index = tool_index or ToolIndex(gateway=gateway, events=events)
         self._writer = TaskWriter(ledger=ledger, events=events)
         self._owner = owner
         self._capture_content = capture_content
@@ -162,7 +162,7 @@ class ToolRunner:
             on_persisted(record)
 
         connection = await self._gateway.connect(server, profile_id)
-        lookup = await self._catalogue.lookup(server, tool, profile_id)
+        lookup = await self._tool_index.lookup(server, tool, profile_id)
         if lookup.availability is Availability.MISSING:
             # Nothing to approve: the server does not offer it (the model may have invented it).
             return await self._refuse(

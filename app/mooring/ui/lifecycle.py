@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from mooring.core.errors import KnownError
 from mooring.core.events import EngineDidStop, stopped_words
 from mooring.core.faces import Askers
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 
 if TYPE_CHECKING:
     from mooring.core.host_api import HostApi
@@ -267,7 +267,7 @@ class WindowLife:
         box = QMessageBox(
             QMessageBox.Icon.Warning,
             "Mooring's engine stopped",
-            neutralise(stopped_words(event), limit=600),
+            inert(stopped_words(event), limit=600),
             parent=self._window,
         )
         box.setObjectName("engine-stopped")

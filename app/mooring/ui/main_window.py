@@ -494,10 +494,10 @@ class MainWindow(QMainWindow):
         self, server: ServerDefinition, tool: str, arguments: dict[str, Any]
     ) -> None:
         """Run one tool call through the host (approval first); its card shows the rest."""
-        from mooring.ui.text import neutralise
+        from mooring.ui.text import inert
 
         self.show_view(self.tasks)
-        self.say(f"Running {neutralise(tool, limit=80)} on {neutralise(server.alias, limit=80)}…")
+        self.say(f"Running {inert(tool, limit=80)} on {inert(server.alias, limit=80)}…")
 
         def persisted(record: Any) -> None:
             self.tasks.feed.refresh(record)

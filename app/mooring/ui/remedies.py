@@ -5,7 +5,7 @@ commands: ``cli/remedies.py``)."""
 from __future__ import annotations
 
 from mooring.core.errors import Remedy
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 
 PROVIDER_ACTION = "Edit provider…"
 """The action a provider's remedy offers (the Settings view's edit dialog)."""
@@ -14,7 +14,7 @@ SETTINGS_ACTION = "Open Settings"
 
 def remedy_words(remedy: Remedy | None, subject: tuple[str, ...] = ()) -> str:
     """The advice for ``remedy`` in the window ("" for none); names are neutralised."""
-    name = neutralise(subject[0], limit=60) if subject and subject[0] else "the provider"
+    name = inert(subject[0], limit=60) if subject and subject[0] else "the provider"
     if remedy is Remedy.ADD_PROVIDER:
         return "Add one in Settings, under Model providers (Add provider…)."
     if remedy is Remedy.PROVIDER_KEY:
@@ -28,8 +28,8 @@ def remedy_words(remedy: Remedy | None, subject: tuple[str, ...] = ()) -> str:
             "shows them and Edit provider… changes it."
         )
     if remedy is Remedy.ADD_ACCOUNT:
-        server = neutralise(subject[0], limit=60) if subject else "the server"
-        label = neutralise(subject[1], limit=60) if len(subject) > 1 else "it"
+        server = inert(subject[0], limit=60) if subject else "the server"
+        label = inert(subject[1], limit=60) if len(subject) > 1 else "it"
         return f"Add the account {label} to {server} in the Servers view (Add account…)."
     if remedy is Remedy.KEY_FROM_ENV:
         return (
@@ -50,7 +50,7 @@ def remedy_words(remedy: Remedy | None, subject: tuple[str, ...] = ()) -> str:
             "system monitor shows it), then open Mooring again."
         )
     if remedy is Remedy.OLD_ENGINE:
-        pid = neutralise(subject[0], limit=20) if subject else "?"
+        pid = inert(subject[0], limit=20) if subject else "?"
         return (
             f"Quit Mooring and end that version's background program (its engine, process "
             f"{pid}), or wait until it ends by itself after 10 idle minutes; then open Mooring "

@@ -12,7 +12,7 @@ from typing import Any
 from mooring.core.text import neutralize
 
 
-def neutralise(text: Any, *, multiline: bool = False, limit: int | None = None) -> str:
+def inert(text: Any, *, multiline: bool = False, limit: int | None = None) -> str:
     """``text`` safe to show: control and bidi characters made visible and inert
     (``<U+202E>``, ``\\x1b``), so nothing can reorder, hide or fake what is around it.
 

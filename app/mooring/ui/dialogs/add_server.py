@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.views import ServerSpec
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 
 TITLE = "Add server"
 EDIT_TITLE = "Edit server"
@@ -156,28 +156,28 @@ class AddServerDialog(QDialog):
 
     def _fill(self, server: ServerDefinition) -> None:
         # The user's own definition: shown as typed (neutralised: it may come from an import).
-        self.alias_edit.setText(neutralise(server.alias))
+        self.alias_edit.setText(inert(server.alias))
         self.http_radio.setChecked(server.transport is Transport.HTTP)
         self.stdio_radio.setChecked(server.transport is Transport.STDIO)
         if server.command:
-            self.command_edit.setText(neutralise(shlex.join((server.command, *server.args))))
-        self.cwd_edit.setText(neutralise(server.cwd or ""))
-        self.url_edit.setText(neutralise(server.url or ""))
-        self.env_edit.setPlainText("\n".join(neutralise(k) for k, v in server.env.items() if not v))
+            self.command_edit.setText(inert(shlex.join((server.command, *server.args))))
+        self.cwd_edit.setText(inert(server.cwd or ""))
+        self.url_edit.setText(inert(server.url or ""))
+        self.env_edit.setPlainText("\n".join(inert(k) for k, v in server.env.items() if not v))
         self.plain_env_edit.setPlainText(
-            "\n".join(f"{neutralise(k)}={neutralise(v)}" for k, v in server.env.items() if v)
+            "\n".join(f"{inert(k)}={inert(v)}" for k, v in server.env.items() if v)
         )
         self.env_refs_edit.setPlainText(
-            "\n".join(f"{neutralise(k)}={neutralise(v)}" for k, v in server.env_refs.items())
+            "\n".join(f"{inert(k)}={inert(v)}" for k, v in server.env_refs.items())
         )
-        self.headers_edit.setPlainText("\n".join(f"{neutralise(k)}=" for k in server.headers))
+        self.headers_edit.setPlainText("\n".join(f"{inert(k)}=" for k in server.headers))
         if server.env or server.headers:
             self.env_edit.setToolTip(KEPT)
             self.headers_edit.setToolTip(KEPT)
         self.trusted_check.setChecked(server.trusted)
         if server.allowed_tools is not None:
-            self.allowed_edit.setText(", ".join(neutralise(t) for t in server.allowed_tools))
-        self.hidden_edit.setText(", ".join(neutralise(t) for t in server.hidden_tools))
+            self.allowed_edit.setText(", ".join(inert(t) for t in server.allowed_tools))
+        self.hidden_edit.setText(", ".join(inert(t) for t in server.hidden_tools))
 
     def _kind(self) -> None:
         stdio = self.stdio_radio.isChecked()

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome, ApprovalRequest
 from mooring.core.approval.rules import Scope
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 
 TITLE = "Approve tool call"
 
@@ -45,7 +45,7 @@ def plain_label(text: str, parent: QWidget, *, wrap: bool = True) -> QLabel:
 def pretty_arguments(arguments: object) -> str:
     """The arguments as indented JSON, every string neutralised (bidi, controls visible)."""
     text = json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=False, default=str)
-    return neutralise(text, multiline=True)
+    return inert(text, multiline=True)
 
 
 class ApprovalDialog(QDialog):
@@ -65,8 +65,8 @@ class ApprovalDialog(QDialog):
         self.resize(620, 520)
         layout = QVBoxLayout(self)
 
-        server = neutralise(request.server_alias, limit=200)
-        tool = neutralise(request.tool, limit=200)
+        server = inert(request.server_alias, limit=200)
+        tool = inert(request.tool, limit=200)
         heading = plain_label(f"{server} wants to run {tool}", self)
         font = heading.font()
         font.setBold(True)
@@ -77,7 +77,7 @@ class ApprovalDialog(QDialog):
         form = QFormLayout()
         self.server_label = plain_label(server, self)
         self.tool_label = plain_label(tool, self)
-        self.reason_label = plain_label(neutralise(request.reason, limit=1000), self)
+        self.reason_label = plain_label(inert(request.reason, limit=1000), self)
         form.addRow("Server:", self.server_label)
         form.addRow("Tool:", self.tool_label)
         form.addRow("Why you are asked:", self.reason_label)
@@ -86,7 +86,7 @@ class ApprovalDialog(QDialog):
             warning.setObjectName("destructive-warning")
             form.addRow("Warning:", warning)
         if request.preview:
-            touches = "\n".join(neutralise(line, limit=500) for line in request.preview)
+            touches = "\n".join(inert(line, limit=500) for line in request.preview)
             self.preview_label = plain_label(touches, self)
             form.addRow("Touches:", self.preview_label)
         layout.addLayout(form)

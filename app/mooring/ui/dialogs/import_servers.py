@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.server_import import ConfigPreview, EntryStatus, ImportEntry
-from mooring.ui.text import neutralise, plain_tooltip
+from mooring.ui.text import inert, plain_tooltip
 
 TITLE = "Import servers"
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -82,9 +82,9 @@ class ImportDialog(QDialog):
                 "go to the keyring; nothing is started until you use a server."
             )
         for found in previews:
-            title = f"{found.source.app} — {neutralise(found.source.path, limit=200)}"
+            title = f"{found.source.app} — {inert(found.source.path, limit=200)}"
             if found.problem:
-                title += f" ({neutralise(found.problem, limit=300)})"
+                title += f" ({inert(found.problem, limit=300)})"
             file_item = QStandardItem(title)
             file_item.setEditable(False)
             file_item.setData(title, Qt.ItemDataRole.AccessibleTextRole)
@@ -99,7 +99,7 @@ class ImportDialog(QDialog):
         self._update()
 
     def _row(self, entry: ImportEntry) -> list[QStandardItem]:
-        name = neutralise(entry.name, limit=80)
+        name = inert(entry.name, limit=80)
         item = QStandardItem(name)
         item.setEditable(False)
         item.setData(entry, ENTRY_ROLE)
@@ -107,10 +107,10 @@ class ImportDialog(QDialog):
         if entry.status is EntryStatus.NEW and server is not None:
             item.setCheckable(True)
             item.setCheckState(Qt.CheckState.Checked)
-            what = f"new: {neutralise(server.target, limit=200)}"
+            what = f"new: {inert(server.target, limit=200)}"
         else:
             item.setEnabled(False)
-            what = f"{entry.status.value}: {neutralise(entry.reason, limit=200)}"
+            what = f"{entry.status.value}: {inert(entry.reason, limit=200)}"
         reason = QStandardItem(what)
         reason.setEditable(False)
         reason.setToolTip(plain_tooltip(what))

@@ -31,7 +31,7 @@ from mooring.core.elicitation import (
 )
 from mooring.core.tasks.inputs import TaskInput
 from mooring.ui.qt_async import Jobs, error_text
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 from mooring.ui.widgets.schema_form import SchemaForm
 
 Submit = Callable[[Mapping[str, Any]], Awaitable[object]]
@@ -39,7 +39,7 @@ Submit = Callable[[Mapping[str, Any]], Awaitable[object]]
 
 def form_title(server: str) -> str:
     """The dialog's title: whose question it is."""
-    return f"{neutralise(server, limit=80)} asks for your input"
+    return f"{inert(server, limit=80)} asks for your input"
 
 
 class InputFormDialog(QDialog):
@@ -69,7 +69,7 @@ class InputFormDialog(QDialog):
         who.setTextFormat(Qt.TextFormat.PlainText)
         who.setWordWrap(True)
         who.setText(
-            f"{neutralise(server, limit=80)} is running {neutralise(tool, limit=120)} "
+            f"{inert(server, limit=80)} is running {inert(tool, limit=120)} "
             "and needs an answer to go on:"
         )
         layout.addWidget(who)
@@ -79,7 +79,7 @@ class InputFormDialog(QDialog):
         self.message_label.setTextFormat(Qt.TextFormat.PlainText)
         self.message_label.setWordWrap(True)
         self.message_label.setText(
-            neutralise(message or "(no question text)", limit=4000, multiline=True)
+            inert(message or "(no question text)", limit=4000, multiline=True)
         )
         layout.addWidget(self.message_label)
 

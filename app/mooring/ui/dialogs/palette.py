@@ -40,7 +40,7 @@ from mooring.core.servers import ServerDefinition
 from mooring.core.tools import ToolInfo
 from mooring.core.views import ServerView
 from mooring.ui.qt_async import Jobs
-from mooring.ui.text import neutralise, plain_tooltip
+from mooring.ui.text import inert, plain_tooltip
 from mooring.ui.widgets.schema_form import SchemaForm
 
 if TYPE_CHECKING:
@@ -153,7 +153,7 @@ class ToolPalette(QDialog):
         self.server_combo.blockSignals(True)
         self.server_combo.clear()
         for server in self._servers:
-            self.server_combo.addItem(neutralise(server.alias, limit=80), server.id)
+            self.server_combo.addItem(inert(server.alias, limit=80), server.id)
         if views:
             first = min(range(len(views)), key=lambda i: (readiness(views[i]), i))
             self.server_combo.setCurrentIndex(first)
@@ -184,18 +184,18 @@ class ToolPalette(QDialog):
             return
         self.tool_list.clear()
         self._tools = []
-        self._say(f"Reading the tools of {neutralise(server.alias, limit=80)}…")
+        self._say(f"Reading the tools of {inert(server.alias, limit=80)}…")
         tools = await self.host.server_tools(server)
         if self.server() is not server:
             return
         if tools is None:
-            self._say(f"{neutralise(server.alias, limit=80)} cannot be reached now.")
+            self._say(f"{inert(server.alias, limit=80)} cannot be reached now.")
             return
         # A tool the server hides never runs: it is not listed at all (a filter cannot bring
         # it back).
         self._tools = sorted((t for t in tools if not server.hides(t.name)), key=lambda t: t.name)
         for info in self._tools:
-            item = QListWidgetItem(neutralise(info.name, limit=120), self.tool_list)
+            item = QListWidgetItem(inert(info.name, limit=120), self.tool_list)
             item.setData(Qt.ItemDataRole.UserRole, info.name)
         self._say("" if self._tools else "This server offers no tools.")
         self._filter(self.filter_edit.text())
@@ -244,10 +244,8 @@ class ToolPalette(QDialog):
             self._order_tabs()
             return
         text = (info.description or info.name).strip()
-        self.description_label.setText(neutralise(text.split("\n\n")[0], limit=400, multiline=True))
-        self.description_label.setToolTip(
-            plain_tooltip(neutralise(text, limit=4000, multiline=True))
-        )
+        self.description_label.setText(inert(text.split("\n\n")[0], limit=400, multiline=True))
+        self.description_label.setToolTip(plain_tooltip(inert(text, limit=4000, multiline=True)))
         try:
             self.form = SchemaForm(fields_of(info.input_schema or None), self)
             self.form_area.setWidget(self.form)

@@ -22,7 +22,7 @@ from mooring.core.approval.rules import Decision, Scope
 from mooring.core.chat import ProviderConfig, ProviderKind
 from mooring.core.providers import DEFAULT_URLS, ProviderDraft
 from mooring.core.servers import ServerDefinition
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 
 PROVIDER_TITLE = "Add model provider"
 EDIT_PROVIDER_TITLE = "Edit model provider"
@@ -133,10 +133,10 @@ class AddProviderDialog(_Form):
 
     def _fill(self, provider: ProviderConfig) -> None:
         # Shown inert: plain-text fields, names neutralised as everywhere else.
-        self.name_edit.setText(neutralise(provider.name, limit=200))
+        self.name_edit.setText(inert(provider.name, limit=200))
         self.kind_combo.setCurrentIndex(max(0, self.kind_combo.findData(provider.kind.value)))
-        self.url_edit.setText(neutralise(provider.base_url, limit=2000))
-        self.model_edit.setText(neutralise(provider.model, limit=200))
+        self.url_edit.setText(inert(provider.base_url, limit=2000))
+        self.model_edit.setText(inert(provider.model, limit=200))
         self.key_env_edit.setText(provider.api_key_env or "")
         if provider.has_api_key:
             self.key_edit.setPlaceholderText("kept in your keyring: leave empty to keep it")
@@ -184,7 +184,7 @@ class AddRuleDialog(_Form):
         self.server_combo = QComboBox(self)
         self._servers = {server.id: server for server in servers}
         for server in servers:
-            self.server_combo.addItem(neutralise(server.alias, limit=80), server.id)
+            self.server_combo.addItem(inert(server.alias, limit=80), server.id)
         self.tool_edit = QLineEdit(self)
         self.tool_edit.setPlaceholderText("a tool name, or a pattern such as * or list_*")
         self.decision_combo = QComboBox(self)

@@ -34,7 +34,7 @@ from mooring.core.conversation import (
 )
 from mooring.core.tasks.record import TaskRecord
 from mooring.ui.models.tool_rounds import RoundCard, card_text, round_card
-from mooring.ui.text import neutralise, plain_tooltip
+from mooring.ui.text import inert, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -77,9 +77,9 @@ class ConversationListModel(QAbstractListModel):
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
         row = self._rows[index.row()]
-        title = neutralise(row.conversation.title, limit=120)
+        title = inert(row.conversation.title, limit=120)
         one_line = _LINE_BREAKS.sub(" ", row.snippet) if row.snippet else ""
-        snippet = neutralise(one_line, limit=200)
+        snippet = inert(one_line, limit=200)
         match role:
             case Qt.ItemDataRole.DisplayRole:
                 return f"{title}\n{snippet}" if snippet else title
@@ -206,15 +206,15 @@ def body(row: TranscriptRow) -> str:
     """A message's text to render (neutralised), with a note on how it ended."""
     if row.card is not None:
         return card_text(row.card, expanded=row.expanded)
-    text = neutralise(row.content, multiline=True, limit=MAX_MESSAGE_CHARS)
+    text = inert(row.content, multiline=True, limit=MAX_MESSAGE_CHARS)
     notes: list[str] = []
     if row.calls:
-        names = ", ".join(neutralise(name, limit=80) for name in row.calls)
+        names = ", ".join(inert(name, limit=80) for name in row.calls)
         notes.append(f"(asked to run: {names})")
     if row.status == MessageStatus.INTERRUPTED.value:
         notes.append("(interrupted — you stopped this reply)")
     elif row.status == MessageStatus.ERROR.value:
-        notes.append(f"(error: {neutralise(row.error or 'the reply failed', limit=500)})")
+        notes.append(f"(error: {inert(row.error or 'the reply failed', limit=500)})")
     elif row.status == STREAMING:
         notes.append("(writing…)")
     return "\n\n".join([text, *notes] if text else notes)

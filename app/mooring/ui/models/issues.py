@@ -8,7 +8,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 
 from mooring.core.views import IssueView
-from mooring.ui.text import neutralise, plain_tooltip
+from mooring.ui.text import inert, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -35,8 +35,8 @@ class IssueListModel(QAbstractListModel):
         if not index.isValid() or not 0 <= index.row() < len(self._views):
             return None
         view = self._views[index.row()]
-        title = neutralise(view.issue.title, limit=300)
-        detail = neutralise(view.issue.detail, limit=1000)
+        title = inert(view.issue.title, limit=300)
+        detail = inert(view.issue.detail, limit=1000)
         match role:
             case Qt.ItemDataRole.DisplayRole:
                 return title

@@ -15,7 +15,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from mooring.core.servers import ServerDefinition
 from mooring.core.tools import ToolInfo
 from mooring.ui.models.columns import HeadedTableModel
-from mooring.ui.text import neutralise, plain_tooltip
+from mooring.ui.text import inert, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -65,13 +65,13 @@ class ToolAccessModel(HeadedTableModel):
         server = self._server
         assert server is not None
         if column == 0:
-            return neutralise(info.title or info.name, limit=120)
+            return inert(info.title or info.name, limit=120)
         if column == ENABLED:
             return "enabled" if is_enabled(server, info.name) else "disabled"
         if column == HIDDEN:
             return "hidden" if is_hidden(server, info.name) else "shown"
         first = info.description.strip().split("\n")[0] if info.description else ""
-        return neutralise(first, limit=200)
+        return inert(first, limit=200)
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or not 0 <= index.row() < len(self._tools):
@@ -92,7 +92,7 @@ class ToolAccessModel(HeadedTableModel):
                 return Qt.CheckState.Checked if on else Qt.CheckState.Unchecked
             case Qt.ItemDataRole.ToolTipRole:
                 if column == 3 or column == 0:
-                    text = neutralise(info.description, limit=2000, multiline=True)
+                    text = inert(info.description, limit=2000, multiline=True)
                     return plain_tooltip(text or self._text(info, 0))
                 return None
             case Qt.ItemDataRole.AccessibleTextRole:

@@ -10,7 +10,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from mooring.core.servers import Transport
 from mooring.core.views import ServerView
 from mooring.ui.models.columns import HeadedTableModel
-from mooring.ui.text import neutralise, plain_tooltip
+from mooring.ui.text import inert, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -28,11 +28,11 @@ def cells_of(view: ServerView) -> tuple[str, ...]:
     """A server's row as text (everything user- or server-given is neutralised)."""
     server = view.server
     return (
-        neutralise(server.alias, limit=80) + (" (bundled)" if server.builtin else ""),
+        inert(server.alias, limit=80) + (" (bundled)" if server.builtin else ""),
         "stdio" if server.transport is Transport.STDIO else "Streamable HTTP",
-        neutralise(server.target, limit=300),
+        inert(server.target, limit=300),
         "yes" if server.trusted else "no",
-        neutralise(view.state_words, limit=300),
+        inert(view.state_words, limit=300),
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractListModel, QByteArray, QModelIndex, QPersistentModelIndex, Qt
 
 from mooring.core.views import TaskView
-from mooring.ui.text import neutralise, plain_tooltip
+from mooring.ui.text import inert, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -36,12 +36,12 @@ class TaskRole(IntEnum):
 
 def title_of(view: TaskView) -> str:
     """The first line of a task's row: which tool on which server (neutralised)."""
-    return f"{neutralise(view.record.tool, limit=120)} on {neutralise(view.server_label, limit=80)}"
+    return f"{inert(view.record.tool, limit=120)} on {inert(view.server_label, limit=80)}"
 
 
 def state_line(view: TaskView) -> str:
     """The second line: the state words, with the detail (server text, neutralised)."""
-    detail = neutralise(view.words.detail, limit=300)
+    detail = inert(view.words.detail, limit=300)
     return f"{view.words.label} — {detail}" if detail else view.words.label
 
 
@@ -75,13 +75,13 @@ class TaskListModel(QAbstractListModel):
             case TaskRole.STATE_WORDS:
                 return view.words.label
             case TaskRole.DETAIL:
-                return neutralise(view.words.detail, limit=300)
+                return inert(view.words.detail, limit=300)
             case TaskRole.TONE:
                 return view.words.tone.value
             case TaskRole.SERVER:
-                return neutralise(view.server_label, limit=80)
+                return inert(view.server_label, limit=80)
             case TaskRole.TOOL:
-                return neutralise(view.record.tool, limit=120)
+                return inert(view.record.tool, limit=120)
         return None
 
     def roleNames(self) -> dict[int, QByteArray]:  # Qt API

@@ -17,7 +17,7 @@ from mooring.core.approval.rules import Scope
 from mooring.core.conversation import ConversationRound, Message, RoundOutcome
 from mooring.core.tasks.states import LocalState
 from mooring.core.tasks.words import state_words
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 
 MAX_ARGUMENT_CHARS = 20_000
 """Arguments longer than this (as pretty JSON) are cut on the card (the ledger keeps them)."""
@@ -83,15 +83,15 @@ def approval_words(item: ConversationRound) -> tuple[str, str]:
         case None:
             words = "Not decided yet"
         case other:
-            words = neutralise(other, limit=40)
-    why = neutralise(entry.reason, limit=300) if entry is not None and entry.reason else ""
+            words = inert(other, limit=40)
+    why = inert(entry.reason, limit=300) if entry is not None and entry.reason else ""
     return words, why
 
 
 def pretty_arguments(arguments: dict[str, Any]) -> str:
     """The arguments as indented JSON, neutralised and cut at :data:`MAX_ARGUMENT_CHARS`."""
     text = json.dumps(arguments, indent=2, ensure_ascii=False, sort_keys=True, default=str)
-    return neutralise(text, multiline=True, limit=MAX_ARGUMENT_CHARS)
+    return inert(text, multiline=True, limit=MAX_ARGUMENT_CHARS)
 
 
 def outcome_words(item: ConversationRound, message: Message) -> tuple[str, bool, bool]:
@@ -100,7 +100,7 @@ def outcome_words(item: ConversationRound, message: Message) -> tuple[str, bool,
     if message.awaits_task and record is not None:
         words = state_words(record, item.round.result)
         ended = record.is_terminal
-        return f"Background task: {neutralise(str(words), limit=300)}", True, ended
+        return f"Background task: {inert(str(words), limit=300)}", True, ended
     round_ = item.round
     match round_.outcome:
         case RoundOutcome.DENIED:
@@ -111,7 +111,7 @@ def outcome_words(item: ConversationRound, message: Message) -> tuple[str, bool,
             return "No result can be had any more", False, False
         case RoundOutcome.ERROR:
             error = round_.error or {}
-            detail = neutralise(error.get("message") or "the call failed", limit=300)
+            detail = inert(error.get("message") or "the call failed", limit=300)
             return f"Error: {detail}", False, False
         case RoundOutcome.PENDING if record is not None and not record.is_terminal:
             return f"In progress: {state_words(record)}", False, False
@@ -119,7 +119,7 @@ def outcome_words(item: ConversationRound, message: Message) -> tuple[str, bool,
             LocalState.UNKNOWN_OUTCOME
         ):
             return "Outcome unknown", False, False
-    text = neutralise(" ".join(message.content.split()), limit=MAX_RESULT_CHARS)
+    text = inert(" ".join(message.content.split()), limit=MAX_RESULT_CHARS)
     label = "Error" if message.is_error else "Result"
     return f"{label}: {text}" if text else f"{label}: (empty)", False, False
 
@@ -130,8 +130,8 @@ def round_card(item: ConversationRound, message: Message) -> RoundCard:
     outcome, is_task, finished = outcome_words(item, message)
     return RoundCard(
         round_id=item.round.id,
-        server=neutralise(item.server_alias or item.round.server_id, limit=80),
-        tool=neutralise(item.round.tool, limit=120),
+        server=inert(item.server_alias or item.round.server_id, limit=80),
+        tool=inert(item.round.tool, limit=120),
         arguments=pretty_arguments(item.round.arguments),
         argument_count=len(item.round.arguments),
         approval=approval,

@@ -69,7 +69,7 @@ from mooring.ui.models.conversations import (
 )
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.remedies import remedy_action, remedy_words
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 
 if TYPE_CHECKING:
     from mooring.core.chat import TurnResult
@@ -566,7 +566,7 @@ class ConversationsView(QWidget):
         try:
             self.provider_box.clear()
             for choice in providers:
-                self.provider_box.addItem(neutralise(choice.name, limit=60), choice.id)
+                self.provider_box.addItem(inert(choice.name, limit=60), choice.id)
             chosen = self.provider_box.findData(conversation.provider_id)
             if chosen < 0 and conversation.provider_id is None and providers:
                 chosen = 0
@@ -574,11 +574,11 @@ class ConversationsView(QWidget):
             config: ProviderConfig | None = providers[chosen] if chosen >= 0 else None
             self.model_box.clear()
             if config is not None:
-                self.model_box.addItem(neutralise(config.model, limit=80))
+                self.model_box.addItem(inert(config.model, limit=80))
                 line = self.model_box.lineEdit()
                 if line is not None:  # an editable box shows its line's placeholder
-                    line.setPlaceholderText(f"default: {neutralise(config.model, limit=60)}")
-            self.model_box.setEditText(neutralise(conversation.model or "", limit=80))
+                    line.setPlaceholderText(f"default: {inert(config.model, limit=60)}")
+            self.model_box.setEditText(inert(conversation.model or "", limit=80))
         finally:
             self._choosing = False
         self._update_buttons()
@@ -601,7 +601,7 @@ class ConversationsView(QWidget):
             typed = self.model_box.currentText()
             known = {self.model_box.itemText(i) for i in range(self.model_box.count())}
             for model in models:
-                shown = neutralise(model, limit=80)
+                shown = inert(model, limit=80)
                 if shown not in known:
                     self.model_box.addItem(shown)
                     known.add(shown)
@@ -636,7 +636,7 @@ class ConversationsView(QWidget):
             saved = await self.chat.configure(self._shown.id, provider=provider, model=None)
         self._shown = saved
         self.report.emit(
-            f"This conversation now asks {neutralise(model, limit=60)}."
+            f"This conversation now asks {inert(model, limit=60)}."
             if model
             else "This conversation now asks the provider's default model."
         )
@@ -681,7 +681,7 @@ class ConversationsView(QWidget):
         if self.chat is None:
             return
         renamed = await self.chat.rename(conversation_id, title)
-        self.report.emit(f"Renamed to {neutralise(renamed.title, limit=80)}.")
+        self.report.emit(f"Renamed to {inert(renamed.title, limit=80)}.")
         await self.load()
 
     async def delete_interactively(self) -> None:
@@ -690,7 +690,7 @@ class ConversationsView(QWidget):
             return
         conversation_id = self.current_id
         current = self.conversations.conversation(self.conversations.row_of(conversation_id))
-        title = neutralise(current.title if current else conversation_id, limit=80)
+        title = inert(current.title if current else conversation_id, limit=80)
         question = f"Delete “{title}” and its messages? Tasks it started stay in the Tasks list."
         if not await confirm(
             self, "Delete conversation", question, "Delete", self.dialog_opened.emit
@@ -722,7 +722,7 @@ class ConversationsView(QWidget):
             self.current_id = None
             self._shown = None
             self.messages.show(None, [])
-        title = neutralise(conversation.title, limit=80)
+        title = inert(conversation.title, limit=80)
         self.undo_label.setText(f"Deleted “{title}”.")
         self._set_undo_visible(True)
         self.report.emit(f"Deleted {title}. Undo brings it back.")
@@ -737,7 +737,7 @@ class ConversationsView(QWidget):
         timer.stop()
         timer.deleteLater()
         self._set_undo_visible(False)
-        self.report.emit(f"Brought back {neutralise(conversation.title, limit=80)}.")
+        self.report.emit(f"Brought back {inert(conversation.title, limit=80)}.")
         self.jobs.start(self._reopen(conversation_id))
 
     async def _reopen(self, conversation_id: str) -> None:
@@ -998,7 +998,7 @@ class ConversationsView(QWidget):
         assert result.error is not None
         remedy = failure_remedy(result.error_kind)
         subject = (result.provider,) if result.provider else ()
-        words = neutralise(result.error, limit=300)
+        words = inert(result.error, limit=300)
         advice = remedy_words(remedy, subject)
         self.report.emit(words)
         if advice:

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.errors import KnownError, Remedy
-from mooring.core.events import CatalogueDidChange, ConnectionDidChange, ServersDidChange
+from mooring.core.events import ConnectionDidChange, ServersDidChange, ToolsDidChange
 from mooring.core.ports import ConnectionState
 from mooring.core.server_import import ConfigPreview
 from mooring.core.servers import Transport
@@ -38,7 +38,7 @@ from mooring.ui.dialogs.import_servers import ImportDialog
 from mooring.ui.models.server_tools import ToolAccessModel
 from mooring.ui.models.servers import ServerListModel, ServerRole
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 
 if TYPE_CHECKING:
     from mooring.core.host_api import HostApi
@@ -200,7 +200,7 @@ class ServersPanel(QWidget):
         self._unsubscribe = [
             host.events.on(ConnectionDidChange, self._on_connection),
             host.events.on(ServersDidChange, lambda _e: self.schedule_reload()),
-            host.events.on(CatalogueDidChange, self._on_catalogue),
+            host.events.on(ToolsDidChange, self._on_tools_changed),
         ]
         self._on_selection()
 
@@ -271,8 +271,8 @@ class ServersPanel(QWidget):
         server = view.server
         self.trusted_check.setChecked(server.trusted)
         self.detail_label.setText(
-            f"{neutralise(server.alias, limit=80)}: {neutralise(view.state_words, limit=500)}\n"
-            f"{neutralise(server.target, limit=500)}"
+            f"{inert(server.alias, limit=80)}: {inert(view.state_words, limit=500)}\n"
+            f"{inert(server.target, limit=500)}"
         )
         self.tool_model.set_server(server)
         self._show_access_note(view)
@@ -284,10 +284,10 @@ class ServersPanel(QWidget):
         server = view.server
         notes = []
         if server.allowed_tools is not None:
-            listed = ", ".join(neutralise(t, limit=60) for t in server.allowed_tools) or "none"
+            listed = ", ".join(inert(t, limit=60) for t in server.allowed_tools) or "none"
             notes.append(f"Allowed list: {listed}.")
         if server.hidden_tools:
-            hidden = ", ".join(neutralise(t, limit=60) for t in server.hidden_tools)
+            hidden = ", ".join(inert(t, limit=60) for t in server.hidden_tools)
             notes.append(f"Hidden: {hidden}.")
         self.tools_note.setText(" ".join(notes) or "Every tool may run (no allowed list).")
 
@@ -300,10 +300,10 @@ class ServersPanel(QWidget):
             and event.state in (ConnectionState.READY, ConnectionState.FAILED)
         ):
             # Connected (its tools can be read now) or failed (they are unknown now): the
-            # catalogue only forgets the old list, so nothing else would tell this table.
+            # tool index only forgets the old list, so nothing else would tell this table.
             self._load_tools(refresh=False)
 
-    def _on_catalogue(self, event: CatalogueDidChange) -> None:
+    def _on_tools_changed(self, event: ToolsDidChange) -> None:
         view = self.selected()
         if view is not None and view.server.id == event.server_id:
             self._load_tools(refresh=False)
@@ -343,7 +343,7 @@ class ServersPanel(QWidget):
         http = view.server.transport is Transport.HTTP
         for account in accounts:
             state = "signed in" if account.signed_in else "not signed in"
-            label = neutralise(account.label, limit=80)
+            label = inert(account.label, limit=80)
             item = QListWidgetItem(f"{label} — {state}" if http else label)
             item.setData(ACCOUNT_ROLE, account)
             self.accounts_list.addItem(item)
@@ -384,7 +384,7 @@ class ServersPanel(QWidget):
         """Trust or stop trusting a server."""
         await self.host.set_trusted(alias, trusted)
         self.report.emit(
-            f"{neutralise(alias, limit=80)} is {'trusted' if trusted else 'no longer trusted'}."
+            f"{inert(alias, limit=80)} is {'trusted' if trusted else 'no longer trusted'}."
         )
         await self.load()
         self._on_selection(reload_tools=False)
@@ -408,7 +408,7 @@ class ServersPanel(QWidget):
         """Enable, disable, hide or show one tool of a server."""
         server = await self.host.set_tool_access(alias, tool, enabled=enabled, hidden=hidden)
         self.tool_model.set_server(server)
-        name = neutralise(tool, limit=80)
+        name = inert(tool, limit=80)
         if enabled is not None:
             self.report.emit(f"{name} is {'enabled' if enabled else 'disabled'}.")
         else:
@@ -427,7 +427,7 @@ class ServersPanel(QWidget):
                 except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
                     _refused(dialog, exc)
                     continue
-                self.report.emit(f"Added {neutralise(spec.alias, limit=80)}.")
+                self.report.emit(f"Added {inert(spec.alias, limit=80)}.")
                 await self.load()
                 self.select_server_alias(spec.alias)
                 return
@@ -454,7 +454,7 @@ class ServersPanel(QWidget):
                     if view.server.trusted and not edited.trusted and spec.trusted
                     else ""
                 )
-                self.report.emit(f"Saved {neutralise(edited.alias, limit=80)}.{note}")
+                self.report.emit(f"Saved {inert(edited.alias, limit=80)}.{note}")
                 await self.load()
                 self.select_server_alias(edited.alias)
                 self._on_selection()
@@ -481,9 +481,7 @@ class ServersPanel(QWidget):
             dialog.deleteLater()
         outcome = await self.host.import_servers(chosen)
         words = [f"Imported {len(outcome.added)} server(s)."]
-        words += [
-            f"{neutralise(n, limit=80)}: {neutralise(r, limit=200)}." for n, r in outcome.skipped
-        ]
+        words += [f"{inert(n, limit=80)}: {inert(r, limit=200)}." for n, r in outcome.skipped]
         self.report.emit(" ".join(words))
         await self.load()
         if outcome.added:
@@ -521,7 +519,7 @@ class ServersPanel(QWidget):
         if not await confirm(
             self,
             "Remove server",
-            f"Remove {neutralise(alias, limit=80)}? Its past tasks keep their history.",
+            f"Remove {inert(alias, limit=80)}? Its past tasks keep their history.",
             "Remove",
             self.dialog_opened.emit,
         ):
@@ -531,7 +529,7 @@ class ServersPanel(QWidget):
     async def remove(self, alias: str) -> None:
         """Remove a server by name (no question asked)."""
         await self.host.remove_server(alias)
-        self.report.emit(f"Removed {neutralise(alias, limit=80)}.")
+        self.report.emit(f"Removed {inert(alias, limit=80)}.")
         await self.load()
 
     # -- accounts ------------------------------------------------------------------------------
@@ -546,7 +544,7 @@ class ServersPanel(QWidget):
     async def sign_in(self, alias: str, account: AccountView) -> None:
         """Sign an account in: the browser opens, and Mooring waits for it to come back
         (without blocking the window)."""
-        name = neutralise(alias, limit=80)
+        name = inert(alias, limit=80)
         self.report.emit(f"Signing in to {name}: finish in your browser…")
         self.sign_in_button.setEnabled(False)
         try:
@@ -564,7 +562,7 @@ class ServersPanel(QWidget):
     async def sign_out(self, alias: str, account: AccountView) -> None:
         """Forget an account's tokens."""
         await self.host.sign_out(alias, None if account.is_default else account.label)
-        self.report.emit(f"Signed out of {neutralise(alias, limit=80)}.")
+        self.report.emit(f"Signed out of {inert(alias, limit=80)}.")
         view = self.selected()
         if view is not None:
             await self.show_accounts(view)
@@ -576,9 +574,7 @@ class ServersPanel(QWidget):
             return
         dialog = QInputDialog(self.window())
         dialog.setWindowTitle("Add account")
-        dialog.setLabelText(
-            f"Name of the new account on {neutralise(view.server.alias, limit=80)}:"
-        )
+        dialog.setLabelText(f"Name of the new account on {inert(view.server.alias, limit=80)}:")
         dialog.setObjectName("add-account-dialog")
         try:
             if not await wait_dialog(dialog, self.dialog_opened.emit):
@@ -587,7 +583,7 @@ class ServersPanel(QWidget):
         finally:
             dialog.deleteLater()
         await self.host.add_account(view.server.alias, label)
-        self.report.emit(f"Added account {neutralise(label, limit=80)}.")
+        self.report.emit(f"Added account {inert(label, limit=80)}.")
         await self.show_accounts(view)
 
     async def remove_account_confirmed(self, alias: str, account: AccountView) -> None:
@@ -595,15 +591,15 @@ class ServersPanel(QWidget):
         if not await confirm(
             self,
             "Remove account",
-            f"Remove the account {neutralise(account.label, limit=80)} of "
-            f"{neutralise(alias, limit=80)}? Its tokens are forgotten; its unfinished tasks "
+            f"Remove the account {inert(account.label, limit=80)} of "
+            f"{inert(alias, limit=80)}? Its tokens are forgotten; its unfinished tasks "
             "become issues.",
             "Remove",
             self.dialog_opened.emit,
         ):
             return
         await self.host.remove_account(alias, account.label)
-        self.report.emit(f"Removed account {neutralise(account.label, limit=80)}.")
+        self.report.emit(f"Removed account {inert(account.label, limit=80)}.")
         view = self.selected()
         if view is not None:
             await self.show_accounts(view)

@@ -37,7 +37,7 @@ from mooring.settings.schema import SETTINGS
 from mooring.ui.dialogs.preferences import AddProviderDialog, AddRuleDialog
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.remedies import remedy_words
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 from mooring.ui.window_info import SettingRow as SettingRow
 from mooring.ui.window_info import WindowInfo as WindowInfo
 
@@ -73,7 +73,7 @@ def verdict_words(config: ProviderConfig, verdict: Verdict) -> str:
         *([advice] if (advice := remedy_words(verdict.remedy, (config.name,))) else []),
         f"{config.name} is ready to chat." if verdict.ok else f"{config.name} is not ready.",
     ]
-    return "\n".join(neutralise(line, limit=500) for line in lines)
+    return "\n".join(inert(line, limit=500) for line in lines)
 
 
 def _setting_text(value: object) -> str:
@@ -363,10 +363,10 @@ class SettingsView(QWidget):
         for view in views:
             config = view.config
             marks = " — default" if view.default else ""
-            marks += _KEY_MARKS[view.key].format(variable=neutralise(config.api_key_env or ""))
+            marks += _KEY_MARKS[view.key].format(variable=inert(config.api_key_env or ""))
             text = (
-                f"{neutralise(config.name, limit=60)} ({config.kind.value}, "
-                f"{neutralise(config.model, limit=60)}, {neutralise(config.base_url, limit=120)})"
+                f"{inert(config.name, limit=60)} ({config.kind.value}, "
+                f"{inert(config.model, limit=60)}, {inert(config.base_url, limit=120)})"
                 f"{marks}"
             )
             item = QListWidgetItem(text, self.providers_list)
@@ -388,8 +388,8 @@ class SettingsView(QWidget):
         for row, view in enumerate(views):
             rule = view.rule
             cells = (
-                neutralise(view.server_words, limit=80),
-                neutralise(rule.tool_pattern, limit=120),
+                inert(view.server_words, limit=80),
+                inert(rule.tool_pattern, limit=120),
                 rule.decision.value,
                 rule.scope.value,
             )
@@ -460,7 +460,7 @@ class SettingsView(QWidget):
                 except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
                     self._refused(dialog, exc)
                     continue
-                name = neutralise(added.config.name, limit=60)
+                name = inert(added.config.name, limit=60)
                 words = f"Added {name}" + (": it is the default." if added.became_default else ".")
                 self.report.emit(words)
                 await self.load()
@@ -489,7 +489,7 @@ class SettingsView(QWidget):
                 except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
                     self._refused(dialog, exc)
                     continue
-                self.report.emit(f"Saved {neutralise(edited.name, limit=60)}.")
+                self.report.emit(f"Saved {inert(edited.name, limit=60)}.")
                 await self.load()
                 self._select_provider(edited.id)
                 return
@@ -514,7 +514,7 @@ class SettingsView(QWidget):
     async def test_provider(self, config: ProviderConfig) -> None:
         """Make one tiny request to the provider and show, in plain words, what works."""
         desk = self._provider_desk()
-        self.provider_result_label.setText(f"Testing {neutralise(config.name, limit=60)}…")
+        self.provider_result_label.setText(f"Testing {inert(config.name, limit=60)}…")
         self.test_provider_button.setEnabled(False)
         try:
             verdict = await desk.test(config)
@@ -530,7 +530,7 @@ class SettingsView(QWidget):
     async def list_models(self, config: ProviderConfig) -> None:
         """Show the models the provider's endpoint lists."""
         desk = self._provider_desk()
-        self.provider_result_label.setText(f"Asking {neutralise(config.name, limit=60)}…")
+        self.provider_result_label.setText(f"Asking {inert(config.name, limit=60)}…")
         try:
             found = await desk.models(config)
         except Exception as exc:  # noqa: BLE001  # said in the view
@@ -540,22 +540,22 @@ class SettingsView(QWidget):
                 words = f"It does not list its models; {config.model} is configured."
             else:
                 words = "Models: " + ", ".join(
-                    neutralise(m, limit=80) + (" (configured)" if m == config.model else "")
+                    inert(m, limit=80) + (" (configured)" if m == config.model else "")
                     for m in found[:200]
                 )
-        self.provider_result_label.setText(neutralise(words, limit=4000))
+        self.provider_result_label.setText(inert(words, limit=4000))
         self.provider_checked.emit(words)
 
     async def make_default(self, config: ProviderConfig) -> None:
         """Make the provider the default for new conversations."""
         desk = self._provider_desk()
         await desk.set_default(config)
-        self.report.emit(f"{neutralise(config.name, limit=60)} is now the default provider.")
+        self.report.emit(f"{inert(config.name, limit=60)} is now the default provider.")
         await self.load()
 
     async def remove_provider_interactively(self, config: ProviderConfig) -> None:
         """Remove the provider and its keys after a confirmation."""
-        name = neutralise(config.name, limit=60)
+        name = inert(config.name, limit=60)
         if await confirm(
             self,
             "Remove provider",
@@ -570,9 +570,9 @@ class SettingsView(QWidget):
         """Remove a provider and its keyring secrets (no question asked)."""
         desk = self._provider_desk()
         successor = await desk.remove(config)
-        words = f"Removed {neutralise(config.name, limit=60)}."
+        words = f"Removed {inert(config.name, limit=60)}."
         if successor is not None:
-            words += f" The default provider is {neutralise(successor.name, limit=60)}."
+            words += f" The default provider is {inert(successor.name, limit=60)}."
         self.report.emit(words)
         self.provider_result_label.clear()
         await self.load()
@@ -591,8 +591,8 @@ class SettingsView(QWidget):
                 except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
                     dialog.show_error(error_text(exc))
                     continue
-                alias = neutralise(server.alias, limit=60)
-                pattern = neutralise(dialog.tool_pattern(), limit=80)
+                alias = inert(server.alias, limit=60)
+                pattern = inert(dialog.tool_pattern(), limit=80)
                 self.report.emit(f"Rule added: {dialog.decision().value} {alias}/{pattern}.")
                 await self.load()
                 return

@@ -53,7 +53,7 @@ from mooring.core.views import TaskView
 from mooring.ui.dialogs.input_form import InputFormDialog
 from mooring.ui.models.tasks import TaskListModel, TaskRole, state_line, title_of
 from mooring.ui.qt_async import Jobs, confirm
-from mooring.ui.text import neutralise
+from mooring.ui.text import inert
 
 if TYPE_CHECKING:
     from mooring.core.host_api import HostApi
@@ -427,12 +427,12 @@ class TaskCard(QWidget):
         self.state_label.setStyleSheet(
             f"color: {tone_colour(view.words.tone.value, self.palette())};"
         )
-        detail = neutralise(view.words.detail, limit=1000)
-        said = neutralise(record.status_message or "", limit=1000)
+        detail = inert(view.words.detail, limit=1000)
+        said = inert(record.status_message or "", limit=1000)
         self.detail_label.setText(detail)
         # The server's message has its own row; the detail line is for what it adds.
         self.detail_label.setVisible(bool(detail) and detail != said)
-        self.message_label.setText(neutralise(record.status_message or "—", limit=1000))
+        self.message_label.setText(inert(record.status_message or "—", limit=1000))
         self.id_label.setText(view.short_id)
         self.result_label.setText(self._result_text(view))
         # New text may wrap to more lines: the form must measure its rows again, or a wrapped
@@ -473,14 +473,14 @@ class TaskCard(QWidget):
         if not result:
             error = view.error
             if error:
-                return neutralise(error.get("message") or error, limit=1000)
+                return inert(error.get("message") or error, limit=1000)
             return "—"
         texts = [
             str(block.get("text", ""))
             for block in result.get("content") or []
             if isinstance(block, dict) and block.get("type") == "text"
         ]
-        return neutralise(
+        return inert(
             " ".join(texts) or result.get("structuredContent") or "—", limit=2000, multiline=True
         )
 

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from mooring.core.elicitation import Field, FieldKind, InvalidAnswer, Problem, parse_text, validate
-from mooring.ui.text import neutralise, plain_tooltip
+from mooring.ui.text import inert, plain_tooltip
 
 
 def _plain(text: str, parent: QWidget) -> QLabel:
@@ -48,19 +48,19 @@ class SchemaForm(QWidget):
         layout = QFormLayout(self)
         layout.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         for item in self.fields:
-            title = neutralise(item.title, limit=120) + (" *" if item.required else "")
+            title = inert(item.title, limit=120) + (" *" if item.required else "")
             editor = self._editor(item)
             editor.setObjectName(f"field-{item.name}")
-            editor.setAccessibleName(neutralise(item.title, limit=120))
+            editor.setAccessibleName(inert(item.title, limit=120))
             if item.description:
-                editor.setAccessibleDescription(neutralise(item.description, limit=500))
-                editor.setToolTip(plain_tooltip(neutralise(item.description, limit=500)))
+                editor.setAccessibleDescription(inert(item.description, limit=500))
+                editor.setToolTip(plain_tooltip(inert(item.description, limit=500)))
             box = QWidget(self)
             column = QVBoxLayout(box)
             column.setContentsMargins(0, 0, 0, 0)
             column.addWidget(editor)
             if item.description:
-                hint = _plain(neutralise(item.description, limit=500, multiline=True), box)
+                hint = _plain(inert(item.description, limit=500, multiline=True), box)
                 hint.setEnabled(False)
                 column.addWidget(hint)
             error = _plain("", box)
@@ -79,7 +79,7 @@ class SchemaForm(QWidget):
         default = item.default
         match item.kind:
             case FieldKind.BOOLEAN:
-                check = QCheckBox(neutralise(item.title, limit=120), self)
+                check = QCheckBox(inert(item.title, limit=120), self)
                 check.setChecked(bool(default))
                 check.toggled.connect(lambda _=False, n=item.name: self._touched.add(n))
                 return check
@@ -88,7 +88,7 @@ class SchemaForm(QWidget):
                 if not item.required or default is None:
                     combo.addItem("— choose —", None)
                 for option in item.options:
-                    combo.addItem(neutralise(option.label, limit=120), option.value)
+                    combo.addItem(inert(option.label, limit=120), option.value)
                 if default is not None:
                     found = combo.findData(str(default))
                     if found >= 0:
@@ -98,7 +98,7 @@ class SchemaForm(QWidget):
                 listing = QListWidget(self)
                 chosen = {str(v) for v in default} if isinstance(default, list) else set()
                 for option in item.options:
-                    entry = QListWidgetItem(neutralise(option.label, limit=120), listing)
+                    entry = QListWidgetItem(inert(option.label, limit=120), listing)
                     entry.setData(Qt.ItemDataRole.UserRole, option.value)
                     entry.setFlags(entry.flags() | Qt.ItemFlag.ItemIsUserCheckable)
                     entry.setCheckState(
@@ -110,7 +110,7 @@ class SchemaForm(QWidget):
                 line = QLineEdit(self)
                 if default is not None:
                     line.setText(str(default))
-                line.setPlaceholderText(neutralise(item.hint, limit=120))
+                line.setPlaceholderText(inert(item.hint, limit=120))
                 return line
 
     def raw_content(self) -> tuple[dict[str, Any], list[Problem]]:

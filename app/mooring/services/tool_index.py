@@ -1,11 +1,11 @@
 """The tools each server offers, read once and kept until they may have changed.
 
 Reading ``tools/list`` before every call costs a round trip per call and, for a model turn, per
-tool offer. The catalogue keeps each server's list per account, and forgets it when the
+tool offer. The tool index keeps each server's list per account, and forgets it when the
 connection (re)connects (a restarted server may offer other tools), when the server's definition
 changes, or when asked to refresh; a server that says its list changed
 (``notifications/tools/list_changed``) has it read again at once. Listeners hear
-:class:`CatalogueDidChange` after a new list was read.
+:class:`ToolsDidChange` after a new list was read.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import logging
 from dataclasses import dataclass
 from enum import StrEnum
 
-from mooring.core.events import CatalogueDidChange, EventBus
+from mooring.core.events import EventBus, ToolsDidChange
 from mooring.core.ports import ConnectionState, ConnectionStatus, Gateway
 from mooring.core.servers import ServerDefinition
 from mooring.core.tools import ToolInfo
 
-log = logging.getLogger("mooring.catalogue")
+log = logging.getLogger("mooring.tools")
 
 
 class Availability(StrEnum):
@@ -35,7 +35,7 @@ class Availability(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class ToolLookup:
-    """One tool looked up in a server's catalogue."""
+    """One tool looked up in a server's tool index."""
 
     availability: Availability
     tool: ToolInfo | None = None
@@ -45,7 +45,7 @@ class ToolLookup:
 _Key = tuple[str, str | None]
 
 
-class ToolCatalogue:
+class ToolIndex:
     """Per server and account: the tools from the last ``tools/list``."""
 
     def __init__(self, *, gateway: Gateway, events: EventBus) -> None:
@@ -79,7 +79,7 @@ class ToolCatalogue:
                 return None  # the list may be empty only because the connection died
             self._tools[key] = (server, tools)
         log.info("%s offers %d tools", server.alias, len(tools))
-        self._events.emit(CatalogueDidChange(server.id))
+        self._events.emit(ToolsDidChange(server.id))
         return tools
 
     async def lookup(
@@ -111,7 +111,7 @@ class ToolCatalogue:
         cached = self._tools.get((server_id, profile_id))
         if cached is None:
             # Nothing read yet: the next reader gets the new list; views may look again now.
-            self._events.emit(CatalogueDidChange(server_id))
+            self._events.emit(ToolsDidChange(server_id))
             return
         # Read in a task of its own: the listener runs inside the connection's message handler.
         refresh = asyncio.get_running_loop().create_task(
