@@ -65,3 +65,32 @@ def node() -> str:
     if found is None:
         raise RuntimeError("Node.js is needed: run `bash packaging/system-deps.sh`")
     return found
+
+
+LOOPBACK = PEERS / "loopback.cjs"
+
+
+def start_everything_http(log: Path, timeout: float = 60) -> tuple[subprocess.Popen[bytes], str]:
+    """The "everything" server over Streamable HTTP on a free 127.0.0.1 port (its own
+    transport listens on every interface: ``loopback.cjs`` holds it to loopback), its HTTP
+    DELETEs logged to ``log``; the process and its URL. Stop it with
+    ``tests.mcp.servers.stop_processes``."""
+    import os
+
+    from tests.mcp.servers import read_line, stop_processes
+
+    env = {**os.environ, "PORT": "0", "MOORING_PEER_LOG": str(log)}
+    process = subprocess.Popen(
+        [node(), "-r", str(LOOPBACK), str(everything_server()), "streamableHttp"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        line = read_line(process, timeout=timeout)
+        while not line.startswith("listening on "):  # the server's own words come first
+            line = read_line(process, timeout=timeout)
+    except BaseException:
+        stop_processes([process])
+        raise
+    return process, line.rsplit(" ", 1)[-1]

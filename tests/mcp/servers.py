@@ -129,7 +129,7 @@ class DemoServer:
         argv = [sys.executable, *self.argv("--http", "--port", str(self.port), *extra)]
         process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.processes.append(process)
-        line = _read_line(process, timeout=30.0)
+        line = read_line(process, timeout=30.0)
         url = line.rsplit(" ", 1)[-1]
         self.port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
         return url
@@ -161,7 +161,7 @@ def stop_processes(processes: Iterable[subprocess.Popen[bytes]]) -> None:
             process.stdout.close()
 
 
-def _read_line(process: subprocess.Popen[bytes], *, timeout: float) -> str:
+def read_line(process: subprocess.Popen[bytes], *, timeout: float) -> str:
     """The first stdout line of ``process``, within ``timeout`` (a bounded wait, no sleeping)."""
     assert process.stdout is not None
     deadline = time.monotonic() + timeout
@@ -191,7 +191,7 @@ def start_peer(
         stderr=subprocess.DEVNULL,
     )
     try:
-        line = _read_line(process, timeout=timeout)
+        line = read_line(process, timeout=timeout)
     except BaseException:
         stop_processes([process])
         raise

@@ -1,0 +1,80 @@
+"""The npm "everything" server (TypeScript SDK 1.x) over Streamable HTTP: its tasks are kept
+per HTTP session, so only the engine's one session can follow a task from one command to
+the next. A question answered from a second command, a detached task followed and another
+cancelled from other commands, and the session ended (DELETE) when Mooring is done with it.
+
+Its transport listens on every interface; ``tests/peers_node/loopback.cjs`` holds it to
+127.0.0.1 (and logs its HTTP DELETEs)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import Cli
+from tests.helpers.node_peers import start_everything_http
+from tests.helpers.processes import engine_pid
+from tests.mcp.servers import stop_processes
+
+
+@pytest.fixture
+def everything(cli: Cli, tmp_path: Path) -> Iterator[Path]:
+    """server-everything over HTTP, configured as "everything"; the log of its DELETEs."""
+    log = tmp_path / "everything-deletes.jsonl"
+    process, url = start_everything_http(log)
+    try:
+        assert cli.run("servers", "add", "everything", "--url", url).returncode == 0
+        assert cli.run("rules", "add", "everything", "*", "allow").returncode == 0
+        yield log
+    finally:
+        cli.run("agent", "stop")
+        stop_processes([process])
+
+
+def deletes(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_a_question_is_answered_from_a_second_command_and_the_session_ends_after(
+    cli: Cli, everything: Path
+) -> None:
+    args = '{"topic": "tides", "ambiguous": true}'
+    asked = cli.run("call", "everything", "simulate-research-query", "--args", args)
+    assert asked.returncode == 9, (asked.returncode, asked.stdout, asked.stderr)
+    [waiting] = cli.json("tasks", "list", "--active")
+    assert waiting["state"] == "input_required", waiting
+    answer = '{"interpretation": "historical"}'
+    answered = cli.json("tasks", "answer", waiting["id"], "--value", answer)
+    assert answered["delivered"] is True, answered  # the session that made the task
+    final = cli.json("tasks", "watch", waiting["id"], "--timeout", "60")
+    assert final["state"] == "completed", final
+    assert "historical" in json.dumps(final["result"])
+    assert len(cli.json("tasks", "list")) == 1  # one call, never replayed
+    assert deletes(everything) == []  # the session lives as long as the engine needs it
+    assert cli.run("agent", "stop").returncode == 0
+    [ended] = deletes(everything)  # ended by Mooring, not left to the server's timeout
+    assert ended["session"]
+
+
+def test_detached_tasks_are_followed_and_cancelled_from_other_commands(
+    cli: Cli, everything: Path
+) -> None:
+    research = '{"topic": "reefs"}'
+    followed = cli.json(
+        "call", "everything", "simulate-research-query", "--detach", "--args", research
+    )
+    doomed = cli.json(
+        "call", "everything", "simulate-research-query", "--detach", "--args", research
+    )
+    assert followed["state"] == doomed["state"] == "working", (followed, doomed)
+    engine = engine_pid(cli.data_dir)
+    cancelled = cli.json("tasks", "cancel", doomed["id"], "--timeout", "30")  # exit 0
+    assert cancelled["state"] == "cancelled", cancelled  # the server's word
+    final = cli.json("tasks", "watch", followed["id"], "--timeout", "60")
+    assert final["state"] == "completed", final  # not "expired": the session still knew it
+    assert "Research Report: reefs" in json.dumps(final["result"])
+    assert engine_pid(cli.data_dir) == engine  # one engine, one session throughout
