@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 
 from tests.e2e.conftest import SAMPLES, Cli, HttpDemo
-from tests.helpers.processes import Lines, engine_pid
+from tests.helpers.processes import appended_line, engine_pid
 
 CLEAN = str(SAMPLES / "suppliers_clean.csv")
 AMBIGUOUS = str(SAMPLES / "suppliers_ambiguous_id.csv")
@@ -122,18 +121,9 @@ def test_a_connection_nothing_needs_is_ended_while_a_question_keeps_its_own(
     engine = engine_pid(cli.data_dir)
     assert engine is not None
     log = cli.data_dir / "logs" / "mooring.log"
-    with subprocess.Popen(
-        ["tail", "-n", "+1", "-F", str(log)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    ) as tail:
-        try:
-            assert cli.json("call", "web", "list_suppliers")["state"] == "completed"
-            # Nothing needs web's connection any more: the engine ends it on its own.
-            Lines(tail.stdout).until(lambda line: "connection to web ended" in line, timeout=60)
-        finally:
-            tail.kill()
+    assert cli.json("call", "web", "list_suppliers")["state"] == "completed"
+    # Nothing needs web's connection any more: the engine ends it on its own.
+    appended_line(log, lambda line: "connection to web ended" in line, timeout=60)
     status = cli.run("agent", "status").stdout
     assert "connection  asker: ready" in status
     assert "web:" not in status

@@ -38,7 +38,7 @@ import pytest
 
 from tests.e2e.conftest import Cli
 from tests.helpers import py_peers
-from tests.helpers.processes import Lines, engine_pid
+from tests.helpers.processes import appended_line, engine_pid
 from tests.mcp.servers import start_peer, stop_processes
 
 FASTMCP_TASKS = Path(__file__).resolve().parents[1] / "mcp" / "peers" / "fastmcp_tasks_server.py"
@@ -60,24 +60,11 @@ class Kind:
     kept_after_crash: bool  # the new engine's connection still reaches the task
 
 
-def _sdk1(http: bool, kept: bool) -> Kind:
+def _mcp1(script: Path, http: bool, kept: bool) -> Kind:
+    """A peer on the ``mcp`` 1.x stack (the SDK's low-level server, or FastMCP 3.4): the same
+    tools in both scripts."""
     return Kind(
-        py_peers.SDK1_TASKS,
-        py_peers.python,
-        "slow_job",
-        "slow_job finished",
-        "ask_job",
-        "{}",
-        '{"colour": "teal"}',
-        "colour: teal",
-        http,
-        kept,
-    )
-
-
-def _fastmcp3(http: bool, kept: bool) -> Kind:
-    return Kind(
-        py_peers.FASTMCP3_TASKS,
+        script,
         py_peers.python,
         "slow_job",
         "slow_job finished",
@@ -107,11 +94,11 @@ def _fastmcp_tasks(http: bool, kept: bool) -> Kind:
 
 KINDS = {
     # stdio: the task lives in the server process that ends with the killed engine.
-    "mcp1.30-stdio": _sdk1(http=False, kept=False),
+    "mcp1.30-stdio": _mcp1(py_peers.SDK1_TASKS, http=False, kept=False),
     # HTTP: the task lives on, but only the session that created it may see it.
-    "mcp1.30-http": _sdk1(http=True, kept=False),
-    "fastmcp3.4-stdio": _fastmcp3(http=False, kept=False),
-    "fastmcp3.4-http": _fastmcp3(http=True, kept=True),
+    "mcp1.30-http": _mcp1(py_peers.SDK1_TASKS, http=True, kept=False),
+    "fastmcp3.4-stdio": _mcp1(py_peers.FASTMCP3_TASKS, http=False, kept=False),
+    "fastmcp3.4-http": _mcp1(py_peers.FASTMCP3_TASKS, http=True, kept=True),
     "fastmcp-tasks-stdio": _fastmcp_tasks(http=False, kept=False),
     "fastmcp-tasks-http": _fastmcp_tasks(http=True, kept=True),
 }
@@ -256,18 +243,10 @@ def test_a_session_nothing_needs_is_deleted_while_a_question_keeps_its_own(
         asked = cli.run("call", "keeper", "ask_job", "--args", "{}")
         assert asked.returncode == 9, (asked.stdout, asked.stderr)
         engine = engine_pid(cli.data_dir)
-        with subprocess.Popen(
-            ["tail", "-n", "+1", "-F", str(done_log)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        ) as tail:
-            try:
-                done = cli.json("call", "done", "slow_job", "--args", '{"seconds": 0.2}')
-                assert done["state"] == "completed", done
-                Lines(tail.stdout).until(lambda line: "http:DELETE" in line, timeout=60)
-            finally:
-                tail.kill()
+        done = cli.json("call", "done", "slow_job", "--args", '{"seconds": 0.2}')
+        assert done["state"] == "completed", done
+        # Nothing needs that session any more: the engine ends it on its own.
+        appended_line(done_log, lambda line: "http:DELETE" in line, timeout=60)
         assert engine_pid(cli.data_dir) == engine  # it goes on: the question keeps it
         keeper = Peer(kind, keeper_log)
         assert keeper.count("http:DELETE") == 0

@@ -91,6 +91,21 @@ class Lines:
         return self.seen[start:]
 
 
+def appended_line(path: Path, predicate: Callable[[str], bool], timeout: float = 60) -> str:
+    """The first line of ``path``, as it is now or as it grows, for which ``predicate``
+    holds (``tail -F`` follows it: no polling, a bounded wait)."""
+    with subprocess.Popen(
+        ["tail", "-n", "+1", "-F", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as tail:
+        try:
+            return Lines(tail.stdout).until(predicate, timeout=timeout)
+        finally:
+            tail.kill()
+
+
 def engine_pid(data_dir: Path) -> int | None:
     """The pid of the engine that holds ``data_dir``'s engine lock (``None``: none does)."""
     import fcntl
