@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.e2e.conftest import SAMPLES, Cli, DemoServer, add_demo
 
-CLEAN = str(SAMPLES / "suppliers_clean.csv")
+AMBIGUOUS = str(SAMPLES / "suppliers_ambiguous_id.csv")
 
 
 def listens(demo: DemoServer) -> list[list[str]]:
@@ -29,13 +29,16 @@ def test_the_engine_holds_one_task_stream_whatever_the_commands_that_ask(
     cli: Cli, tmp_path: Path
 ) -> None:
     demo = add_demo(cli, tmp_path, checkpoint_delay_ms=300, rows_per_checkpoint=1)
+    # A task that waits for an answer: still unfinished whenever the next command comes.
     shown = cli.json(
-        "call", "demo", "import_suppliers", "--detach", "--args", f'{{"path": "{CLEAN}"}}'
+        "call", "demo", "import_suppliers", "--detach", "--args", f'{{"path": "{AMBIGUOUS}"}}'
     )
     report = cli.json("reconcile")
-    assert report["refreshed"]
+    assert [r["id"] for r in report["refreshed"]] == [shown["id"]], report
     assert cli.json("tasks", "show", shown["id"])["task_id"] == shown["task_id"]
     assert demo.count("tasks/get") >= 1
+    answered = cli.json("tasks", "answer", shown["id"], "--value", '{"column": "vendor_code"}')
+    assert answered["delivered"] is True
 
     finished = cli.json("tasks", "watch", shown["id"])
 

@@ -206,6 +206,7 @@ async def _follow(
     latest = {r.id: r for r in records}
     waiting_on_user: set[str] = set()
     told: set[tuple[str, str]] = set()  # answers already reported at the prompt
+    asked: set[tuple[str, str]] = set()  # questions put to the person (each once)
     queue: asyncio.Queue[Event] = asyncio.Queue()
     # Heard from before the read below: what changes after it is told, what changed before
     # it is in what it returns.
@@ -223,6 +224,7 @@ async def _follow(
         asking = [r for r in latest.values() if r.state is LocalState.INPUT_REQUIRED]
         for view in await ctx.host.task_views(asking) if asking else []:
             for item in view.open_questions:
+                asked.add((view.record.id, item.key))
                 if not await _ask(ctx, view.record, item, told, view.server_label):
                     waiting_on_user.add(view.record.id)
 
@@ -253,6 +255,10 @@ async def _follow(
             if event.record.state is not LocalState.INPUT_REQUIRED:
                 waiting_on_user.discard(event.record.id)
             for item in event.new_inputs:
+                if (event.record.id, item.key) in asked:
+                    # Stored as the watch read it (its event came first): asked once already.
+                    continue
+                asked.add((event.record.id, item.key))
                 if not await _ask(ctx, event.record, item, told):
                     waiting_on_user.add(event.record.id)
             if settled(event.record):
