@@ -118,10 +118,12 @@ def gap_spread(shown: dict[str, Any], idle: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def plain_loop(plain: dict[str, Any]) -> dict[str, Any]:
+def plain_loop(plain: dict[str, Any] | None) -> dict[str, Any]:
     """The same window run on qasync's own loop, without ``ui/loop.py``'s ready queue and timer
     heap or ``ui/collector.py``'s deferred full passes (``gui_probe --plain-loop``): what they
-    still buy now that the window does none of the host's work."""
+    still buy now that the window does none of the host's work (at the full size only)."""
+    if plain is None:
+        return {}
     return {
         "plain_loop_worst_gap_ms": round(float(plain["worst_gap_ms"]), 1),
         "plain_loop_p99_gap_ms": round(float(plain["p99_gap_ms"]), 1),
@@ -199,10 +201,10 @@ def _copy_database(source: Path, target: Path) -> None:
         src.backup(dst)
 
 
-def _gui_stall(big: Path, idle_s: float, cut_s: float) -> Result:
+def _gui_stall(big: Path, idle_s: float, cut_s: float, *, plain: bool) -> Result:
     what = "worst gap of a 10 ms QTimer heartbeat in the window during launch reconciliation"
     shown = gui_probe("reconcile", str(big), str(cut_s))
-    plain = gui_probe("reconcile", str(big), str(cut_s), "--plain-loop")
+    beside = gui_probe("reconcile", str(big), str(cut_s), "--plain-loop") if plain else None
     idle = gui_probe("idle", str(idle_s))
     value, base = float(shown["worst_gap_ms"]), float(idle["worst_gap_ms"])
     return measured(
@@ -216,7 +218,7 @@ def _gui_stall(big: Path, idle_s: float, cut_s: float) -> Result:
         reconcile_s=None if shown["reconcile_s"] is None else round(shown["reconcile_s"], 3),
         cut_after_s=shown["cut_after_s"],
         **gap_spread(shown, idle),
-        **plain_loop(plain),
+        **plain_loop(beside),
     )
 
 
@@ -320,7 +322,9 @@ def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]
             print(f"  {results[-1]}")
         if wanted("gui_stall_reconcile"):
             try:
-                results.append(_gui_stall(big, size.stall_s, size.reconcile_cut_s))
+                results.append(
+                    _gui_stall(big, size.stall_s, size.reconcile_cut_s, plain=size.name == "full")
+                )
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
                 results.append(
                     unmeasured(

@@ -62,7 +62,11 @@ def _cards(size: Size, folder: Path) -> Result:
     paths = data_folder(folder / "cards", tracing=False)
     seed(paths.database, messages=40, records=size.cards, working=size.cards)
     shown = gui_probe("cards", str(paths.data_dir), str(size.stall_s))
-    plain = gui_probe("cards", str(paths.data_dir), str(size.stall_s), "--plain-loop")
+    plain = (
+        gui_probe("cards", str(paths.data_dir), str(size.stall_s), "--plain-loop")
+        if size.name == "full"
+        else None
+    )
     idle = gui_probe("idle", str(size.stall_s))
     value, base = float(shown["worst_gap_ms"]), float(idle["worst_gap_ms"])
     return measured(
