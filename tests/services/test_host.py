@@ -19,6 +19,7 @@ from mooring.core.events import (
 )
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.codes import UNKNOWN_TOOL_CODE
+from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
 from mooring.services.host import ENV_SCOPE, CancelResult
 from mooring.storage import repositories as repo
@@ -156,9 +157,10 @@ async def test_cancelling_a_finished_task_sends_nothing_and_says_so(
     assert count(log, "tasks/cancel") == 0
 
 
-async def test_an_unreachable_server_at_reconcile_flags_its_tasks_unavailable(
+async def a_task_left_running(
     hosts: HostFactory, tmp_path: Path
-) -> None:
+) -> tuple[ServerDefinition, TaskRecord]:
+    """A demo server and a task of it left waiting when its host stopped (the app closed)."""
     host = await hosts()
     server, _log = await demo(host, tmp_path)
     record = await host.host.call(
@@ -166,6 +168,13 @@ async def test_an_unreachable_server_at_reconcile_flags_its_tasks_unavailable(
     )
     assert record.state in (LocalState.WORKING, LocalState.INPUT_REQUIRED)
     await host.host.stop()
+    return server, record
+
+
+async def test_an_unreachable_server_at_reconcile_flags_its_tasks_unavailable(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    server, record = await a_task_left_running(hosts, tmp_path)
 
     # The app restarts; the server's program is gone by then.
     later = await hosts()
@@ -259,13 +268,7 @@ LEAKED = "env-s3cret-reconcile-31"
 async def test_a_server_unreachable_at_reconcile_keeps_its_secrets_out_of_the_issue(
     hosts: HostFactory, tmp_path: Path
 ) -> None:
-    host = await hosts()
-    server, _log = await demo(host, tmp_path)
-    record = await host.host.call(
-        server, "import_suppliers", {"path": str(SAMPLES / "suppliers_ambiguous_id.csv")}
-    )
-    assert record.state in (LocalState.WORKING, LocalState.INPUT_REQUIRED)
-    await host.host.stop()
+    server, record = await a_task_left_running(hosts, tmp_path)
 
     # The app restarts; the server now fails, printing the secret it was given.
     later = await hosts()

@@ -182,10 +182,7 @@ class BlockingLink:
             self._reply(invoke_id, True, result)
 
     def _reply(self, invoke_id: int, ok: bool, value: Any) -> None:
-        try:
-            data = wire.dumps((wire.REPLY, invoke_id, ok, value))
-        except Exception as exc:  # noqa: BLE001  # the engine hears it as a bug, this goes on
-            data = wire.dumps((wire.REPLY, invoke_id, False, wire.EngineBug(repr(exc))))
+        data, _error = wire.reply_frame(invoke_id, ok, value)  # a bug the engine hears of
         if self._closed:
             return
         with contextlib.suppress(OSError):  # the engine went away: the next read says so

@@ -228,11 +228,9 @@ class EngineLink:
     def _reply(self, invoke_id: int, ok: bool, value: Any) -> None:
         if self._closed:
             return
-        try:
-            data = wire.dumps((wire.REPLY, invoke_id, ok, value))
-        except Exception as exc:
-            log.exception("a callback's answer does not cross the link")
-            data = wire.dumps((wire.REPLY, invoke_id, False, wire.EngineBug(repr(exc))))
+        data, error = wire.reply_frame(invoke_id, ok, value)
+        if error is not None:
+            log.error("a callback's answer does not cross the link", exc_info=error)
         with contextlib.suppress(ConnectionError):
             self._writer.write(data)
 

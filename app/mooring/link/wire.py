@@ -293,3 +293,13 @@ class FrameBuffer:
         payload = bytes(self._data[HEADER.size : end])
         del self._data[:end]
         return payload
+
+
+def reply_frame(invoke_id: int, ok: bool, value: Any) -> tuple[bytes, Exception | None]:
+    """A face's answer to the engine's callback ``invoke_id``, as a frame; an answer that does
+    not cross the link (it cannot be pickled) goes as an :class:`EngineBug` instead, and the
+    error is returned beside it for the face to log."""
+    try:
+        return dumps((REPLY, invoke_id, ok, value)), None
+    except Exception as exc:  # noqa: BLE001  # the engine hears it as a bug; the face goes on
+        return dumps((REPLY, invoke_id, False, EngineBug(repr(exc)))), exc
