@@ -13,6 +13,7 @@ import io
 import json
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
@@ -21,14 +22,16 @@ import anyio
 import httpx2
 import keyring
 import pytest
+from mcp.client import Transport
 
 from mooring.adapters.secrets import KeyringSecrets
 from mooring.core.ports import ConnectionState
 from mooring.core.servers import ServerDefinition
-from mooring.core.tasks.calls import Acknowledged, TaskCreated
+from mooring.core.tasks.calls import Acknowledged, ImmediateResult, TaskCreated
 from mooring.core.tasks.reconcile import AuthRequired, Observation, ServerTask
 from mooring.mcp.connection import ConnectionSettings, McpConnection
 from mooring.mcp.oauth import LoopbackSignIn, OAuthProviders, oauth_wanted, secret_scope
+from mooring.mcp.transport import SdkTransports, StderrLog
 from tests.helpers.authserver import AuthServer, running_auth_server
 from tests.helpers.memkeyring import MemoryKeyring
 from tests.mcp.servers import DemoServer, eventually, http_definition, settled
@@ -417,3 +420,76 @@ async def test_an_explicit_sign_in_lets_a_later_connection_start_without_interac
     await ready(connection)
     assert browser.visits == 1
     assert len(auth_server.seen("grant:authorization_code")) == 1
+
+
+async def test_a_sign_in_made_while_a_connection_retries_serves_the_next_request_at_once(
+    auth_server: AuthServer,
+    protected_url: str,
+    settings: ConnectionSettings,
+    secrets: KeyringSecrets,
+) -> None:
+    """``mooring accounts login`` while the engine's connection keeps failing for want of a
+    sign-in: the call made next must not be answered "sign-in needed" by an attempt that began
+    before the tokens existed (it was, under load: the login test failed in CI)."""
+    providers = OAuthProviders(secrets, sign_in=None)  # the engine never asks the user
+    server = http_definition(protected_url)
+    real = SdkTransports(connect_timeout=settings.connect_timeout, auth_for=providers)
+    attempts: list[int] = []
+    stale_attempt = anyio.Event()
+
+    async def open_transport(
+        stack: AsyncExitStack, server: ServerDefinition, profile_id: str | None, stderr: StderrLog
+    ) -> Transport:
+        attempts.append(len(attempts) + 1)
+        if len(attempts) == 2:  # the retry under way when the user signs in
+            stale_attempt.set()
+            await anyio.sleep_forever()
+        return await real(stack, server, profile_id, stderr)
+
+    connection = McpConnection(server, "alice", settings=settings, open_transport=open_transport)
+    connection.start()
+    try:
+        with anyio.fail_after(15):
+            first = await connection.settled()
+            assert first.state is ConnectionState.FAILED
+            assert "credentials" in first.reason
+            await stale_attempt.wait()
+            assert await providers.sign_in_now(server, "alice", LoopbackSignIn(open_url=Browser()))
+            call = asyncio.ensure_future(connection.call_tool("list_suppliers", {}))
+            await asyncio.sleep(0)  # queued behind the stale attempt
+            connection.credentials_changed()
+            outcome = await call
+        assert isinstance(outcome, ImmediateResult), outcome
+        assert attempts == [1, 2, 3]
+        assert connection.status.state is ConnectionState.READY
+    finally:
+        with anyio.fail_after(30):
+            await connection.aclose()
+
+
+async def test_a_live_connection_refused_after_a_revocation_takes_up_a_new_explicit_sign_in(
+    auth_server: AuthServer, protected_url: str, start: Start, secrets: KeyringSecrets
+) -> None:
+    """The window's "Sign in" (or ``accounts login``) runs its own OAuth flow: a connection
+    that is refused afterwards uses the tokens it stored, keeping its session and its task."""
+    browser = Browser()
+    providers = OAuthProviders(secrets, sign_in=None)
+    server = http_definition(protected_url)
+    with anyio.fail_after(30):
+        assert await providers.sign_in_now(server, "alice", LoopbackSignIn(open_url=browser))
+    connection = start(server, providers, "alice")
+    await ready(connection)
+    task_id = await waiting_task(connection, "d.csv")
+
+    auth_server.revoke_all()
+    with anyio.fail_after(10):
+        refused = await connection.get_task(task_id)
+    assert isinstance(refused, AuthRequired), refused
+
+    with anyio.fail_after(30):
+        assert await providers.sign_in_now(server, "alice", LoopbackSignIn(open_url=browser))
+    with anyio.fail_after(10):
+        back = await connection.get_task(task_id)
+    assert isinstance(back, ServerTask), back
+    assert back.status == "input_required"
+    assert browser.visits == 2

@@ -366,6 +366,11 @@ class Gateway(Protocol):
         as it starts: not at every use.)"""
         ...
 
+    def signed_in(self, server_id: str, profile_id: str | None) -> None:
+        """This account has just signed in: its connection, if it failed or is still trying
+        with the old credentials, tries again at once (a live one keeps its session)."""
+        ...
+
     async def disconnect(
         self, server_id: str, profile_id: str | None = None, *, every_account: bool = False
     ) -> None:

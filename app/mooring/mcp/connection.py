@@ -305,6 +305,10 @@ class McpConnection:
         self._last_failure: Failure | None = None
         self._last_attempt_end = -math.inf
         self._failures = 0
+        self._credentials = 0
+        """Counts :meth:`credentials_changed` calls: an attempt begun under older credentials
+        does not answer the requests waiting for it when it fails."""
+        self._connect_scope: anyio.CancelScope | None = None
         self.subscription = TaskSubscription(
             alias=server.alias,
             reopen_after=self.settings.listen_reopen_after,
@@ -1005,9 +1009,23 @@ class McpConnection:
             self._settle_queue(stopped)
             self._finished.set()
 
+    def credentials_changed(self) -> None:
+        """The account's credentials changed (it signed in): a failed connection, or one whose
+        attempt began under the old credentials, starts a new attempt at once, and the requests
+        waiting are served by that attempt rather than failed by the stale one."""
+        self._credentials += 1
+        self._last_failure = None
+        self._failures = 0
+        if self._status.state is ConnectionState.READY:
+            return  # it holds a session already; the new tokens are used at its next refresh
+        if self._connect_scope is not None:
+            self._connect_scope.cancel()
+        self._demand.set()
+
     async def _session(self) -> float:
         """Connect, serve until the transport dies; the delay before the next attempt."""
         self._set_status(ConnectionState.CONNECTING, self._status.reason)
+        credentials = self._credentials
         watch = SessionWatch(on_end=lambda: self._wake.set())
         ready = False
         failure: Failure | None = None
@@ -1017,6 +1035,7 @@ class McpConnection:
             with http_trace(connect_statuses):
                 deadline = anyio.current_time() + self.settings.connect_timeout
                 with anyio.CancelScope(deadline=deadline) as connect_scope:
+                    self._connect_scope = connect_scope
                     async with AsyncExitStack() as stack:
                         opened = await self._open_transport(
                             stack, self.server, self.profile_id, stderr
@@ -1039,6 +1058,7 @@ class McpConnection:
                         )
                         await stack.enter_async_context(client)
                         connect_scope.deadline = math.inf
+                        self._connect_scope = None
                         ready = True
                         self._on_ready(client)
                         await self._serve(client, watch)
@@ -1053,6 +1073,7 @@ class McpConnection:
                 logger.warning("%s: unexpected connection error", self.server.alias, exc_info=exc)
                 failure = Failure(FailureKind.TRANSPORT, translate.describe_exception(exc))
         finally:
+            self._connect_scope = None
             tail = stderr.tail()
             stderr.close()
             self._questions.clear()
@@ -1065,6 +1086,8 @@ class McpConnection:
             # requests arriving from now on may cut the backoff short.
             self._demand = anyio.Event()
         reason = (failure.reason if failure else watch.reason) or "the connection closed"
+        if not ready and credentials != self._credentials:
+            return 0.0  # begun under the old credentials: its failure answers nothing; again now
         if not ready:
             failure = self._startup_failure(failure, watch, tail)
             self._failures += 1

@@ -203,6 +203,12 @@ class McpGateway:
         definition, so an edit of one alone leaves the definition as it was)."""
         self._secrets_changed.update(key for key in self._connections if key[0] == server_id)
 
+    def signed_in(self, server_id: str, profile_id: str | None) -> None:
+        """This account has just signed in: its connection tries again now."""
+        connection = self._connections.get((server_id, profile_id))
+        if connection is not None:
+            connection.credentials_changed()
+
     async def disconnect(
         self, server_id: str, profile_id: str | None = None, *, every_account: bool = False
     ) -> None:

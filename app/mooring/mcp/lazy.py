@@ -181,6 +181,10 @@ class LazyGateway:
         if self._real is not None:  # else nothing is connected yet
             self._real.secrets_changed(server_id)
 
+    def signed_in(self, server_id: str, profile_id: str | None) -> None:
+        if self._real is not None:  # else nothing is connected yet
+            self._real.signed_in(server_id, profile_id)
+
     async def aclose(self) -> None:
         self._closed = True
         if self._real is not None:

@@ -806,8 +806,9 @@ class Host:
         """Sign an account of a Streamable HTTP server in with OAuth: ``open_url`` shows the
         address (the window opens the browser, the CLI prints it); the redirect comes back on
         loopback. Tokens go to the keyring. A clear error when it did not complete."""
-        await self.setup.sign_in(await self.server(alias), label, open_url)
         server = await self.server(alias)
+        await self.setup.sign_in(server, label, open_url)
+        self.gateway.signed_in(server.id, await self.setup.profile_id(server, label))
         self.events.emit(ServersDidChange((server.id,)))
 
     async def sign_out(self, alias: str, label: str | None) -> None:
