@@ -23,7 +23,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QTextDocument
+from PySide6.QtGui import QGuiApplication, QTextDocument
 
 from mooring.core.conversation import (
     Conversation,
@@ -33,7 +33,9 @@ from mooring.core.conversation import (
     Role,
 )
 from mooring.core.tasks.record import TaskRecord
+from mooring.ui.highlight import highlight
 from mooring.ui.models.tool_rounds import RoundCard, card_text, round_card
+from mooring.ui.palette_theme import is_dark
 from mooring.ui.text import inert, plain_tooltip
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -236,6 +238,7 @@ def render(text: str, *, markdown: bool) -> QTextDocument:
             QTextDocument.MarkdownFeature.MarkdownDialectGitHub
             | QTextDocument.MarkdownFeature.MarkdownNoHTML,
         )
+        highlight(document, dark=is_dark(QGuiApplication.palette()))
     else:
         document.setPlainText(text)
     return document
