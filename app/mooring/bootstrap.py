@@ -394,6 +394,7 @@ def wire(
         resolve_provider=models[0] if models else None,
         conversations=SqlConversations(db, clock),
         auto_continue=bool(settings.get("chat.continue_automatically")),
+        instructions=lambda: str(settings.get("chat.system_prompt")),
         inputs=inputs,
         config_files=LocalConfigFiles(),
         sign_in=OAuthSignIn(oauth),

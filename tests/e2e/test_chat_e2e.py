@@ -429,3 +429,63 @@ def test_search_and_export_round_trip_through_the_cli(chat: Chat, tmp_path: Path
     assert "suppliers in Zürich?" in markdown
     assert "No supplier in Zürich yet." in markdown
     assert "| `demo` | `list_suppliers` | `auto_allowed` |" in markdown  # names as code
+
+
+def system_of(request: RecordedRequest) -> str:
+    """The system prompt a request carried (either wire)."""
+    body = request.body
+    if "system" in body:  # Anthropic: a string or text blocks
+        system = body["system"]
+        return system if isinstance(system, str) else "".join(b["text"] for b in system)
+    return "".join(text_of(m) for m in body["messages"] if m["role"] == "system")
+
+
+def test_a_system_prompt_of_settings_or_of_the_conversation_follows_mooring_guidance(
+    chat: Chat, tmp_path: Path
+) -> None:
+    guidance = "Never answer a task's questions yourself"
+    chat.endpoint.script(*[Text("D'accord.") for _ in range(5)])
+    assert (
+        chat.cli.run("settings", "set", "chat.system_prompt", "Answer in French.").returncode == 0
+    )
+
+    first = chat.send("hi")
+    conversation_id = first["conversation_id"]
+    system = system_of(chat.endpoint.last)
+    assert guidance in system
+    assert system.index(guidance) < system.index("Answer in French.")
+
+    # Its own instructions replace the default (Mooring's guidance stays first).
+    prompt_file = tmp_path / "prompt.txt"
+    prompt_file.write_text("Be brief.\nUse bullet points.", encoding="utf-8")
+    shown = chat.cli.json(
+        "conversations", "set", conversation_id, "--system-prompt-file", str(prompt_file)
+    )
+    assert shown["system_prompt"] == "Be brief.\nUse bullet points."
+    chat.send("again", "--conversation", conversation_id)
+    system = system_of(chat.endpoint.last)
+    assert guidance in system
+    assert "Be brief.\nUse bullet points." in system
+    assert "French" not in system
+
+    # None at all, then the default again.
+    chat.cli.json("conversations", "set", conversation_id, "--system-prompt", "")
+    chat.send("once more", "--conversation", conversation_id)
+    assert "instructions" not in system_of(chat.endpoint.last).split(guidance)[1]
+    assert "Be brief" not in system_of(chat.endpoint.last)
+    chat.cli.json("conversations", "set", conversation_id, "--default-system-prompt")
+    chat.send("last", "--conversation", conversation_id)
+    assert "Answer in French." in system_of(chat.endpoint.last)
+
+    # Its own prompt is kept with the conversation and exported with it.
+    chat.cli.json("conversations", "set", conversation_id, "--system-prompt", "Be <b>brief</b>.")
+    exported = chat.cli.run("conversations", "export", conversation_id, "--format", "md")
+    assert "## System prompt" in exported.stdout
+    assert "Be <b>brief</b>." in exported.stdout
+
+    refused = chat.cli.run(
+        "conversations", "set", conversation_id, "--system-prompt-file", str(tmp_path / "none")
+    )
+    assert refused.returncode == 2  # a usage error: nothing changed
+    assert "cannot be read" in refused.stderr
+    assert "Traceback" not in refused.stderr

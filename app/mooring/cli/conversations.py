@@ -36,6 +36,25 @@ def _when(conversation: Conversation) -> str:
     return conversation.updated_at.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
+def _system_words(conversation: Conversation) -> str:
+    if conversation.system_prompt is None:
+        return "default (Settings)"
+    if not conversation.system_prompt.strip():
+        return "none"
+    return f"its own ({len(conversation.system_prompt):,} characters)"
+
+
+def read_text_file(path: str, *, what: str) -> str:
+    """A UTF-8 text file's content; a clear error when it cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else exc.strerror
+        raise KnownError(
+            f"The {what} file {printable(path)!r} cannot be read: {reason}.", code="usage"
+        ) from exc
+
+
 def _flags(conversation: Conversation) -> str:
     flags = [
         name
@@ -180,13 +199,19 @@ def _on_off(value: str | None) -> bool | None:
 
 
 async def configure(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
-    """Change a conversation's options: continue automatically, mute, model, provider."""
+    """Change a conversation's options: continue automatically, mute, model, provider,
+    system prompt."""
+    system_prompt = args.system_prompt
+    if args.system_prompt_file is not None:
+        system_prompt = read_text_file(args.system_prompt_file, what="system prompt")
     conversation = await chat_service(ctx).configure(
         args.id,
         auto_continue=_on_off(args.auto_continue),
         muted=_on_off(args.mute),
         model=args.model,
         provider=args.provider,
+        system_prompt=system_prompt,
+        default_system_prompt=args.default_system_prompt,
     )
     if ctx.as_json:
         ctx.say(json.dumps(conversation_json(conversation), indent=2))
@@ -195,6 +220,7 @@ async def configure(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             f"{conversation.id[:8]}: continue automatically "
             f"{'on' if conversation.auto_continue else 'off'}, "
             f"{'muted' if conversation.muted else 'not muted'}, "
-            f"model {printable(conversation.model or 'default')}"
+            f"model {printable(conversation.model or 'default')}, "
+            f"system prompt {_system_words(conversation)}"
         )
     return ExitCode.OK

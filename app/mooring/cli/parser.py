@@ -585,6 +585,20 @@ def _conversations_set(cset: argparse.ArgumentParser) -> None:
     cset.add_argument("--mute", choices=["on", "off"], help="no notifications about it")
     cset.add_argument("--model", help="the model to ask")
     cset.add_argument("--provider", metavar="NAME", help="the model provider to use")
+    system = cset.add_mutually_exclusive_group()
+    system.add_argument(
+        "--system-prompt",
+        metavar="TEXT",
+        help="its own instructions to the model ('' for none), sent after Mooring's guidance",
+    )
+    system.add_argument(
+        "--system-prompt-file", metavar="FILE", help="the same, read from a UTF-8 text file"
+    )
+    system.add_argument(
+        "--default-system-prompt",
+        action="store_true",
+        help="follow the default of Settings again (chat.system_prompt)",
+    )
 
 
 def _autostart(autostart: argparse.ArgumentParser) -> None:

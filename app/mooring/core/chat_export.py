@@ -85,6 +85,7 @@ def conversation_json(conversation: Conversation) -> dict[str, Any]:
         "model": conversation.model,
         "auto_continue": conversation.auto_continue,
         "muted": conversation.muted,
+        "system_prompt": conversation.system_prompt,
     }
 
 
@@ -166,6 +167,8 @@ def export_markdown(
         f"- Exported: {_iso(exported_at)}",
         "",
     ]
+    if conversation.system_prompt:
+        lines += ["## System prompt", "", _fence(conversation.system_prompt, "text"), ""]
     for m in messages:
         who = _WHO[m.role]
         if m.followup:

@@ -43,6 +43,10 @@ class Conversation:
     """When a task this conversation started ends, start a model turn with its result."""
     muted: bool = False
     """No notifications about this conversation's background work."""
+    system_prompt: str | None = None
+    """The user's instructions to the model in this conversation (``None``: the default of
+    Settings, ``chat.system_prompt``; ``""``: none). Mooring's own guidance on tools, tasks and
+    approvals is always sent before them."""
 
 
 class MessageStatus(StrEnum):

@@ -101,8 +101,12 @@ class ChatApi(Protocol):
         muted: bool | None = None,
         model: str | None = None,
         provider: str | None = None,
+        system_prompt: str | None = None,
+        default_system_prompt: bool = False,
     ) -> Conversation:
-        """Change a conversation's settings (only those given)."""
+        """Change a conversation's settings (only those given). ``system_prompt`` sets its
+        own instructions to the model (``""``: none); ``default_system_prompt`` makes it
+        follow the default of Settings again."""
         ...
 
     async def delete(self, key: str) -> Conversation:

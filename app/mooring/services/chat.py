@@ -136,6 +136,8 @@ SYSTEM_PROMPT = (
     "conversation. Never answer a task's questions yourself: the user answers them. When a "
     "call is refused, explain that to the user instead of retrying it."
 )
+MAX_SYSTEM_PROMPT = 20_000
+"""Characters of a conversation's own system prompt at most (it goes with every request)."""
 NOT_RUN_STOPPED = "Not run: the user stopped this turn before the call was made."
 
 
@@ -201,6 +203,7 @@ class ChatService:
         tools: ToolSource,
         max_rounds: int = MAX_TOOL_ROUNDS,
         system_prompt: str = SYSTEM_PROMPT,
+        instructions: Callable[[], str] | None = None,
         auto_continue_default: bool = False,
         provider_list: ProviderList | None = None,
         stored_providers: bool = False,
@@ -217,6 +220,9 @@ class ChatService:
         self._tools = tools
         self._max_rounds = max_rounds
         self._system = system_prompt
+        self._instructions = instructions
+        """The user's default instructions (Settings' ``chat.system_prompt``), read at each
+        turn so an edit applies to the next one."""
         self._auto_continue_default = auto_continue_default
         self._provider_list = provider_list
         self._stored_providers = stored_providers
@@ -365,6 +371,17 @@ class ChatService:
         conversation = await self.get(key)
         return await self._save(_replace(conversation, title=title))
 
+    def system_for(self, conversation: Conversation) -> str:
+        """The system prompt a turn of ``conversation`` sends: Mooring's guidance, then the
+        user's instructions (the conversation's own, else the default of Settings)."""
+        own = conversation.system_prompt
+        if own is None and self._instructions is not None:
+            own = self._instructions()
+        own = (own or "").strip()
+        if not own:
+            return self._system
+        return f"{self._system}\n\nThe user's instructions for this conversation:\n\n{own}"
+
     async def configure(
         self,
         key: str,
@@ -373,10 +390,29 @@ class ChatService:
         muted: bool | None = None,
         model: str | None = None,
         provider: str | None = None,
+        system_prompt: str | None = None,
+        default_system_prompt: bool = False,
     ) -> Conversation:
-        """Change a conversation's settings (only those given)."""
+        """Change a conversation's settings (only those given). ``system_prompt`` sets its
+        own instructions (``""``: none at all); ``default_system_prompt`` makes it follow the
+        default of Settings again."""
+        if system_prompt is not None and default_system_prompt:
+            raise KnownError(
+                "Give the conversation its own system prompt or the default one, not both.",
+                code="usage",
+            )
+        if system_prompt is not None and len(system_prompt) > MAX_SYSTEM_PROMPT:
+            raise KnownError(
+                f"A system prompt holds at most {MAX_SYSTEM_PROMPT:,} characters "
+                f"(this one has {len(system_prompt):,}).",
+                code="usage",
+            )
         conversation = await self.get(key)
         changes: dict[str, Any] = {}
+        if system_prompt is not None:
+            changes["system_prompt"] = system_prompt
+        elif default_system_prompt:
+            changes["system_prompt"] = None
         if auto_continue is not None:
             changes["auto_continue"] = auto_continue
         if muted is not None:
@@ -607,7 +643,10 @@ class ChatService:
                 assert stored is not None
                 context = build_context(stored)
                 request = ChatRequest(
-                    model=model, messages=context, tools=offers.offers, system=self._system
+                    model=model,
+                    messages=context,
+                    tools=offers.offers,
+                    system=self.system_for(conversation),
                 )
                 message_id = new_id()
                 calls_made += 1

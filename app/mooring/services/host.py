@@ -121,6 +121,7 @@ class Host:
         provider_factory: ProviderFactory | None = None,
         conversations: ConversationBook | None = None,
         auto_continue: bool = False,
+        instructions: Callable[[], str] | None = None,
         resolve_provider: ProviderResolver | None = None,
         inputs: InputBroker | None = None,
         config_files: ConfigFiles | None = None,
@@ -240,6 +241,7 @@ class Host:
                 clock=clock,
                 tools=self.offered_tools,
                 auto_continue_default=auto_continue,
+                instructions=instructions,
             )
             self.chat.start()
         self._scheduler: asyncio.Task[None] | None = None

@@ -140,6 +140,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Whether the first close into the tray was explained.",
     ),
     Setting(
+        "chat.system_prompt",
+        str,
+        "",
+        "Your instructions to the model in conversations that have none of their own "
+        "(sent after Mooring's guidance on tools, tasks and approvals).",
+    ),
+    Setting(
         "chat.continue_automatically",
         bool,
         False,

@@ -77,6 +77,7 @@ def _conversation_from(values: Mapping[Any, Any]) -> Conversation:
         model=values["model"],
         auto_continue=bool(values["auto_continue"]),
         muted=bool(values["muted"]),
+        system_prompt=values["system_prompt"],
     )
 
 
@@ -92,6 +93,7 @@ def add_conversation(session: Session, conversation: Conversation) -> None:
             model=conversation.model,
             auto_continue=conversation.auto_continue,
             muted=conversation.muted,
+            system_prompt=conversation.system_prompt,
         )
     )
 
@@ -136,6 +138,7 @@ def update_conversation(session: Session, conversation: Conversation) -> bool:
             model=conversation.model,
             auto_continue=conversation.auto_continue,
             muted=conversation.muted,
+            system_prompt=conversation.system_prompt,
         )
     )
     return bool(done.rowcount)  # type: ignore[attr-defined]  # CursorResult has rowcount

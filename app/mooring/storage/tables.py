@@ -103,6 +103,7 @@ conversations = Table(
     Column("model", Text),
     Column("auto_continue", Boolean, nullable=False, server_default="0"),
     Column("muted", Boolean, nullable=False, server_default="0"),
+    Column("system_prompt", Text),  # migration 0013; NULL: the default of Settings
 )
 
 messages = Table(

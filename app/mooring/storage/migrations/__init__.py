@@ -17,5 +17,6 @@ REVISIONS: tuple[str, ...] = (
     "0010",
     "0011",
     "0012",
+    "0013",
 )
 HEAD = REVISIONS[-1]
