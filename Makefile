@@ -58,7 +58,7 @@ contracts:
 	$(BIN)/lint-imports
 
 pytest:
-	$(BIN)/python -m pytest -n 3
+	$(BIN)/python -m pytest -n 3 --durations=25
 
 samples: runtime
 	$(BIN)/python -m mooring.demo_server.samples
