@@ -161,3 +161,19 @@ class SearchHit:
     message_id: str | None
     """The matching message (``None``: the title matched)."""
     snippet: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionPoint:
+    """A place in a conversation with more than one version of what follows it: the user
+    edited the message there or regenerated the reply (every version is kept)."""
+
+    after_message_id: str | None
+    """The message the versions follow (``None``: the conversation's start)."""
+    first_message_id: str
+    """The first message of the version shown (where ◀ 1/2 ▶ is drawn)."""
+    count: int
+    shown: int
+    """Which version is shown, 1-based, in the order they were written."""
+    seq: int = 0
+    """Where it is in the conversation (for ordering)."""

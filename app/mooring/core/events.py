@@ -135,6 +135,15 @@ class TurnDidEnd:
 
 
 @dataclass(frozen=True, slots=True)
+class VersionsDidChange:
+    """What a conversation shows changed as a whole: a message was edited or a reply
+    regenerated (what followed is kept as a version), or another version is shown. A face
+    showing it reads it again."""
+
+    conversation_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class ServersDidChange:
     """A server was added, imported, edited, trusted or removed (read the list again)."""
 
@@ -173,6 +182,7 @@ Event = (
     | ReplyDidStream
     | TurnDidStart
     | TurnDidEnd
+    | VersionsDidChange
     | ServersDidChange
     | EngineDidStop
 )

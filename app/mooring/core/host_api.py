@@ -19,7 +19,13 @@ from typing import Any, Protocol
 
 from mooring.core.approval.rules import ApprovalRule, Decision, Scope
 from mooring.core.chat import ProviderConfig, TurnResult
-from mooring.core.conversation import Conversation, ConversationRound, Message, SearchHit
+from mooring.core.conversation import (
+    Conversation,
+    ConversationRound,
+    Message,
+    SearchHit,
+    VersionPoint,
+)
 from mooring.core.events import AnswerDidSettle, EventBus
 from mooring.core.issues import Issue
 from mooring.core.ports import ConnectionStatus, OpenUrl
@@ -119,6 +125,24 @@ class ChatApi(Protocol):
 
     async def send(self, conversation_id: str, text: str) -> TurnResult:
         """Store the user's message and run a model turn on it."""
+        ...
+
+    async def regenerate(self, conversation_id: str, message_id: str) -> TurnResult:
+        """Answer the user's message at or before ``message_id`` again; what followed is kept
+        as a version. A tool the new reply calls asks again."""
+        ...
+
+    async def edit(self, conversation_id: str, message_id: str, text: str) -> TurnResult:
+        """Send ``text`` in place of the user's message; it and what followed are kept as a
+        version."""
+        ...
+
+    async def versions(self, conversation_id: str) -> list[VersionPoint]:
+        """The places of the conversation with more than one version, in order."""
+        ...
+
+    async def show_version(self, conversation_id: str, after_id: str | None, number: int) -> bool:
+        """Show version ``number`` (1-based) of the place after ``after_id``."""
         ...
 
     async def continue_with_result(self, conversation_id: str) -> TurnResult:

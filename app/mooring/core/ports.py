@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # annotations only: a face that unpickles a ConnectionStatus 
         SearchHit,
         ToolRound,
         TurnOpening,
+        VersionPoint,
     )
     from mooring.core.issues import Issue
     from mooring.core.notifications import Notice
@@ -471,6 +472,20 @@ class ConversationBook(Protocol):
     ) -> list[Message]:
         """At most ``limit`` messages stored right before ``before_id`` (``None``: the newest
         ones), oldest first: a page of a long transcript."""
+        ...
+
+    async def fork(self, conversation_id: str, after_id: str | None) -> bool:
+        """Keep the shown messages after ``after_id`` (``None``: all) as a hidden version of
+        that place; whether there were any. ``LookupError`` if that message is not shown."""
+        ...
+
+    async def version_points(self, conversation_id: str) -> list[VersionPoint]:
+        """The places of the shown conversation with more than one version, in order."""
+        ...
+
+    async def show_version(self, conversation_id: str, after_id: str | None, number: int) -> bool:
+        """Show version ``number`` (1-based) of the place after ``after_id``, keeping the
+        shown one as a version; whether anything changed (``LookupError``, ``IndexError``)."""
         ...
 
     async def awaiting_results(self, conversation_id: str) -> list[Message]:

@@ -96,8 +96,11 @@ class ApprovalBroker:
         tool_round_id: str,
         conversation_id: str | None = None,
         digest: str | None = None,
+        remembered: bool = True,
     ) -> Review:
-        """Apply the policy (asking the user if it says so), audit, and say whether to send."""
+        """Apply the policy (asking the user if it says so), audit, and say whether to send.
+        Without ``remembered``, decisions the user remembered for this conversation do not
+        count (a regenerated or edited turn asks again; the user's standing rules still do)."""
         verdict = decide(
             server=server,
             tool=tool,
@@ -105,7 +108,7 @@ class ApprovalBroker:
             argument_bytes=argument_size(arguments),
             rules=await self._rules.list_rules(),
             guards=self._guards_for(server),
-            conversation_id=conversation_id,
+            conversation_id=conversation_id if remembered else None,
         )
         rule = verdict.rule
         consumed = rule.id if rule is not None and rule.scope is Scope.ONCE else None

@@ -57,6 +57,7 @@ from mooring.core.conversation import (
     MessageStatus,
     Role,
     SearchHit,
+    VersionPoint,
 )
 from mooring.core.errors import KnownError, NotFound
 from mooring.core.events import (
@@ -67,6 +68,7 @@ from mooring.core.events import (
     TaskDidChange,
     TurnDidEnd,
     TurnDidStart,
+    VersionsDidChange,
 )
 from mooring.core.ids import is_whole_id, new_id
 from mooring.core.ports import ConversationBook, ServerCatalog, TaskLedger
@@ -145,6 +147,8 @@ NOT_RUN_STOPPED = "Not run: the user stopped this turn before the call was made.
 class _ActiveTurn:
     stopped: bool = False
     stream: asyncio.Task[None] | None = None
+    redo: bool = False
+    """A regenerated or edited turn: approvals remembered for the conversation do not count."""
 
 
 @dataclass(slots=True)
@@ -177,6 +181,16 @@ def offered(server: ServerDefinition, tool: str) -> bool:
         return False
     return server.allowed_tools is None or any(
         fnmatch.fnmatchcase(tool, p) for p in server.allowed_tools
+    )
+
+
+def _asked_at(stored: Sequence[Message], message_id: str) -> Message | None:
+    """The user's own message at or before ``message_id`` (not a task result)."""
+    at = next((n for n, m in enumerate(stored) if m.id == message_id), None)
+    if at is None:
+        return None
+    return next(
+        (m for m in reversed(stored[: at + 1]) if m.role is Role.USER and not m.followup), None
     )
 
 
@@ -548,6 +562,67 @@ class ChatService:
                 )
             return await self._turn(conversation, config)
 
+    async def regenerate(self, conversation_id: str, message_id: str) -> TurnResult:
+        """Answer the user's message at or before ``message_id`` again: what followed it is
+        kept as a version of that place (never deleted), and a new turn runs. A tool the new
+        reply calls asks again, whatever was remembered for this conversation."""
+        conversation, config = await self._with_provider(conversation_id)
+        async with self._lock(conversation.id):
+            stored = await self._book.messages(conversation.id)
+            asked = _asked_at(stored, message_id)
+            if asked is None:
+                raise KnownError(
+                    "There is no message of yours at or before that one to answer again.",
+                    code="usage",
+                )
+            await self._book.fork(conversation.id, asked.id)
+            self._events.emit(VersionsDidChange(conversation.id))
+            return await self._turn(conversation, config, redo=True)
+
+    async def edit(self, conversation_id: str, message_id: str, text: str) -> TurnResult:
+        """Send ``text`` in place of the user's message ``message_id``: it and what followed
+        are kept as a version of that place, and a new turn runs on the new text."""
+        text = text.strip()
+        if not text:
+            raise KnownError("The message is empty.", code="usage")
+        conversation, config = await self._with_provider(conversation_id)
+        async with self._lock(conversation.id):
+            stored = await self._book.messages(conversation.id)
+            at = next((n for n, m in enumerate(stored) if m.id == message_id), None)
+            if at is None or stored[at].role is not Role.USER:
+                raise KnownError(
+                    "Only a message of yours that is shown can be edited.", code="usage"
+                )
+            await self._book.fork(conversation.id, stored[at - 1].id if at else None)
+            self._events.emit(VersionsDidChange(conversation.id))
+            opened = await self._open_turn(conversation.id, text, config)
+            if opened is None:
+                raise NotFound("conversation", conversation_id)  # deleted meanwhile
+            conversation, config, stored, servers = opened
+            return await self._turn(conversation, config, stored=stored, servers=servers, redo=True)
+
+    async def versions(self, conversation_id: str) -> list[VersionPoint]:
+        """The places of the conversation with more than one version (◀ 1/2 ▶), in order."""
+        conversation = await self.get(conversation_id)
+        return await self._book.version_points(conversation.id)
+
+    async def show_version(self, conversation_id: str, after_id: str | None, number: int) -> bool:
+        """Show version ``number`` (1-based) of the place after ``after_id``; the version
+        shown until now is kept. Not while a reply is being written."""
+        conversation = await self.get(conversation_id)
+        if self.is_busy(conversation.id):
+            raise KnownError(
+                "A reply is being written in this conversation; stop it first.", code="busy"
+            )
+        async with self._lock(conversation.id):
+            try:
+                changed = await self._book.show_version(conversation.id, after_id, number)
+            except (LookupError, IndexError) as exc:
+                raise KnownError("There is no such version here.", code="usage") from exc
+        if changed:
+            self._events.emit(VersionsDidChange(conversation.id))
+        return changed
+
     async def catch_up(self, conversation_id: str) -> list[Message]:
         """Store the results of this conversation's tasks that ended while no one listened
         (another window or command saw them end); returns the follow-ups stored."""
@@ -608,8 +683,9 @@ class ChatService:
         *,
         stored: list[Message] | None = None,
         servers: Sequence[ServerDefinition] | None = None,
+        redo: bool = False,
     ) -> TurnResult:
-        turn = _ActiveTurn()
+        turn = _ActiveTurn(redo=redo)
         self._active[conversation.id] = turn
         self._events.emit(TurnDidStart(conversation.id))
         rounds: list[str] = []
@@ -921,8 +997,13 @@ class ChatService:
             failure: str | None = None
             detached = otel_context.attach(Context())  # the round is its own trace
             try:
+                turn = self._active.get(conversation_id)
                 record = await self._runner.call(
-                    server, key.tool, dict(call.arguments), conversation_id=conversation_id
+                    server,
+                    key.tool,
+                    dict(call.arguments),
+                    conversation_id=conversation_id,
+                    remembered_approvals=turn is None or not turn.redo,
                 )
             except KnownError as exc:  # e.g. the database refused a write: the model hears it
                 log.warning("chat call %s/%s: %s", server.alias, key.tool, exc.message)

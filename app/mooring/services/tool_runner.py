@@ -99,11 +99,13 @@ class ToolRunner:
         conversation_id: str | None = None,
         profile_id: str | None = None,
         on_persisted: Any = None,
+        remembered_approvals: bool = True,
     ) -> TaskRecord:
         """Send one tool call and return its record once the server answered (or did not).
 
         ``on_persisted`` (optional callable) is given the record as soon as the intent is saved,
-        before anything is sent — the CLI prints the operation id then.
+        before anything is sent — the CLI prints the operation id then. Without
+        ``remembered_approvals``, approvals remembered for the conversation do not count.
         """
         with tracer().start_as_current_span(
             f"{ROOT} {tool}",
@@ -116,7 +118,14 @@ class ToolRunner:
             if self._capture_content:
                 root.set_attribute("mooring.arguments", json.dumps(arguments, default=str))
             record = await self._call(
-                root, server, tool, arguments, conversation_id, profile_id, on_persisted
+                root,
+                server,
+                tool,
+                arguments,
+                conversation_id,
+                profile_id,
+                on_persisted,
+                remembered=remembered_approvals,
             )
             root.set_attributes(record_attributes(record))
             root.set_attribute("mooring.state", record.state.value)
@@ -131,6 +140,8 @@ class ToolRunner:
         conversation_id: str | None,
         profile_id: str | None,
         on_persisted: Any,
+        *,
+        remembered: bool = True,
     ) -> TaskRecord:
         now = self._clock.now()
         digest = argument_digest(arguments)
@@ -182,6 +193,7 @@ class ToolRunner:
                 tool_round_id=tool_round.id,
                 conversation_id=conversation_id,
                 digest=digest,
+                remembered=remembered,
             )
             approval.set_attribute("mooring.approval.outcome", review.outcome.value)
         if not review.proceed:

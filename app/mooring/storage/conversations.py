@@ -30,11 +30,13 @@ from mooring.core.conversation import (
     Role,
     SearchHit,
     TurnOpening,
+    VersionPoint,
 )
 from mooring.core.errors import KnownError
 from mooring.core.tasks.states import LocalState, is_terminal
 from mooring.storage import repositories as repo
 from mooring.storage import tables as t
+from mooring.storage import versions
 from mooring.storage.db import Database
 from mooring.storage.providers import turn_provider
 from mooring.storage.records import driver_values, utc_text
@@ -56,7 +58,7 @@ _NEXT_SEQ = (
 _APPEND_MESSAGE = insert(t.messages).values(seq=_NEXT_SEQ)
 _LIST_MESSAGES = (
     select(t.messages)
-    .where(_m.conversation_id == bindparam("b_conversation"))
+    .where(_m.conversation_id == bindparam("b_conversation"), _m.version_id.is_(None))
     .order_by(_m.seq, _m.created_at, _m.id)
 )
 
@@ -237,7 +239,9 @@ def list_messages_before(
     session: Session, conversation_id: str, before_id: str | None, limit: int
 ) -> list[Message]:
     """At most ``limit`` messages right before ``before_id`` (``None``: the newest), in order."""
-    query = select(t.messages).where(t.messages.c.conversation_id == conversation_id)
+    query = select(t.messages).where(
+        t.messages.c.conversation_id == conversation_id, t.messages.c.version_id.is_(None)
+    )
     if before_id is not None:
         seq = (
             select(t.messages.c.seq)
@@ -270,6 +274,7 @@ def awaiting_results(session: Session, conversation_id: str) -> list[Message]:
         select(t.messages)
         .where(
             t.messages.c.conversation_id == conversation_id,
+            t.messages.c.version_id.is_(None),
             t.messages.c.awaits_task.is_(True),
             t.messages.c.tool_round_id.is_not(None),
             t.messages.c.tool_round_id.not_in(answered),
@@ -293,6 +298,7 @@ _SQL_RESULT_WAITING = (
     " JOIN servers ON servers.id = tool_rounds.server_id"
     " WHERE task_records.tool_round_id IN ("
     "SELECT tool_round_id FROM messages WHERE conversation_id = :conversation"
+    " AND version_id IS NULL"
     " AND awaits_task IS 1 AND tool_round_id IS NOT NULL AND tool_round_id NOT IN ("
     "SELECT tool_round_id FROM messages WHERE conversation_id = :conversation AND followup IS 1))"
     f" AND task_records.state IN ({', '.join(repr(state) for state in _TERMINAL_STATES)})"
@@ -324,7 +330,10 @@ _SQL_APPEND = (
     f" VALUES ({', '.join(':' + name for name in _MESSAGE_COLUMNS)},"
     " (SELECT coalesce(max(seq), 0) + 1 FROM messages WHERE conversation_id = :conversation_id))"
 )
-_SQL_MESSAGES = "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq, created_at, id"
+_SQL_MESSAGES = (
+    "SELECT * FROM messages WHERE conversation_id = ? AND version_id IS NULL"
+    " ORDER BY seq, created_at, id"
+)
 
 
 def open_turn(
@@ -556,6 +565,19 @@ class SqlConversations:
 
     async def messages(self, conversation_id: str) -> list[Message]:
         return await self.db.run(lambda s: list_messages(s, conversation_id))
+
+    async def fork(self, conversation_id: str, after_id: str | None) -> bool:
+        now = self.clock.now()
+        return await self.db.run(lambda s: versions.fork(s, conversation_id, after_id, now))
+
+    async def version_points(self, conversation_id: str) -> list[VersionPoint]:
+        return await self.db.run(lambda s: versions.version_points(s, conversation_id))
+
+    async def show_version(self, conversation_id: str, after_id: str | None, number: int) -> bool:
+        now = self.clock.now()
+        return await self.db.run(
+            lambda s: versions.show_version(s, conversation_id, after_id, number, now)
+        )
 
     async def messages_before(
         self, conversation_id: str, before_id: str | None, limit: int

@@ -131,6 +131,8 @@ messages = Table(
     Column("awaits_task", Boolean, nullable=False, server_default="0"),
     Column("followup", Boolean, nullable=False, server_default="0"),
     Column("model", Text),
+    # Migration 0014: set while the message is in a version the conversation does not show.
+    Column("version_id", String(64)),
 )
 Index("ix_messages_conversation_seq", messages.c.conversation_id, messages.c.seq)
 # A background task's final result is stored in its conversation once, whoever sees it first.
@@ -140,6 +142,24 @@ Index(
     unique=True,
     sqlite_where=messages.c.followup.is_(True),
 )
+
+message_versions = Table(
+    "message_versions",
+    metadata,
+    _id(),
+    Column(
+        "conversation_id",
+        ForeignKey("conversations.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    # The message the version follows (NULL: the conversation's start); not a foreign key,
+    # since that message may itself be in a version at times.
+    Column("after_message_id", String(64)),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+"""Versions of a conversation's tail kept when a message was edited or a reply regenerated
+(migration 0014): the messages that followed ``after_message_id`` then, kept whole."""
 
 SEARCH_TABLE = "conversation_search"
 """The FTS5 index over conversation titles and message text (migration 0007). SQLAlchemy does

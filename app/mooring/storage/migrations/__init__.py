@@ -18,5 +18,6 @@ REVISIONS: tuple[str, ...] = (
     "0011",
     "0012",
     "0013",
+    "0014",
 )
 HEAD = REVISIONS[-1]
