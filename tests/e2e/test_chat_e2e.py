@@ -489,3 +489,47 @@ def test_a_system_prompt_of_settings_or_of_the_conversation_follows_mooring_guid
     assert refused.returncode == 2  # a usage error: nothing changed
     assert "cannot be read" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_regenerate_and_edit_keep_every_version_and_show_any_of_them(chat: Chat) -> None:
+    chat.endpoint.script(Text("Bonjour."), Text("Hello."), Text("Guten Tag."))
+    first = chat.send("Greet me")
+    conversation_id = first["conversation_id"]
+
+    again = chat.cli.run("conversations", "regenerate", conversation_id)
+    assert again.returncode == 0, again.stderr
+    assert [text_of(m) for m in said(chat.endpoint.last)] == ["Greet me"]  # no old reply
+    shown = chat.shown(conversation_id)["messages"]
+    assert [m["content"] for m in shown] == ["Greet me", "Hello."]
+    [point] = chat.cli.json("conversations", "versions", conversation_id)
+    assert (point["versions"], point["shown"]) == (2, 2)
+
+    back = chat.cli.run(
+        "conversations", "show-version", conversation_id,
+        "--after", point["after_message_id"][:8], "1",
+    )  # fmt: skip
+    assert back.returncode == 0, back.stderr
+    assert [m["content"] for m in chat.shown(conversation_id)["messages"]] == [
+        "Greet me",
+        "Bonjour.",
+    ]
+
+    mine = shown[0]["id"]
+    edited = chat.cli.run(
+        "conversations", "edit", conversation_id, mine[:10], "Greet", "me", "in", "German"
+    )
+    assert edited.returncode == 0, edited.stderr
+    assert [m["content"] for m in chat.shown(conversation_id)["messages"]] == [
+        "Greet me in German",
+        "Guten Tag.",
+    ]
+    points = chat.cli.json("conversations", "versions", conversation_id)
+    assert [(p["after_message_id"], p["versions"], p["shown"]) for p in points] == [(None, 2, 2)]
+    assert (
+        chat.cli.run("conversations", "show-version", conversation_id, "--start", "1").returncode
+        == 0
+    )
+    assert [m["content"] for m in chat.shown(conversation_id)["messages"]] == [
+        "Greet me",
+        "Bonjour.",
+    ]

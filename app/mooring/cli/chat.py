@@ -55,22 +55,77 @@ async def chat(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
                 ctx, service, conversation.id, turns, give_up_after=args.timeout
             )
 
+    return await _report(ctx, service, conversation.id, turns, waited=args.wait, waiting=waiting)
+
+
+async def regenerate(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """Answer again: the last message of yours, or the one at or before ``--message``; the
+    reply it replaces is kept as a version."""
+    service = chat_service(ctx)
+    conversation = await service.get(args.id)
+    message_id = args.message
+    if message_id is None:
+        stored = await service.messages(conversation.id)
+        if not stored:
+            raise KnownError("The conversation has no message to answer again.", code="usage")
+        message_id = stored[-1].id
+    else:
+        message_id = await _message_id(service, conversation.id, message_id)
+    with _shown(ctx, conversation.id), _stop_on_interrupt(ctx, service, conversation.id):
+        turns = [await service.regenerate(conversation.id, message_id)]
+    return await _report(ctx, service, conversation.id, turns, waited=False, waiting=False)
+
+
+async def edit_message(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """Send new words in place of a message of yours; it and what followed are kept as a
+    version."""
+    service = chat_service(ctx)
+    conversation = await service.get(args.id)
+    message_id = await _message_id(service, conversation.id, args.message)
+    text = " ".join(args.text).strip()
+    with _shown(ctx, conversation.id), _stop_on_interrupt(ctx, service, conversation.id):
+        turns = [await service.edit(conversation.id, message_id, text)]
+    return await _report(ctx, service, conversation.id, turns, waited=False, waiting=False)
+
+
+async def _message_id(service: ChatApi, conversation_id: str, key: str) -> str:
+    """A shown message of the conversation by id or unique id prefix."""
+    found = [m.id for m in await service.messages(conversation_id) if m.id.startswith(key)]
+    if len(found) != 1:
+        raise KnownError(
+            f"No single message shown in this conversation starts with {printable(key)!r}.",
+            hint="mooring conversations show --json ID lists the message ids.",
+            code="usage",
+        )
+    return found[0]
+
+
+async def _report(
+    ctx: CliContext,
+    service: ChatApi,
+    conversation_id: str,
+    turns: list[TurnResult],
+    *,
+    waited: bool,
+    waiting: bool,
+) -> ExitCode:
+    """Say how the turns went (the reply itself was shown as it streamed); the exit code."""
     last = turns[-1]
-    if not args.wait and not ctx.as_json:
+    if not waited and not ctx.as_json:
         for record_id in last.started_tasks:
             ctx.warn(
                 f"task {record_id[:8]} runs on; follow it with: mooring tasks watch {record_id}\n"
                 "  its result joins the conversation: "
-                f"mooring chat --conversation {conversation.id[:8]} …"
+                f"mooring chat --conversation {conversation_id[:8]} …"
             )
     if ctx.as_json:
-        ctx.say(json.dumps(await _summary(service, conversation.id, turns), indent=2))
+        ctx.say(json.dumps(await _summary(service, conversation_id, turns), indent=2))
     elif last.error:
         ctx.warn(f"mooring: {last.error}")
         advice = remedy_words(failure_remedy(last.error_kind), (last.provider,))
         if advice:
             ctx.warn(f"  {advice}")
-    rounds = await service.rounds(conversation.id)
+    rounds = await service.rounds(conversation_id)
     made = {r for t in turns for r in t.round_ids}
     aborted = any(r.round.id in made and r.round.approval == "aborted" for r in rounds)
     if aborted and not ctx.as_json:

@@ -59,6 +59,10 @@ HANDLERS: dict[tuple[str, str | None], str] = {
     ("conversations", "delete"): "conversations:delete",
     ("conversations", "export"): "conversations:export",
     ("conversations", "set"): "conversations:configure",
+    ("conversations", "regenerate"): "chat:regenerate",
+    ("conversations", "edit"): "chat:edit_message",
+    ("conversations", "versions"): "conversations:versions",
+    ("conversations", "show-version"): "conversations:show_version",
 }
 
 HEADLESS = {
@@ -100,6 +104,8 @@ NEEDS_ENGINE = frozenset(
         ("tasks", "retry"),
         ("reconcile", None),
         ("chat", None),
+        ("conversations", "regenerate"),
+        ("conversations", "edit"),
     }
 )
 """The commands that need the engine's connections (see :class:`EngineUse`)."""

@@ -224,3 +224,65 @@ async def configure(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
             f"system prompt {_system_words(conversation)}"
         )
     return ExitCode.OK
+
+
+async def versions(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """The places with more than one version (an edited message, a regenerated reply)."""
+    service = chat_service(ctx)
+    conversation = await service.get(args.id)
+    points = await service.versions(conversation.id)
+    if ctx.as_json:
+        ctx.say(
+            json.dumps(
+                [
+                    {
+                        "after_message_id": p.after_message_id,
+                        "first_message_id": p.first_message_id,
+                        "versions": p.count,
+                        "shown": p.shown,
+                    }
+                    for p in points
+                ],
+                indent=2,
+            )
+        )
+        return ExitCode.OK
+    if not points:
+        ctx.say("Every message has one version.")
+    shown = {m.id: m for m in await service.messages(conversation.id)}
+    for p in points:
+        first = shown.get(p.first_message_id)
+        words = printable(first.content[:60]) if first is not None else ""
+        where = "the start" if p.after_message_id is None else p.after_message_id[:8]
+        ctx.say(f"after {where}: version {p.shown} of {p.count} shown  ({_who_of(first)}: {words})")
+    return ExitCode.OK
+
+
+async def show_version(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """Show another version of a place (``--after MESSAGE`` or ``--start``)."""
+    service = chat_service(ctx)
+    conversation = await service.get(args.id)
+    after: str | None = None
+    if not args.start:
+        matches = [
+            p.after_message_id
+            for p in await service.versions(conversation.id)
+            if p.after_message_id is not None and p.after_message_id.startswith(args.after)
+        ]
+        if len(matches) != 1:
+            raise KnownError(
+                "No single place with versions follows a message starting "
+                f"{printable(args.after)!r}.",
+                hint="mooring conversations versions ID lists them.",
+                code="usage",
+            )
+        after = matches[0]
+    changed = await service.show_version(conversation.id, after, args.number)
+    ctx.say(
+        f"Version {args.number} shown." if changed else f"Version {args.number} was shown already."
+    )
+    return ExitCode.OK
+
+
+def _who_of(message: Message | None) -> str:
+    return _who(message) if message is not None else "?"

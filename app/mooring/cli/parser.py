@@ -547,8 +547,41 @@ def _conversations(conv: argparse.ArgumentParser) -> None:
                 _conversations_export,
             ),
             ("set", "change a conversation's options", _conversations_set),
+            (
+                "regenerate",
+                "answer your last message (or --message) again; the old reply is kept",
+                _conversations_regenerate,
+            ),
+            (
+                "edit",
+                "send new words in place of a message of yours; the old ones are kept",
+                _conversations_edit,
+            ),
+            ("versions", "the places with more than one version", _conversation_id),
+            ("show-version", "show another version of a place", _conversations_show_version),
         ),
     )
+
+
+def _conversations_regenerate(cg: argparse.ArgumentParser) -> None:
+    _conversation_id(cg)
+    cg.add_argument(
+        "--message", metavar="MSG", help="answer the message of yours at or before this one"
+    )
+
+
+def _conversations_edit(ce: argparse.ArgumentParser) -> None:
+    _conversation_id(ce)
+    ce.add_argument("message", metavar="MSG", help="the message of yours (id or a prefix)")
+    ce.add_argument("text", nargs="+", help="its new words (joined by spaces)")
+
+
+def _conversations_show_version(cv: argparse.ArgumentParser) -> None:
+    _conversation_id(cv)
+    where = cv.add_mutually_exclusive_group(required=True)
+    where.add_argument("--after", metavar="MSG", help="the place after this message")
+    where.add_argument("--start", action="store_true", help="the conversation's first message")
+    cv.add_argument("number", type=int, help="which version (1: the first written)")
 
 
 def _conversation_id(action: argparse.ArgumentParser) -> None:
