@@ -167,7 +167,7 @@ async def populate(paths: Paths, urls: Sequence[str], tasks: int) -> list[tuple[
     made: list[tuple[str, str]] = []
     try:
         servers = [
-            await host.add_server(ServerSpec(alias=f"bench{i}", url=url, trusted=True))
+            await host.server_desk.add(ServerSpec(alias=f"bench{i}", url=url, trusted=True))
             for i, url in enumerate(urls)
         ]
         gate = asyncio.Semaphore(8)

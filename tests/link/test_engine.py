@@ -293,6 +293,8 @@ async def test_a_known_error_crosses_with_its_words_and_kind(rig: Rig) -> None:
         "chat.aclose",
         "chat.start",
         "rule_desk.__init__",
+        "server_desk.add_definition",
+        "account_desk._setup",
     ],
 )
 async def test_a_face_reaches_nothing_but_the_host_s_views_and_actions(rig: Rig, path: str) -> None:

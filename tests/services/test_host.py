@@ -224,12 +224,12 @@ async def test_trusting_a_server_is_stored_and_can_be_taken_back(
     host = await hosts()
     server, _log = await demo(host, tmp_path)
     assert not server.trusted
-    trusted = await host.host.set_trusted("demo", True)
+    trusted = await host.host.server_desk.set_trusted("demo", True)
     assert trusted.trusted
     assert (await host.store.get_server(server.id)).trusted  # type: ignore[union-attr]
-    assert not (await host.host.set_trusted("demo", False)).trusted
+    assert not (await host.host.server_desk.set_trusted("demo", False)).trusted
     with pytest.raises(KnownError, match="No server called"):
-        await host.host.set_trusted("nope", True)
+        await host.host.server_desk.set_trusted("nope", True)
 
 
 async def test_a_list_of_views_tells_each_task_as_its_own_view_does(
@@ -256,7 +256,7 @@ async def test_a_list_of_views_tells_each_task_as_its_own_view_does(
     assert views[2].result is not None
     assert views[0].error is not None
 
-    await host.host.remove_server(server.alias)
+    await host.host.server_desk.remove(server.alias)
     [gone] = await host.host.task_views([done], fresh=True)
     assert gone.server_label == "(removed server)"
     assert gone.record == await host.store.get(done.id)

@@ -78,13 +78,13 @@ async def test_two_accounts_on_one_server_share_its_bound_and_each_asks_with_its
     try:
         url = demo.start_http("--oauth-issuer", auth.issuer, "--fault-slow-get-ms", "150")
         host = await hosts()
-        server = await host.host.add_server(ServerSpec(alias="web", url=url, trusted=True))
+        server = await host.host.server_desk.add(ServerSpec(alias="web", url=url, trusted=True))
         owners: dict[str, str] = {}  # record id -> account label
         for label in ("alice", "bob"):
-            await host.host.add_account("web", label)
+            await host.host.account_desk.add("web", label)
             with anyio.fail_after(60):
-                await host.host.sign_in("web", label, browser)
-            profile = await host.host.account_id("web", label)
+                await host.host.account_desk.sign_in("web", label, browser)
+            profile = await host.host.account_desk.account_id("web", label)
             for n in range(BOUND + 2):  # more than the bound, each
                 record = await host.host.call(
                     server,

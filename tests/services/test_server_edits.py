@@ -40,7 +40,7 @@ async def test_a_check_after_an_edit_goes_to_the_edited_server(
     waiting = await host.monitor.refresh(waiting)  # a check just before the edit
     assert requests(before) >= 1
 
-    await host.host.update_server(
+    await host.host.server_desk.update(
         "demo",
         ServerSpec(
             alias="demo",
@@ -68,7 +68,7 @@ async def test_an_edited_secret_value_takes_effect_and_a_check_does_not_read_the
     before, after = tmp_path / "before.log", tmp_path / "after.log"
     demo = demo_definition(store, before)
     env = dict(demo.env)
-    server = await host.host.add_server(
+    server = await host.host.server_desk.add(
         ServerSpec(alias="demo", command=demo.command, args=demo.args, env=env, trusted=True)
     )
     assert set(server.env.values()) == {""}  # the values went to the keyring
@@ -91,7 +91,7 @@ async def test_an_edited_secret_value_takes_effect_and_a_check_does_not_read_the
         assert reads == []
         assert requests(before) >= 3
 
-        await host.host.update_server(
+        await host.host.server_desk.update(
             "demo",
             ServerSpec(
                 alias="demo",

@@ -61,7 +61,7 @@ async def test_a_server_that_fails_to_connect_is_an_open_issue_until_it_connects
     demo.port = free_port()  # nothing listens there yet
     try:
         host = await hosts()
-        web = await host.host.add_server(
+        web = await host.host.server_desk.add(
             ServerSpec(
                 alias="web",
                 url=f"http://127.0.0.1:{demo.port}/mcp?token={TOKEN}",
@@ -69,7 +69,7 @@ async def test_a_server_that_fails_to_connect_is_an_open_issue_until_it_connects
             )
         )
         assert await host.host.open_issues() == []
-        assert await host.host.server_tools(web) is None  # connects, and fails
+        assert await host.host.server_desk.tools(web) is None  # connects, and fails
 
         [view] = about(await issues_until(host, lambda v: bool(about(v, web))), web)
         assert view.issue.title == "web cannot be reached"
@@ -97,8 +97,10 @@ async def test_a_dismissed_failure_is_not_raised_again_by_every_retry_and_a_remo
 ) -> None:
     host = await hosts()
     port = free_port()
-    web = await host.host.add_server(ServerSpec(alias="web", url=f"http://127.0.0.1:{port}/mcp"))
-    assert await host.host.server_tools(web) is None
+    web = await host.host.server_desk.add(
+        ServerSpec(alias="web", url=f"http://127.0.0.1:{port}/mcp")
+    )
+    assert await host.host.server_desk.tools(web) is None
     [view] = about(await issues_until(host, lambda v: bool(about(v, web))), web)
     await host.host.dismiss_issue(view.issue.id)
 
@@ -110,14 +112,14 @@ async def test_a_dismissed_failure_is_not_raised_again_by_every_retry_and_a_remo
     assert about(await host.host.open_issues(), web) == []
 
     # Edited (pointed elsewhere, still failing): a new problem, a new issue.
-    await host.host.update_server(
+    await host.host.server_desk.update(
         "web", ServerSpec(alias="web", url=f"http://127.0.0.1:{port}/other")
     )
-    assert await host.host.server_tools(await host.host.server("web")) is None
+    assert await host.host.server_desk.tools(await host.host.server("web")) is None
     await issues_until(host, lambda v: bool(about(v, web)))
 
     # Removed: nothing is left to fix.
-    await host.host.remove_server("web")
+    await host.host.server_desk.remove("web")
     await host.host.reachability.settled()
     assert about(await host.host.open_issues(), web) == []
 
@@ -130,7 +132,7 @@ async def test_a_secret_the_failing_server_printed_stays_out_of_its_issue(
         "import os, sys; "
         "print('refused: bad key ' + os.environ['API_KEY'], file=sys.stderr); sys.exit(3)"
     )
-    leaky = await host.host.add_server(
+    leaky = await host.host.server_desk.add(
         ServerSpec(
             alias="leaky",
             command=sys.executable,
@@ -138,7 +140,7 @@ async def test_a_secret_the_failing_server_printed_stays_out_of_its_issue(
             env={"API_KEY": ENV_VALUE},
         )
     )
-    assert await host.host.server_tools(leaky) is None
+    assert await host.host.server_desk.tools(leaky) is None
     status = (await host.gateway.connect(leaky)).status
     assert ENV_VALUE in status.reason  # what the server printed, as it printed it
 

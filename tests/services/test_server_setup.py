@@ -75,7 +75,7 @@ async def test_configs_found_at_home_are_previewed_then_the_chosen_ones_imported
         {"servers": {"again": {"command": existing.command, "args": list(existing.args)}}},
     )
 
-    found = await host.host.find_server_configs()
+    found = await host.host.server_desk.find_configs()
 
     by_app = {(p.source.app, Path(p.source.path).name): p for p in found}
     assert set(by_app) == {
@@ -101,7 +101,7 @@ async def test_configs_found_at_home_are_previewed_then_the_chosen_ones_imported
 
     changes: list[ServersDidChange] = []
     host.events.on(ServersDidChange, changes.append)
-    outcome = await host.host.import_servers([claude.entries[0], web, again])
+    outcome = await host.host.server_desk.import_entries([claude.entries[0], web, again])
 
     assert sorted(s.alias for s in outcome.added) == ["suppliers", "web"]
     assert outcome.skipped == [("again", again.reason)]
@@ -120,7 +120,7 @@ async def test_configs_found_at_home_are_previewed_then_the_chosen_ones_imported
     assert requests.exists()  # the server got the value that was only in the keyring
 
     # Importing the same entries again adds nothing and says why.
-    again_outcome = await host.host.import_servers([claude.entries[0]])
+    again_outcome = await host.host.server_desk.import_entries([claude.entries[0]])
     assert again_outcome.added == []
     assert again_outcome.skipped == [("suppliers", "a server of that name exists already")]
 
@@ -130,7 +130,7 @@ async def test_a_file_that_cannot_be_read_is_a_clear_error(
 ) -> None:
     host = await hosts()
     with pytest.raises(KnownError) as refused:
-        await host.host.preview_config_file(str(tmp_path / "missing.json"))
+        await host.host.server_desk.preview_file(str(tmp_path / "missing.json"))
     assert refused.value.code == "not_found"
 
 
@@ -138,7 +138,7 @@ async def test_an_edited_server_keeps_its_id_and_a_re_pointed_one_loses_trust(
     hosts: HostFactory, tmp_path: Path
 ) -> None:
     host = await hosts()
-    added = await host.host.add_server(
+    added = await host.host.server_desk.add(
         ServerSpec(
             alias="web",
             url="http://127.0.0.1:9/mcp",
@@ -149,7 +149,7 @@ async def test_an_edited_server_keeps_its_id_and_a_re_pointed_one_loses_trust(
     secrets = host.host.secrets
 
     # Renamed, a header value kept (left empty), one dropped, a tool hidden: same server.
-    edited = await host.host.update_server(
+    edited = await host.host.server_desk.update(
         "web",
         ServerSpec(
             alias="intranet",
@@ -167,16 +167,16 @@ async def test_an_edited_server_keeps_its_id_and_a_re_pointed_one_loses_trust(
     assert secrets.get("server-headers", f"{added.id}:X-Team") is None
 
     # Pointed elsewhere: trust belongs to what the server is, so it is dropped.
-    moved = await host.host.update_server(
+    moved = await host.host.server_desk.update(
         "intranet",
         ServerSpec(alias="intranet", url="http://127.0.0.1:10/mcp", trusted=True),
     )
     assert not moved.trusted
     assert secrets.get("server-headers", f"{added.id}:Authorization") is None
 
-    await host.host.add_server(ServerSpec(alias="other", url="http://127.0.0.1:11/mcp"))
+    await host.host.server_desk.add(ServerSpec(alias="other", url="http://127.0.0.1:11/mcp"))
     with pytest.raises(KnownError) as clash:
-        await host.host.update_server(
+        await host.host.server_desk.update(
             "other", ServerSpec(alias="Intranet", url="http://127.0.0.1:11/mcp")
         )
     assert clash.value.code == "exists"
@@ -194,7 +194,7 @@ async def test_a_disabled_tool_is_refused_and_enabling_it_again_drops_the_allowe
     names = {t.name for t in tools}
     assert "import_suppliers" in names
 
-    limited = await host.host.set_tool_access("demo", "import_suppliers", enabled=False)
+    limited = await host.host.server_desk.set_tool_access("demo", "import_suppliers", enabled=False)
     assert limited.allowed_tools is not None
     assert set(limited.allowed_tools) == names - {"import_suppliers"}
     refused = await host.host.call(
@@ -203,11 +203,11 @@ async def test_a_disabled_tool_is_refused_and_enabling_it_again_drops_the_allowe
     assert refused.state is LocalState.DENIED
     assert host.asked == []  # refused by the guards, never asked
 
-    hidden = await host.host.set_tool_access("demo", "import_suppliers", hidden=True)
+    hidden = await host.host.server_desk.set_tool_access("demo", "import_suppliers", hidden=True)
     assert hidden.hidden_tools == ("import_suppliers",)
-    shown = await host.host.set_tool_access("demo", "import_suppliers", hidden=False)
+    shown = await host.host.server_desk.set_tool_access("demo", "import_suppliers", hidden=False)
     assert shown.hidden_tools == ()
-    whole = await host.host.set_tool_access("demo", "import_suppliers", enabled=True)
+    whole = await host.host.server_desk.set_tool_access("demo", "import_suppliers", enabled=True)
     assert whole.allowed_tools is None  # every tool allowed again: no list, new tools too
     assert (await host.host.server("demo")).allowed_tools is None
 
@@ -226,11 +226,11 @@ async def test_an_account_is_added_signed_in_through_the_browser_and_signed_out(
     try:
         url = demo.start_http("--oauth-issuer", auth.issuer)
         host = await hosts()
-        await host.host.add_server(ServerSpec(alias="web", url=url))
-        await host.host.add_account("web", "work")
+        await host.host.server_desk.add(ServerSpec(alias="web", url=url))
+        await host.host.account_desk.add("web", "work")
         with pytest.raises(KnownError):
-            await host.host.add_account("web", "work")
-        accounts = await host.host.accounts_of("web")
+            await host.host.account_desk.add("web", "work")
+        accounts = await host.host.account_desk.accounts("web")
         assert [(a.label, a.signed_in) for a in accounts] == [
             ("default", False),
             ("work", False),
@@ -245,21 +245,21 @@ async def test_an_account_is_added_signed_in_through_the_browser_and_signed_out(
             assert page.status_code == 200, page.text
 
         with anyio.fail_after(60):
-            await host.host.sign_in("web", "work", browser)
+            await host.host.account_desk.sign_in("web", "work", browser)
         assert len(opened) == 1
-        accounts = await host.host.accounts_of("web")
+        accounts = await host.host.account_desk.accounts("web")
         assert [(a.label, a.signed_in) for a in accounts] == [
             ("default", False),
             ("work", True),
         ]
-        await host.host.sign_out("web", "work")
-        assert [a.signed_in for a in await host.host.accounts_of("web")] == [False, False]
-        await host.host.remove_account("web", "work")
-        assert [a.label for a in await host.host.accounts_of("web")] == ["default"]
+        await host.host.account_desk.sign_out("web", "work")
+        assert [a.signed_in for a in await host.host.account_desk.accounts("web")] == [False, False]
+        await host.host.account_desk.remove("web", "work")
+        assert [a.label for a in await host.host.account_desk.accounts("web")] == ["default"]
         # A stdio server has nothing to sign in to.
-        await host.host.add_server(ServerSpec(alias="local", command=sys.executable))
+        await host.host.server_desk.add(ServerSpec(alias="local", command=sys.executable))
         with pytest.raises(KnownError) as stdio:
-            await host.host.sign_in("local", None, browser)
+            await host.host.account_desk.sign_in("local", None, browser)
         assert stdio.value.code == "usage"
     finally:
         demo.stop_all()
@@ -270,22 +270,24 @@ async def test_a_program_that_cannot_be_found_is_refused_on_add_and_edit_as_the_
 ) -> None:
     host = await hosts()
     with pytest.raises(KnownError) as missing:
-        await host.host.add_server(ServerSpec(alias="ghost", command="./no-such-server"))
+        await host.host.server_desk.add(ServerSpec(alias="ghost", command="./no-such-server"))
     assert missing.value.code == "usage"
     assert missing.value.message == (
         "The command './no-such-server' was not found (or is not executable)."
     )
     assert missing.value.hint == "Give the full path of the program, or install it first."
     with pytest.raises(KnownError) as off_path:
-        await host.host.add_server(ServerSpec(alias="ghost", command="no-such-mcp-server-7f3a"))
+        await host.host.server_desk.add(
+            ServerSpec(alias="ghost", command="no-such-mcp-server-7f3a")
+        )
     assert off_path.value.message == "The command 'no-such-mcp-server-7f3a' was not found on PATH."
     with pytest.raises(KnownError) as no_folder:
-        await host.host.add_server(
+        await host.host.server_desk.add(
             ServerSpec(alias="ghost", command=sys.executable, cwd=str(tmp_path / "nowhere"))
         )
     assert "is not an existing folder" in no_folder.value.message
     with pytest.raises(KnownError) as no_host:
-        await host.host.add_server(ServerSpec(alias="ghost", url="http:///mcp"))
+        await host.host.server_desk.add(ServerSpec(alias="ghost", url="http:///mcp"))
     assert "names no host" in no_host.value.message
     assert await host.store.find_server("ghost") is None
 
@@ -294,21 +296,21 @@ async def test_a_program_that_cannot_be_found_is_refused_on_add_and_edit_as_the_
     program.parent.mkdir()
     program.write_text("#!/bin/sh\n")
     program.chmod(0o755)
-    added = await host.host.add_server(
+    added = await host.host.server_desk.add(
         ServerSpec(alias="local", command="./server", cwd=str(program.parent))
     )
     assert added.command == "./server"
 
     # Edited to a missing program: refused, the server as it was.
     with pytest.raises(KnownError) as edit:
-        await host.host.update_server(
+        await host.host.server_desk.update(
             "local", ServerSpec(alias="local", command="./no-such-server")
         )
     assert "'./no-such-server' was not found" in edit.value.message
     assert (await host.host.server("local")).command == "./server"
     # A server whose program is gone meanwhile can still be renamed (its command unchanged).
     program.unlink()
-    renamed = await host.host.update_server(
+    renamed = await host.host.server_desk.update(
         "local", ServerSpec(alias="renamed", command="./server", cwd=str(program.parent))
     )
     assert renamed.alias == "renamed"

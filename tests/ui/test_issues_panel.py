@@ -32,10 +32,10 @@ async def test_failing_servers_are_open_issues_in_the_window_until_they_connect(
             panel = window.issues
             assert panel.model.rowCount() == 0
             assert not panel.empty_label.isHidden()
-            web = await host.add_server(
+            web = await host.server_desk.add(
                 ServerSpec(alias="\u202eweb", url=f"http://127.0.0.1:{demo.port}/mcp")
             )
-            crashing = await host.add_server(
+            crashing = await host.server_desk.add(
                 ServerSpec(
                     alias="crashing",
                     command=sys.executable,
@@ -43,7 +43,7 @@ async def test_failing_servers_are_open_issues_in_the_window_until_they_connect(
                 )
             )
             for server in (web, crashing):
-                assert await host.server_tools(server) is None  # connects, and fails
+                assert await host.server_desk.tools(server) is None  # connects, and fails
 
             await until(lambda: panel.model.rowCount() == 2, panel.count_changed)
             assert panel.empty_label.isHidden()

@@ -53,10 +53,10 @@ async def add_writer(ui: UiHost, tmp_path: Path) -> ServerDefinition:
     non-destructive one with three arguments; connected (ready) before it returns."""
     script = tmp_path / "writer_server.py"
     script.write_text(WRITER)
-    writer = await ui.host.add_server(
+    writer = await ui.host.server_desk.add(
         ServerSpec(alias="a-writer", command=sys.executable, args=(str(script),))
     )
-    tools = await ui.host.server_tools(writer)
+    tools = await ui.host.server_desk.tools(writer)
     assert tools is not None
     assert sorted(t.name for t in tools) == ["a_drop_everything", "b_write_note"]
     return writer
@@ -157,16 +157,16 @@ async def test_the_palette_opens_on_a_ready_server_not_a_failed_one_sorting_firs
     tmp_path: Path, qtbot: QtBot
 ) -> None:
     async with open_ui_host(tmp_path) as ui:
-        broken = await ui.host.add_server(
+        broken = await ui.host.server_desk.add(
             ServerSpec(
                 alias="aaa-broken",
                 command=sys.executable,
                 args=("-c", "import sys; sys.exit(2)"),
             )
         )
-        assert await ui.host.server_tools(broken) is None  # it connects, and fails
-        assert await ui.host.server_tools(ui.demo) is not None
-        states = {v.server.alias: v.connection for v in await ui.host.servers()}
+        assert await ui.host.server_desk.tools(broken) is None  # it connects, and fails
+        assert await ui.host.server_desk.tools(ui.demo) is not None
+        states = {v.server.alias: v.connection for v in await ui.host.server_desk.servers()}
         assert states["demo"] is not None
         assert states["demo"].state is ConnectionState.READY
         assert states["aaa-broken"] is not None
@@ -198,7 +198,7 @@ async def test_a_tool_the_server_hides_is_never_offered_even_when_the_filter_mat
             plain_env={k: v for k, v in demo.env.items() if v},
             hidden_tools=("delete_*",),  # a pattern, as `--hide-tool` takes
         )
-        await ui.host.update_server("demo", spec)
+        await ui.host.server_desk.update("demo", spec)
         palette = await opened_palette(ui, qtbot)
 
         def shown() -> list[str]:

@@ -215,7 +215,7 @@ async def test_sign_in_opens_the_browser_and_waits_without_blocking_the_window(
         url = demo.start_http("--oauth-issuer", auth.issuer)
         async with open_window(tmp_path, qtbot) as (window, ui_host):
             panel = window.servers
-            await ui_host.host.add_server(ServerSpec(alias="web", url=url))
+            await ui_host.host.server_desk.add(ServerSpec(alias="web", url=url))
             await until(lambda: panel.select_server_alias("web"), panel.loaded)
             await until(lambda: panel.accounts_list.count() == 1, panel.accounts_shown)
             assert panel.accounts_list.item(0).text() == "default — not signed in"
@@ -273,7 +273,7 @@ async def test_an_issues_sign_in_button_signs_the_server_in_from_the_window(
     try:
         url = demo.start_http("--oauth-issuer", auth.issuer)
         async with open_window(tmp_path, qtbot) as (window, ui_host):
-            web = await ui_host.host.add_server(ServerSpec(alias="web", url=url))
+            web = await ui_host.host.server_desk.add(ServerSpec(alias="web", url=url))
             await ui_host.host.issues.raise_issue(
                 IssueKind.SIGN_IN_NEEDED, web.id, "web needs a sign-in", "tokens expired"
             )
@@ -291,7 +291,7 @@ async def test_an_issues_sign_in_button_signs_the_server_in_from_the_window(
             issues.buttons[IssueAction.SIGN_IN].click()
             await until(lambda: bool(opened), window.servers.signed_in, limit=60)
             assert window.tabs.currentWidget() is window.servers
-            assert [a.signed_in for a in await ui_host.host.accounts_of("web")] == [True]
+            assert [a.signed_in for a in await ui_host.host.account_desk.accounts("web")] == [True]
     finally:
         demo.stop_all()
 
@@ -354,7 +354,7 @@ async def test_the_tools_of_a_server_that_becomes_ready_are_shown_without_choosi
         async with open_window(tmp_path, qtbot) as (window, ui_host):
             panel = window.servers
             window.show_view(panel)
-            web = await ui_host.host.add_server(
+            web = await ui_host.host.server_desk.add(
                 ServerSpec(alias="web", url=f"http://127.0.0.1:{demo.port}/mcp")
             )
             await until(lambda: panel.select_server_alias("web"), panel.loaded)

@@ -20,14 +20,14 @@ async def profile_id_for(
     ctx: CliContext, server: ServerDefinition, label: str | None
 ) -> str | None:
     """The id of the account called ``label`` on ``server`` (None: the default account)."""
-    return await ctx.host.account_id(server.alias, label)
+    return await ctx.host.account_desk.account_id(server.alias, label)
 
 
 async def list_accounts(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """The accounts of a server, and whether each is signed in."""
     shown = [
         {"account": a.label, "id": a.profile_id, "signed_in": a.signed_in}
-        for a in await ctx.host.accounts_of(args.server)
+        for a in await ctx.host.account_desk.accounts(args.server)
     ]
     if ctx.as_json:
         ctx.say(json.dumps(shown, indent=2))
@@ -41,7 +41,7 @@ async def list_accounts(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 async def add_account(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Add an account to a server."""
     server = await ctx.host.server(args.server)
-    await ctx.host.add_account(server.alias, args.label)
+    await ctx.host.account_desk.add(server.alias, args.label)
     ctx.say(f"Added account {args.label!r} to {server.alias}.")
     return ExitCode.OK
 
@@ -49,7 +49,7 @@ async def add_account(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 async def remove_account(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Remove an account; its secrets go, its unfinished tasks become issues on reconcile."""
     server = await ctx.host.server(args.server)
-    await ctx.host.remove_account(server.alias, args.label)
+    await ctx.host.account_desk.remove(server.alias, args.label)
     ctx.say(f"Removed account {args.label!r} of {server.alias}.")
     return ExitCode.OK
 
@@ -64,7 +64,7 @@ async def login(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         err.write(f"Open this address in a web browser to sign in:\n\n  {neutralize(url)}\n\n")
         err.flush()
 
-    await ctx.host.sign_in(server.alias, args.account, print_address)
+    await ctx.host.account_desk.sign_in(server.alias, args.account, print_address)
     ctx.say(f"Signed in to {server.alias}" + (f" as {args.account}." if args.account else "."))
     return ExitCode.OK
 
@@ -72,6 +72,6 @@ async def login(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 async def logout(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Forget this account's tokens (its tasks will show "sign-in needed")."""
     server = await ctx.host.server(args.server)
-    await ctx.host.sign_out(server.alias, args.account)
+    await ctx.host.account_desk.sign_out(server.alias, args.account)
     ctx.say(f"Signed out of {server.alias}.")
     return ExitCode.OK

@@ -190,7 +190,7 @@ def _call(link: BlockingLink, args: argparse.Namespace, terminal: Terminal) -> E
         if not as_json:
             terminal.say(f"operation {record.id}")
 
-    profile_id = link.call("account_id", server.alias, args.account)
+    profile_id = link.call("account_desk.account_id", server.alias, args.account)
     calling.append(True)
     call_id = link.send_call(
         "call", server, args.tool, arguments, profile_id=profile_id, on_persisted=persisted

@@ -47,7 +47,7 @@ def server_json(server: ServerDefinition) -> dict[str, Any]:
 async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Add a stdio or Streamable HTTP server."""
     check_target(args.url, args.program, args.cwd)
-    server = await ctx.host.add_server(
+    server = await ctx.host.server_desk.add(
         ServerSpec(
             alias=args.name,
             command=args.program,
@@ -88,7 +88,7 @@ async def list_servers(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 async def remove(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Remove a server (its past tasks keep their history)."""
-    server = await ctx.host.remove_server(args.name)
+    server = await ctx.host.server_desk.remove(args.name)
     ctx.say(f"Removed {server.alias}.")
     return ExitCode.OK
 
@@ -103,8 +103,8 @@ async def list_tools(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     code = ExitCode.OK
     listing: list[dict[str, Any]] = []
     for server in servers:
-        tools = await ctx.host.server_tools(server)
-        status = await ctx.host.connection_status(server)
+        tools = await ctx.host.server_desk.tools(server)
+        status = await ctx.host.server_desk.connection_status(server)
         if tools is None:
             code = ExitCode.PROBLEM
             ctx.warn(f"{server.alias}: {status.state.value}: {status.reason}")
@@ -148,14 +148,14 @@ async def import_file(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     a file, show what the Claude Desktop, VS Code and Cursor files found here would import."""
     if args.file is None:
         return await _show_found(ctx)
-    found = await ctx.host.preview_config_file(args.file)
+    found = await ctx.host.server_desk.preview_file(args.file)
     if found.problem is not None:
         if not found.entries and "JSON" in found.problem:
             raise KnownError(f"{args.file} is {found.problem}", code="bad_file")
         skipped = [("(file)", found.problem)]
         outcome_added: list[ServerDefinition] = []
     else:
-        outcome = await ctx.host.import_servers(found.new)
+        outcome = await ctx.host.server_desk.import_entries(found.new)
         outcome_added = outcome.added
         skipped = [(e.name, e.reason) for e in found.entries if e.status is not EntryStatus.NEW]
         skipped += outcome.skipped
@@ -178,7 +178,7 @@ async def import_file(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
 
 
 async def _show_found(ctx: CliContext) -> ExitCode:
-    previews = await ctx.host.find_server_configs()
+    previews = await ctx.host.server_desk.find_configs()
     if ctx.as_json:
         ctx.say(
             json.dumps(

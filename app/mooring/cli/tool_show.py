@@ -513,9 +513,9 @@ async def _find_tool(ctx: CliContext, server: ServerDefinition, name: str) -> To
     server may have added it since), or a clear error."""
     tools: list[ToolInfo] | None = None
     for refresh in (False, True):
-        tools = await ctx.host.server_tools(server, refresh=refresh)
+        tools = await ctx.host.server_desk.tools(server, refresh=refresh)
         if tools is None:
-            status = await ctx.host.connection_status(server)
+            status = await ctx.host.server_desk.connection_status(server)
             raise KnownError(
                 f"{server.alias} cannot be reached: {status.state.value}: {status.reason}",
                 code="unreachable",

@@ -225,6 +225,96 @@ class RuleDeskApi(Protocol):
         ...
 
 
+class ServerDeskApi(Protocol):
+    """Setting servers up: adding, editing, importing and removing them, their tools and
+    connections (the host's ``server_desk`` part)."""
+
+    async def servers(self) -> list[ServerView]:
+        """Every configured server with its connection state."""
+        ...
+
+    async def tools(
+        self, server: ServerDefinition, *, refresh: bool = False
+    ) -> list[ToolInfo] | None:
+        """A server's tools (``None``: it cannot be reached now)."""
+        ...
+
+    async def connection_status(
+        self, server: ServerDefinition, profile_id: str | None = None
+    ) -> ConnectionStatus:
+        """The state of the connection to a server and account (connecting it)."""
+        ...
+
+    async def add(self, spec: ServerSpec) -> ServerDefinition:
+        """Add a stdio or Streamable HTTP server (secret values to the keyring only)."""
+        ...
+
+    async def update(self, alias: str, spec: ServerSpec) -> ServerDefinition:
+        """Edit a server: its name, command or URL, environment, headers, trust, tool lists."""
+        ...
+
+    async def set_trusted(self, alias: str, trusted: bool) -> ServerDefinition:
+        """Trust (or stop trusting) a server's tool annotations."""
+        ...
+
+    async def set_tool_access(
+        self,
+        alias: str,
+        tool: str,
+        *,
+        enabled: bool | None = None,
+        hidden: bool | None = None,
+    ) -> ServerDefinition:
+        """Enable or disable one tool, hide or show it; the server as it is now."""
+        ...
+
+    async def remove(self, alias: str) -> ServerDefinition:
+        """Remove a server (its past tasks keep their history) and forget its secrets."""
+        ...
+
+    async def find_configs(self) -> list[ConfigPreview]:
+        """Other hosts' server configuration files found here, each with what importing it
+        would do."""
+        ...
+
+    async def preview_file(self, path: str) -> ConfigPreview:
+        """What importing one configuration file would do."""
+        ...
+
+    async def import_entries(self, entries: Sequence[ImportEntry]) -> ImportOutcome:
+        """Add the chosen entries of previews; what cannot be added is skipped, with why."""
+        ...
+
+
+class AccountDeskApi(Protocol):
+    """A server's accounts: adding and removing them, signing them in and out (the host's
+    ``account_desk`` part)."""
+
+    async def accounts(self, alias: str) -> list[AccountView]:
+        """A server's accounts (the default one first) and whether each is signed in."""
+        ...
+
+    async def add(self, alias: str, label: str) -> CredentialProfile:
+        """Add an account to a server."""
+        ...
+
+    async def remove(self, alias: str, label: str) -> None:
+        """Remove an account and its tokens; its unfinished tasks become issues."""
+        ...
+
+    async def account_id(self, alias: str, label: str | None) -> str | None:
+        """The profile id of a server's account (``None``: the default account)."""
+        ...
+
+    async def sign_in(self, alias: str, label: str | None, open_url: OpenUrl) -> None:
+        """Sign an account of a Streamable HTTP server in with OAuth."""
+        ...
+
+    async def sign_out(self, alias: str, label: str | None) -> None:
+        """Forget an account's tokens."""
+        ...
+
+
 class HostApi(Protocol):
     """The host's views and actions, as every face reaches them."""
 
@@ -248,6 +338,16 @@ class HostApi(Protocol):
     @property
     def rule_desk(self) -> RuleDeskApi:
         """Approval rules."""
+        ...
+
+    @property
+    def server_desk(self) -> ServerDeskApi:
+        """Setting servers up."""
+        ...
+
+    @property
+    def account_desk(self) -> AccountDeskApi:
+        """Servers' accounts."""
         ...
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -366,10 +466,6 @@ class HostApi(Protocol):
 
     # -- servers -------------------------------------------------------------------------------
 
-    async def servers(self) -> list[ServerView]:
-        """Every configured server with its connection state."""
-        ...
-
     async def server(self, alias: str) -> ServerDefinition:
         """The server called ``alias``, or a clear error."""
         ...
@@ -392,86 +488,8 @@ class HostApi(Protocol):
         """The bundled demo server, while it is configured."""
         ...
 
-    async def server_tools(
-        self, server: ServerDefinition, *, refresh: bool = False
-    ) -> list[ToolInfo] | None:
-        """A server's tools (``None``: it cannot be reached now)."""
-        ...
-
-    async def connection_status(
-        self, server: ServerDefinition, profile_id: str | None = None
-    ) -> ConnectionStatus:
-        """The state of the connection to a server and account (connecting it)."""
-        ...
-
     async def secrets_durable(self) -> tuple[bool, str]:
         """Whether secrets stored now outlive this process, and why not."""
-        ...
-
-    async def add_server(self, spec: ServerSpec) -> ServerDefinition:
-        """Add a stdio or Streamable HTTP server (secret values to the keyring only)."""
-        ...
-
-    async def update_server(self, alias: str, spec: ServerSpec) -> ServerDefinition:
-        """Edit a server: its name, command or URL, environment, headers, trust, tool lists."""
-        ...
-
-    async def set_trusted(self, alias: str, trusted: bool) -> ServerDefinition:
-        """Trust (or stop trusting) a server's tool annotations."""
-        ...
-
-    async def set_tool_access(
-        self,
-        alias: str,
-        tool: str,
-        *,
-        enabled: bool | None = None,
-        hidden: bool | None = None,
-    ) -> ServerDefinition:
-        """Enable or disable one tool, hide or show it; the server as it is now."""
-        ...
-
-    async def remove_server(self, alias: str) -> ServerDefinition:
-        """Remove a server (its past tasks keep their history) and forget its secrets."""
-        ...
-
-    async def find_server_configs(self) -> list[ConfigPreview]:
-        """Other hosts' server configuration files found here, each with what importing it
-        would do."""
-        ...
-
-    async def preview_config_file(self, path: str) -> ConfigPreview:
-        """What importing one configuration file would do."""
-        ...
-
-    async def import_servers(self, entries: Sequence[ImportEntry]) -> ImportOutcome:
-        """Add the chosen entries of previews; what cannot be added is skipped, with why."""
-        ...
-
-    # -- accounts ------------------------------------------------------------------------------
-
-    async def accounts_of(self, alias: str) -> list[AccountView]:
-        """A server's accounts (the default one first) and whether each is signed in."""
-        ...
-
-    async def add_account(self, alias: str, label: str) -> CredentialProfile:
-        """Add an account to a server."""
-        ...
-
-    async def remove_account(self, alias: str, label: str) -> None:
-        """Remove an account and its tokens; its unfinished tasks become issues."""
-        ...
-
-    async def account_id(self, alias: str, label: str | None) -> str | None:
-        """The profile id of a server's account (``None``: the default account)."""
-        ...
-
-    async def sign_in(self, alias: str, label: str | None, open_url: OpenUrl) -> None:
-        """Sign an account of a Streamable HTTP server in with OAuth."""
-        ...
-
-    async def sign_out(self, alias: str, label: str | None) -> None:
-        """Forget an account's tokens."""
         ...
 
 
@@ -500,5 +518,7 @@ PART_CALLS: Mapping[str, frozenset[str]] = {
     "chat": calls_of(ChatApi),
     "provider_desk": calls_of(ProviderDeskApi),
     "rule_desk": calls_of(RuleDeskApi),
+    "server_desk": calls_of(ServerDeskApi),
+    "account_desk": calls_of(AccountDeskApi),
 }
 """Each part's methods a face may call (``"chat.send"``)."""

@@ -33,7 +33,6 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, Status, StatusCode
 
 from mooring.core.chat import (
-    ChatProvider,
     ChatRequest,
     ProviderConfig,
     ProviderError,
@@ -88,6 +87,7 @@ from mooring.services.chat_context import (
     tool_result_text,
 )
 from mooring.services.keyed_locks import Hold, KeyedLocks
+from mooring.services.provider_clients import ProviderClients
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
 from mooring.services.tracing import tracer
@@ -157,15 +157,6 @@ class _Streamed:
     done: ReplyDone | None = None
     failure: ProviderError | None = None
     stopped: bool = False
-
-
-@dataclass(slots=True)
-class _Client:
-    """A provider client kept for its configuration, and the turns using it now."""
-
-    provider: ChatProvider
-    users: int = 0
-    retired: bool = False
 
 
 @dataclass(slots=True)
@@ -247,8 +238,7 @@ class ChatService:
         self._background: set[asyncio.Task[None]] = set()
         self._background_turns: list[TurnResult] = []
         self._unsubscribe: Callable[[], None] | None = None
-        self._clients: dict[ProviderConfig, _Client] = {}
-        self._retired: list[_Client] = []
+        self._clients = ProviderClients(provider_factory)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -267,11 +257,7 @@ class ChatService:
             task.cancel()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
-        clients = [*self._clients.values(), *self._retired]
-        self._clients.clear()
-        self._retired.clear()
-        for client in clients:
-            await _close(client.provider)
+        await self._clients.aclose()
 
     @property
     def working(self) -> bool:
@@ -833,7 +819,7 @@ class ChatService:
     ) -> _Streamed:
         streamed = _Streamed()
         parts: list[str] = []
-        client = await self._client(config)
+        client = await self._clients.acquire(config)
         provider = client.provider
         span = tracer().start_span(
             MODEL_CALL,
@@ -882,41 +868,12 @@ class ChatService:
         finally:
             turn.stream = None
             clean = streamed.done is not None and streamed.failure is None and not streamed.stopped
-            await self._release(config, client, keep=clean)
+            await self._clients.release(config, client, keep=clean)
             _end_model_span(span, streamed)
         streamed.text = "".join(parts)
         if streamed.done is not None and not streamed.stopped:
             streamed.text = streamed.done.text or streamed.text
         return streamed
-
-    async def _client(self, config: ProviderConfig) -> _Client:
-        """The client kept for this configuration (built on first use: one connection pool
-        per provider, reused turn after turn, as a script keeps its SDK client)."""
-        client = self._clients.get(config)
-        if client is None:
-            # Building one reads the keyring, which may block (D-Bus): off the loop.
-            provider = await asyncio.to_thread(self._factory, config)
-            client = self._clients.get(config)
-            if client is None:
-                client = self._clients[config] = _Client(provider)
-            else:  # another turn built one meanwhile
-                await _close(provider)
-        client.users += 1
-        return client
-
-    async def _release(self, config: ProviderConfig, client: _Client, *, keep: bool) -> None:
-        """A turn is done with ``client``. One whose call did not end cleanly (a failure, a
-        stop) is not reused: the next call builds a fresh one, reading the keyring again."""
-        client.users -= 1
-        if not keep and not client.retired:
-            client.retired = True
-            if self._clients.get(config) is client:
-                del self._clients[config]
-            self._retired.append(client)
-        if client.retired and client.users == 0:
-            with contextlib.suppress(ValueError):
-                self._retired.remove(client)
-            await _close(client.provider)
 
     def _reply_message(
         self, conversation_id: str, message_id: str, model: str, streamed: _Streamed
@@ -1140,11 +1097,6 @@ def _end_model_span(span: Span, streamed: _Streamed) -> None:
         span.set_status(Status(StatusCode.ERROR, streamed.failure.kind.value))
     span.set_attribute("mooring.chat.interrupted", streamed.stopped)
     span.end()
-
-
-async def _close(provider: ChatProvider) -> None:
-    with contextlib.suppress(Exception):
-        await provider.aclose()
 
 
 def _replace(conversation: Conversation, **changes: Any) -> Conversation:

@@ -21,9 +21,9 @@ from mooring.core.chat import ProviderConfig, ProviderFactory
 from mooring.core.clock import Clock
 from mooring.core.elicitation import SchemaError, check_reply, decline
 from mooring.core.errors import KnownError, NotFound, Remedy
-from mooring.core.events import AnswerDidSettle, ConnectionDidChange, EventBus, ServersDidChange
+from mooring.core.events import AnswerDidSettle, ConnectionDidChange, EventBus
 from mooring.core.host_api import HostApi
-from mooring.core.ids import new_id, short_id
+from mooring.core.ids import short_id
 from mooring.core.issues import Issue, actions_for
 from mooring.core.ports import (
     AccountBook,
@@ -33,7 +33,6 @@ from mooring.core.ports import (
     ConversationBook,
     Gateway,
     IssueBoard,
-    OpenUrl,
     ProviderBook,
     RuleBook,
     SecretStore,
@@ -41,9 +40,7 @@ from mooring.core.ports import (
     TaskLedger,
 )
 from mooring.core.resources import ALL_RESOURCES, ResourceView, resource_links, resource_view
-from mooring.core.server_import import ConfigPreview, ImportEntry, ImportOutcome
-from mooring.core.server_target import check_target
-from mooring.core.servers import CredentialProfile, ServerDefinition, Transport
+from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.inputs import TaskInput, is_form
 from mooring.core.tasks.polling import PollPolicy
 from mooring.core.tasks.record import TaskRecord
@@ -66,14 +63,12 @@ from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_ser
 from mooring.services.preferences import ProviderDesk, RuleDesk
 from mooring.services.reconciler import Reconciler, UnknownOutcomes
 from mooring.services.sampling import InputBroker
+from mooring.services.server_desk import AccountDesk, ServerDesk, server_called
 from mooring.services.server_setup import ENV_SCOPE as ENV_SCOPE
 from mooring.services.server_setup import HEADER_SCOPE as HEADER_SCOPE
 from mooring.services.server_setup import (
     ServerReachability,
     ServerSetup,
-    no_keyring,
-    secret_values_needed,
-    server_env,
 )
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.telling import IssueDesk
@@ -161,7 +156,7 @@ class Host:
             config_files=config_files,
             sign_in=sign_in,
         )
-        """Importing, editing and signing servers in (the actions below use it)."""
+        """Importing, editing and signing servers in (the server and account desks use it)."""
         self.issues = IssueDesk(board=issues, events=self.events, clock=clock)
         self.reachability = ServerReachability(
             catalog=catalog, board=issues, desk=self.issues, secrets=secrets
@@ -223,6 +218,26 @@ class Host:
             tool_index=self.tools,
             desk=self.issues,
         )
+        self.server_desk = ServerDesk(
+            catalog=catalog,
+            secrets=secrets,
+            gateway=gateway,
+            setup=self.setup,
+            tools=self.tools,
+            reachability=self.reachability,
+            reconciler=self.reconciler,
+            events=self.events,
+            clock=clock,
+        )
+        """Adding, editing, importing and removing servers; their tools and connections."""
+        self.account_desk = AccountDesk(
+            catalog=catalog,
+            gateway=gateway,
+            setup=self.setup,
+            reconciler=self.reconciler,
+            events=self.events,
+        )
+        """Servers' accounts: adding and removing them, signing them in and out."""
         self.chat: ChatService | None = None
         """Conversations with a model (``None`` without conversation storage or providers)."""
         if conversations is not None and provider_factory is not None:
@@ -365,20 +380,9 @@ class Host:
             records = await self.ledger.list_records(limit=limit)
         return await self.task_views(records)
 
-    async def servers(self) -> list[ServerView]:
-        """Every configured server with its connection state."""
-        statuses = {s.server_id: s for s in self.gateway.statuses()}
-        return [
-            ServerView(server, statuses.get(server.id))
-            for server in await self.catalog.list_servers()
-        ]
-
     async def server(self, alias: str) -> ServerDefinition:
         """The server called ``alias``, or a clear error."""
-        server = await self.catalog.find_server(alias)
-        if server is None:
-            raise KnownError(f"No server called {alias!r}.", code="not_found")
-        return server
+        return await server_called(self.catalog, alias)
 
     async def record(self, record_id: str) -> TaskRecord | None:
         """One record as stored now (``None``: no such record)."""
@@ -405,19 +409,6 @@ class Host:
     async def list_servers(self) -> list[ServerDefinition]:
         """The configured servers (without their connections' state; see :meth:`servers`)."""
         return await self.catalog.list_servers()
-
-    async def server_tools(
-        self, server: ServerDefinition, *, refresh: bool = False
-    ) -> list[ToolInfo] | None:
-        """A server's tools from the tool index, read again with ``refresh`` (``None``: it
-        cannot be reached now)."""
-        return await self.tools.tools(server, refresh=refresh)
-
-    async def connection_status(
-        self, server: ServerDefinition, profile_id: str | None = None
-    ) -> ConnectionStatus:
-        """The state of this host's connection to a server and account (connecting it)."""
-        return (await self.gateway.connect(server, profile_id)).status
 
     async def secrets_durable(self) -> tuple[bool, str]:
         """Whether secrets stored now outlive this process (the keyring's verdict), and why
@@ -636,188 +627,6 @@ class Host:
             )
         await self.issues.dismiss(matches[0])
         return matches[0]
-
-    async def add_server(self, spec: ServerSpec) -> ServerDefinition:
-        """Add a stdio or Streamable HTTP server; header and environment values go to the
-        keyring only (refused, code ``no_keyring``, when no keyring can keep them). A program
-        that cannot be found, a missing working folder or a URL without a host is refused
-        (code ``usage``), as ``mooring servers add`` refuses it."""
-        check_target(spec.url, None if spec.url else spec.command, None if spec.url else spec.cwd)
-        if await self.catalog.find_server(spec.alias) is not None:
-            raise KnownError(f"A server called {spec.alias!r} exists already.", code="exists")
-        env, env_refs = server_env(spec.env, spec.plain_env, spec.env_refs)
-        server = ServerDefinition(
-            id=new_id(),
-            alias=spec.alias,
-            transport=Transport.HTTP if spec.url else Transport.STDIO,
-            command=spec.command,
-            args=spec.args,
-            env=env,
-            env_refs=env_refs,
-            cwd=spec.cwd,
-            url=spec.url,
-            headers={name: "" for name in spec.headers},
-            trusted=spec.trusted,
-            allowed_tools=spec.allowed_tools,
-            hidden_tools=spec.hidden_tools,
-            created_at=self.clock.now(),
-        )
-        await self.setup.add_definition(server, spec.headers, spec.env)
-        self.events.emit(ServersDidChange((server.id,)))
-        return server
-
-    async def add_server_definition(
-        self, server: ServerDefinition, header_values: Mapping[str, str]
-    ) -> None:
-        """Store a server built elsewhere (an import), its header values in the keyring.
-
-        Without a keyring that keeps secrets, a server with header values is refused (code
-        ``no_keyring``): the values would be lost when this process ends, and later calls
-        would go out without them. Nothing is stored then.
-        """
-        if secret_values_needed(header_values) and not self.secrets.durable:
-            raise no_keyring(header_values)
-        await self.setup.add_definition(server, header_values)
-
-    async def set_trusted(self, alias: str, trusted: bool) -> ServerDefinition:
-        """Trust (or stop trusting) a server: only a trusted server's tool annotations count
-        for approvals. Returns the server as it is now."""
-        server = await self.server(alias)
-        await self.catalog.set_trusted(server.id, trusted)
-        self.events.emit(ServersDidChange((server.id,)))
-        return await self.server(alias)
-
-    async def remove_server(self, alias: str) -> ServerDefinition:
-        """Remove a server (its past tasks keep their history) and forget its secrets."""
-        server = await self.server(alias)
-        await self.catalog.remove_server(server.id)
-        self.setup.forget_secrets(server.id, server.headers, server.env)
-        self.tools.forget(server.id)
-        await self._orphan_tasks(server, None)
-        await self.reachability.forget(server.id)  # nothing left to fix about it
-        self.events.emit(ServersDidChange((server.id,)))
-        return server
-
-    async def _orphan_tasks(self, server: ServerDefinition, profile_id: str | None) -> None:
-        """After a server (``profile_id`` ``None``) or one of its accounts was removed: its
-        running tasks are no longer followed (an issue says so at once) and its connection
-        ends. Their records stay as they were."""
-        records = [
-            r
-            for r in await self.ledger.unfinished()
-            if r.server_id == server.id
-            and r.task_id is not None
-            and (profile_id is None or r.credential_profile_id == profile_id)
-        ]
-        for record in records:
-            self.monitor.untrack(record.id)
-        await self.reconciler.orphan(records, server.alias, account_gone=profile_id is not None)
-        await self.gateway.disconnect(server.id, profile_id, every_account=profile_id is None)
-
-    # -- setting servers up (the Servers panel, the welcome, `mooring servers|accounts`) --------
-
-    async def find_server_configs(self) -> list[ConfigPreview]:
-        """Claude Desktop, VS Code and Cursor configuration files found on this machine, each
-        with what importing it would do: every entry new, already present or not importable,
-        with the reason. Nothing is changed."""
-        return await self.setup.find_configs()
-
-    async def preview_config_file(self, path: str) -> ConfigPreview:
-        """What importing one configuration file would do (a file that cannot be read is a
-        clear error; one that is not a server list has a ``problem``)."""
-        return await self.setup.preview_file(path)
-
-    async def import_servers(self, entries: Sequence[ImportEntry]) -> ImportOutcome:
-        """Add the chosen entries of previews; secrets (header and environment values) go to
-        the keyring only. What cannot be added is skipped with the reason."""
-        return await self.setup.import_entries(entries)
-
-    async def update_server(self, alias: str, spec: ServerSpec) -> ServerDefinition:
-        """Edit a server: its name, command or URL, environment, headers, trust and tool lists.
-
-        Header and environment values go to the keyring (an empty value keeps the stored
-        one; a name left out is forgotten). A server pointed somewhere else (another command
-        or URL) is no longer trusted: trust belongs to what the server is. A new program that
-        cannot be found, working folder or URL is refused as :meth:`add_server` refuses it. Its
-        tasks keep pointing at it; its connection is replaced at the next use.
-        """
-        current = await self.server(alias)
-        edited = await self.setup.update(
-            current,
-            alias=spec.alias,
-            command=spec.command,
-            args=spec.args,
-            env=spec.env,
-            cwd=spec.cwd,
-            url=spec.url,
-            headers=spec.headers,
-            trusted=spec.trusted,
-            allowed_tools=spec.allowed_tools,
-            hidden_tools=spec.hidden_tools,
-            plain_env=spec.plain_env,
-            env_refs=spec.env_refs,
-        )
-        if edited.identity != current.identity:
-            self.tools.forget(edited.id)
-        self.gateway.secrets_changed(edited.id)  # the values may have changed, not the names
-        return edited
-
-    async def set_tool_access(
-        self,
-        alias: str,
-        tool: str,
-        *,
-        enabled: bool | None = None,
-        hidden: bool | None = None,
-    ) -> ServerDefinition:
-        """Enable or disable one tool (the server's allowed list), hide or show it (hidden:
-        the model never sees it and it never runs). Disabling a tool on a server without an
-        allowed list starts one with every other known tool; enabling the last one drops the
-        list. A tool still matched by a pattern is a clear error. Returns the server now."""
-        server = await self.server(alias)
-        known = await self.tools.tools(server)
-        return await self.setup.set_tool_access(
-            server,
-            tool,
-            enabled=enabled,
-            hidden=hidden,
-            known_tools=[t.name for t in known or []],
-        )
-
-    async def accounts_of(self, alias: str) -> list[AccountView]:
-        """A server's accounts (the default one first) and whether each is signed in."""
-        return await self.setup.accounts_of(await self.server(alias))
-
-    async def add_account(self, alias: str, label: str) -> CredentialProfile:
-        """Add an account to a server."""
-        return await self.setup.add_account(await self.server(alias), label)
-
-    async def remove_account(self, alias: str, label: str) -> None:
-        """Remove an account and its tokens; its unfinished tasks become issues."""
-        server = await self.server(alias)
-        profile_id = await self.setup.profile_id(server, label)
-        await self.setup.remove_account(server, label)
-        if profile_id is not None:
-            await self._orphan_tasks(server, profile_id)
-
-    async def account_id(self, alias: str, label: str | None) -> str | None:
-        """The profile id of a server's account (``None``: the default account)."""
-        return await self.setup.profile_id(await self.server(alias), label)
-
-    async def sign_in(self, alias: str, label: str | None, open_url: OpenUrl) -> None:
-        """Sign an account of a Streamable HTTP server in with OAuth: ``open_url`` shows the
-        address (the window opens the browser, the CLI prints it); the redirect comes back on
-        loopback. Tokens go to the keyring. A clear error when it did not complete."""
-        server = await self.server(alias)
-        await self.setup.sign_in(server, label, open_url)
-        self.gateway.signed_in(server.id, await self.setup.profile_id(server, label))
-        self.events.emit(ServersDidChange((server.id,)))
-
-    async def sign_out(self, alias: str, label: str | None) -> None:
-        """Forget an account's tokens (its tasks will show "sign-in needed")."""
-        server = await self.server(alias)
-        await self.setup.sign_out(server, label)
-        self.events.emit(ServersDidChange((server.id,)))
 
     # -- the first run ---------------------------------------------------------------------------
 

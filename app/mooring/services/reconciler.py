@@ -240,6 +240,22 @@ class Reconciler:
                 self._monitor.track(done)
                 report.refreshed.append(done)
 
+    async def orphan_tasks_of(self, server: ServerDefinition, profile_id: str | None) -> None:
+        """After a server (``profile_id`` ``None``) or one of its accounts was removed: its
+        running tasks are no longer followed (an issue says so at once) and its connection
+        ends. Their records stay as they were."""
+        records = [
+            r
+            for r in await self._ledger.unfinished()
+            if r.server_id == server.id
+            and r.task_id is not None
+            and (profile_id is None or r.credential_profile_id == profile_id)
+        ]
+        for record in records:
+            self._monitor.untrack(record.id)
+        await self.orphan(records, server.alias, account_gone=profile_id is not None)
+        await self._gateway.disconnect(server.id, profile_id, every_account=profile_id is None)
+
     async def orphan(self, records: list[TaskRecord], name: str, *, account_gone: bool) -> None:
         """Raise an issue for each task whose server (or, with ``account_gone``, account) was
         removed: it is never asked about again, least of all with another account's

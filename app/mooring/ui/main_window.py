@@ -437,7 +437,11 @@ class MainWindow(QMainWindow):
             self.say("That server is no longer configured.")
             return
         account = next(
-            (a for a in await self.host.accounts_of(server.alias) if a.profile_id == profile_id),
+            (
+                a
+                for a in await self.host.account_desk.accounts(server.alias)
+                if a.profile_id == profile_id
+            ),
             None,
         )
         if account is None:
@@ -527,7 +531,7 @@ class MainWindow(QMainWindow):
         return dialog
 
     async def _fill_welcome(self, dialog: WelcomeDialog) -> None:
-        previews = await self.host.find_server_configs()
+        previews = await self.host.server_desk.find_configs()
         bundled = await self.host.bundled_server()
         if self.welcome is dialog:
             dialog.show_found(previews)

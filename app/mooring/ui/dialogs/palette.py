@@ -148,7 +148,7 @@ class ToolPalette(QDialog):
 
     async def load(self) -> None:
         """List the enabled servers (by name), choose the first ready one, show its tools."""
-        views = [v for v in await self.host.servers() if v.server.enabled]
+        views = [v for v in await self.host.server_desk.servers() if v.server.enabled]
         self._servers = [v.server for v in views]
         self.server_combo.blockSignals(True)
         self.server_combo.clear()
@@ -185,7 +185,7 @@ class ToolPalette(QDialog):
         self.tool_list.clear()
         self._tools = []
         self._say(f"Reading the tools of {inert(server.alias, limit=80)}…")
-        tools = await self.host.server_tools(server)
+        tools = await self.host.server_desk.tools(server)
         if self.server() is not server:
             return
         if tools is None:

@@ -208,7 +208,7 @@ class ServersPanel(QWidget):
 
     async def load(self) -> None:
         """Read the servers and their connection states."""
-        self.model.set_views(await self.host.servers())
+        self.model.set_views(await self.host.server_desk.servers())
         if not self.table.selectionModel().hasSelection() and self.model.rowCount():
             self.table.selectRow(0)
         self.loaded.emit()
@@ -319,7 +319,7 @@ class ServersPanel(QWidget):
         if shown is None or shown.id != view.server.id:
             self.tool_model.clear()
             self.tools_note.setText("Reading tools…")
-        tools = await self.host.server_tools(view.server, refresh=refresh)
+        tools = await self.host.server_desk.tools(view.server, refresh=refresh)
         current = self.selected()
         if current is None or current.server.id != view.server.id:
             return
@@ -334,7 +334,7 @@ class ServersPanel(QWidget):
 
     async def show_accounts(self, view: ServerView) -> None:
         """List the server's accounts and whether each is signed in."""
-        accounts = await self.host.accounts_of(view.server.alias)
+        accounts = await self.host.account_desk.accounts(view.server.alias)
         current = self.selected()
         if current is None or current.server.id != view.server.id:
             return
@@ -382,7 +382,7 @@ class ServersPanel(QWidget):
 
     async def set_trusted(self, alias: str, trusted: bool) -> None:
         """Trust or stop trusting a server."""
-        await self.host.set_trusted(alias, trusted)
+        await self.host.server_desk.set_trusted(alias, trusted)
         self.report.emit(
             f"{inert(alias, limit=80)} is {'trusted' if trusted else 'no longer trusted'}."
         )
@@ -406,7 +406,9 @@ class ServersPanel(QWidget):
         self, alias: str, tool: str, *, enabled: bool | None = None, hidden: bool | None = None
     ) -> None:
         """Enable, disable, hide or show one tool of a server."""
-        server = await self.host.set_tool_access(alias, tool, enabled=enabled, hidden=hidden)
+        server = await self.host.server_desk.set_tool_access(
+            alias, tool, enabled=enabled, hidden=hidden
+        )
         self.tool_model.set_server(server)
         name = inert(tool, limit=80)
         if enabled is not None:
@@ -423,7 +425,7 @@ class ServersPanel(QWidget):
             while await wait_dialog(dialog, self.dialog_opened.emit):
                 spec = dialog.spec()
                 try:
-                    await self.host.add_server(spec)
+                    await self.host.server_desk.add(spec)
                 except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
                     _refused(dialog, exc)
                     continue
@@ -445,7 +447,7 @@ class ServersPanel(QWidget):
             while await wait_dialog(dialog, self.dialog_opened.emit):
                 spec = dialog.spec()
                 try:
-                    edited = await self.host.update_server(alias, spec)
+                    edited = await self.host.server_desk.update(alias, spec)
                 except Exception as exc:  # noqa: BLE001  # shown in the dialog, nothing lost
                     _refused(dialog, exc)
                     continue
@@ -466,7 +468,7 @@ class ServersPanel(QWidget):
         """Find other apps' configurations, show what importing them would do, import what
         the user ticks."""
         self.report.emit("Looking for Claude Desktop, VS Code and Cursor configurations…")
-        previews = await self.host.find_server_configs()
+        previews = await self.host.server_desk.find_configs()
         await self.import_from(previews)
 
     async def import_from(self, previews: list[ConfigPreview]) -> None:
@@ -479,7 +481,7 @@ class ServersPanel(QWidget):
             chosen = dialog.chosen()
         finally:
             dialog.deleteLater()
-        outcome = await self.host.import_servers(chosen)
+        outcome = await self.host.server_desk.import_entries(chosen)
         words = [f"Imported {len(outcome.added)} server(s)."]
         words += [f"{inert(n, limit=80)}: {inert(r, limit=200)}." for n, r in outcome.skipped]
         self.report.emit(" ".join(words))
@@ -493,7 +495,7 @@ class ServersPanel(QWidget):
         if not path:
             return
         try:
-            preview = await self.host.preview_config_file(path)
+            preview = await self.host.server_desk.preview_file(path)
         except Exception as exc:  # noqa: BLE001  # said in the dialog, nothing lost
             dialog.intro.setText(error_text(exc))
             return
@@ -528,7 +530,7 @@ class ServersPanel(QWidget):
 
     async def remove(self, alias: str) -> None:
         """Remove a server by name (no question asked)."""
-        await self.host.remove_server(alias)
+        await self.host.server_desk.remove(alias)
         self.report.emit(f"Removed {inert(alias, limit=80)}.")
         await self.load()
 
@@ -548,7 +550,7 @@ class ServersPanel(QWidget):
         self.report.emit(f"Signing in to {name}: finish in your browser…")
         self.sign_in_button.setEnabled(False)
         try:
-            await self.host.sign_in(
+            await self.host.account_desk.sign_in(
                 alias, None if account.is_default else account.label, self.open_url
             )
         finally:
@@ -561,7 +563,7 @@ class ServersPanel(QWidget):
 
     async def sign_out(self, alias: str, account: AccountView) -> None:
         """Forget an account's tokens."""
-        await self.host.sign_out(alias, None if account.is_default else account.label)
+        await self.host.account_desk.sign_out(alias, None if account.is_default else account.label)
         self.report.emit(f"Signed out of {inert(alias, limit=80)}.")
         view = self.selected()
         if view is not None:
@@ -582,7 +584,7 @@ class ServersPanel(QWidget):
             label = dialog.textValue().strip()
         finally:
             dialog.deleteLater()
-        await self.host.add_account(view.server.alias, label)
+        await self.host.account_desk.add(view.server.alias, label)
         self.report.emit(f"Added account {inert(label, limit=80)}.")
         await self.show_accounts(view)
 
@@ -598,7 +600,7 @@ class ServersPanel(QWidget):
             self.dialog_opened.emit,
         ):
             return
-        await self.host.remove_account(alias, account.label)
+        await self.host.account_desk.remove(alias, account.label)
         self.report.emit(f"Removed account {inert(account.label, limit=80)}.")
         view = self.selected()
         if view is not None:
