@@ -121,7 +121,7 @@ async def _run(folder: Path, *, subscribed: bool, tasks: int) -> list[float]:
     gateway: Gateway = real if subscribed else _PollingOnly(real)
     monitor = TaskMonitor(ledger=store, catalog=store, gateway=gateway, events=events, clock=clock)
     broker = ApprovalBroker(
-        rules=store,
+        rules=store.rules,
         clock=clock,
         guards_for=lambda _s: Guards(max_argument_bytes=1 << 20),
         ask=_approve,

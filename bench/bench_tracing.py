@@ -64,7 +64,7 @@ async def _rounds(folder: Path, label: str, calls: int) -> list[float]:
     )
     await store.add_server(server)
     broker = ApprovalBroker(
-        rules=store, clock=clock, guards_for=lambda _s: Guards(max_argument_bytes=1 << 20)
+        rules=store.rules, clock=clock, guards_for=lambda _s: Guards(max_argument_bytes=1 << 20)
     )
     runner = ToolRunner(
         ledger=store, gateway=gateway, monitor=monitor, broker=broker, events=events, clock=clock

@@ -299,7 +299,7 @@ def wire(
             env[name] = value
         return env
 
-    inputs = InputBroker(rules=store, clock=clock)
+    inputs = InputBroker(rules=store.rules, clock=clock)
 
     def make_gateway() -> Gateway:
         from mooring.mcp.connection import ConnectionSettings, parse_call_limits
@@ -379,7 +379,7 @@ def wire(
         catalog=store,
         ledger=store,
         issues=store,
-        rules=store,
+        rules=store.rules,
         accounts=store,
         secrets=secrets,
         gateway=gateway,

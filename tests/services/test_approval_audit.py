@@ -29,7 +29,7 @@ async def test_the_audit_keeps_the_policys_reason_and_the_remembered_scope(
     host.broker.ask = ask
     await host.runner.call(server, "list_sample_files", {}, conversation_id=None)
     await host.runner.call(server, "list_sample_files", {}, conversation_id=None)
-    second, first = (await host.store.audit())[:2]
+    second, first = (await host.store.rules.audit())[:2]
     assert (first.actor, first.outcome, first.remembered) == ("user", "approved", "always")
     assert first.reason == asked[0]  # why the policy asked
     assert len(asked) == 1  # the remembered rule decided the second call

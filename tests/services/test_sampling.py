@@ -149,7 +149,7 @@ async def test_a_declined_request_never_reaches_the_model(
     text = await result_text(host, server, "sample_job")
     assert model.sent == []
     assert text == "declined: -1 User rejected sampling request"
-    audit = await host.store.audit()
+    audit = await host.store.rules.audit()
     assert [(a.tool, a.outcome, a.actor) for a in audit if a.tool == "sampling/createMessage"] == [
         ("sampling/createMessage", "denied", "user")
     ]
@@ -182,7 +182,7 @@ async def test_always_allow_sampling_for_this_server_skips_the_question_next_tim
     person = Person(SamplingAnswer(SamplingChoice.APPROVE_ALWAYS))
     host, _inputs, server = await setup(hosts, tmp_path, person, model)
     await result_text(host, server, "sample_job")
-    rules = [r for r in await host.store.list_rules() if r.tool_pattern == SAMPLING_RULE]
+    rules = [r for r in await host.store.rules.list_rules() if r.tool_pattern == SAMPLING_RULE]
     assert len(rules) == 1
     second = await result_text(host, server, "sample_job")
     assert len(person.shown) == 1  # not asked again
@@ -197,7 +197,7 @@ async def test_a_tool_wildcard_rule_does_not_let_sampling_through(
     model = Model()
     person = Person(SamplingAnswer(SamplingChoice.DECLINE))
     host, _inputs, server = await setup(hosts, tmp_path, person, model)
-    await host.store.add_rule(
+    await host.store.rules.add_rule(
         ApprovalRule(
             id=new_id(),
             server_identity=server.identity,

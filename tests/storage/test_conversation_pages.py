@@ -15,7 +15,7 @@ from mooring.core.ids import new_id
 from mooring.storage import repositories as repo
 from mooring.storage.conversations import SqlConversations
 from mooring.storage.db import Database
-from mooring.storage.store import SqlStore
+from mooring.storage.rules import SqlRuleBook
 from tests.core.tasks.factories import T0
 from tests.storage.test_conversations import a_conversation
 from tests.storage.test_repositories import a_server, an_operation
@@ -59,7 +59,7 @@ async def test_a_rounds_approval_keeps_who_decided_why_and_what_was_remembered(
     db: Database,
 ) -> None:
     book = SqlConversations(db, SystemClock())
-    rules = SqlStore(db, SystemClock())
+    rules = SqlRuleBook(db)
     server = a_server()
     db.call_sync(lambda s: repo.add_server(s, server))
     conv = a_conversation()

@@ -12,10 +12,10 @@ The SDK's ``Client`` must be entered and exited in the same task (anyio cancel s
 * exits the ``Client`` in the task that entered it when the connection stops, which also ends a
   stdio server's process tree.
 
-The connection speaks whichever Tasks wire the server negotiated (the 2026 extension through
-:mod:`~mooring.mcp.tasks_ext`, the 2025-11-25 Tasks through :mod:`~mooring.mcp.tasks_legacy`),
-holds plain calls to their idle and total limits (:class:`CallLimits`), and routes a server's
-sampling and elicitation requests to the user (``input_handler``, or a task's ledger entry).
+The connection speaks whichever Tasks wire the server negotiated through that wire's strategy
+(:mod:`mooring.mcp.wire`: the 2026 extension, the 2025-11-25 Tasks), holds plain calls to their
+idle and total limits (:class:`~mooring.mcp.requests.PlainCalls`), and routes a server's sampling
+and elicitation requests to the user (``input_handler``, or a task's ledger entry).
 
 Callers get outcome values, never exceptions, for anything the server or the network did:
 :class:`~mooring.core.tasks.calls.NotSent` when nothing reached the server and
@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import math
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Final, Generic, TypeVar
+from dataclasses import replace
+from typing import Any, TypeVar
 
 import anyio
 import mcp.types as types
@@ -51,26 +49,25 @@ from mooring.core.ports import ConnectionState, ConnectionStatus
 from mooring.core.resources import ResourceOutcome, ResourceRead, ResourceText, ResourceUnavailable
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.calls import (
-    Acknowledged,
     AckOutcome,
     CallOutcome,
-    ImmediateResult,
     NoAnswer,
-    Progress,
-    RequestFailed,
     StoppedByUser,
     TaskCreated,
 )
-from mooring.core.tasks.reconcile import (
-    MalformedReply,
-    Observation,
-    ServerTask,
-    StatusUnavailable,
-    TaskGone,
-)
+from mooring.core.tasks.reconcile import Observation
 from mooring.core.tasks.wire import TaskWire
 from mooring.core.tools import ToolInfo
-from mooring.mcp import tasks_ext, tasks_legacy, translate
+from mooring.mcp import tasks_ext, translate
+from mooring.mcp.requests import (
+    Abandoned,
+    CallLimits,
+    ConnectionSettings,
+    PlainCalls,
+    ProgressListener,
+    Work,
+    parse_call_limits,
+)
 from mooring.mcp.task_listen import (
     CoverageChanged,
     ReplayBudget,
@@ -89,6 +86,18 @@ from mooring.mcp.transport import (
     http_trace,
     kills_session,
 )
+from mooring.mcp.wire import TaskWireStrategy, negotiated
+from mooring.mcp.wire.extension import ExtensionWire
+from mooring.mcp.wire.legacy import LegacyWire
+
+__all__ = [  # the settings are defined with the requests they bound, and found here too
+    "CallLimits",
+    "ConnectionSettings",
+    "InputHandler",
+    "McpConnection",
+    "ToolsChanged",
+    "parse_call_limits",
+]
 
 logger = logging.getLogger("mooring.mcp.connection")
 
@@ -103,156 +112,6 @@ ToolsChanged = Callable[[], Awaitable[None]]
 InputHandler = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 """Answers a server's ``elicitation/create`` / ``sampling/createMessage`` outside any task:
 ``(server, method, params) -> result``, or ``None`` to decline."""
-
-_MAX_INPUT_ROUNDS: Final = 10
-"""Multi-round-trip retries of one call at most (the SDK's and TypeScript SDK's default)."""
-_ENDED: Final = frozenset({"completed", "failed", "cancelled"})
-"""The 2025-11-25 task statuses that are final."""
-
-
-@dataclass(frozen=True, slots=True)
-class CallLimits:
-    """How long a plain ``tools/call`` may run (seconds): the server's silence and in total."""
-
-    idle_timeout: float = 120.0
-    """Stop waiting after this long without an answer or a ``notifications/progress``."""
-    max_time: float = 3600.0
-    """Stop waiting after this long in all, however lively the server is."""
-
-
-def parse_call_limits(
-    text: str, *, idle_default: float, max_default: float
-) -> dict[str, CallLimits]:
-    """Per-server limits from the ``mcp.server_call_limits`` setting (JSON by alias or id).
-
-    Entries that make no sense are skipped with a warning: a typo must not stop the app.
-    """
-    if not text.strip():
-        return {}
-    try:
-        raw = json.loads(text)
-    except ValueError:
-        logger.warning("mcp.server_call_limits is not JSON; using the defaults")
-        return {}
-    limits: dict[str, CallLimits] = {}
-    for server, entry in raw.items() if isinstance(raw, dict) else []:
-        try:
-            idle = float(entry.get("idle_timeout_ms", idle_default * 1000)) / 1000
-            most = float(entry.get("max_ms", max_default * 1000)) / 1000
-        except (AttributeError, TypeError, ValueError):
-            logger.warning("mcp.server_call_limits[%r] is not usable; skipped", server)
-            continue
-        if idle > 0 and most > 0:
-            limits[str(server)] = CallLimits(idle, most)
-    return limits
-
-
-STOPPED_BY_YOU: Final = "Stopped by you; the server was told to stop and may have done part of it."
-
-ProgressListener = Callable[[Progress], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConnectionSettings:
-    """Deadlines and retry policy of a connection (seconds)."""
-
-    connect_timeout: float = 20.0
-    """Start (or reach) the server and negotiate the protocol within this."""
-    request_timeout: float = 30.0
-    """Deadline of ``tasks/*`` and ``tools/list`` requests."""
-    call_timeout: float = 3600.0
-    """Longest a ``tools/call`` may take in all (a server without Tasks runs the tool before
-    answering): the default :attr:`CallLimits.max_time`."""
-    call_idle_timeout: float = 120.0
-    """A ``tools/call`` with no answer and no progress for this long is stopped."""
-    server_call_limits: Mapping[str, CallLimits] = field(default_factory=dict)
-    """Per-server limits by alias (or id), over the two defaults above."""
-    backoff_initial: float = 0.5
-    backoff_max: float = 30.0
-    min_retry_interval: float = 0.25
-    """A request finding the connection failed retries at once unless the last try was this
-    recent (then it fails with the last reason, so a poll burst cannot spawn a server storm)."""
-    stderr_dir: Path | None = None
-    """Where stdio servers' stderr goes (one file per server); ``None``: an anonymous temp file."""
-    question_wait: float = 5.0
-    """How long a 2025-11-25 task in ``input_required`` may take to deliver its question on
-    ``tasks/result`` before the status counts as unavailable for this poll."""
-    announce_wait: float = 0.5
-    """How long an ``elicitation/create`` that names no task waits for the ``input_required``
-    status notification of a running task of its server (a notification may be handled after
-    the request the server sent next) before it is taken as a plain call's question."""
-    result_stream_timeout: float = 7 * 24 * 3600.0
-    """Deadline of a 2025-11-25 ``tasks/result`` held open for a task's questions and payload."""
-    listen_reopen_after: float = 5.0
-    """Tasks seen after the ``subscriptions/listen`` stream opened join it when it is reopened,
-    at most once per this many seconds (a listen request cannot be amended)."""
-    listen_replay_per_second: float = 200.0
-    """A reopen makes the server replay every watched task's state: with few tasks watched the
-    stream is reopened sooner than ``listen_reopen_after``, spaced so that these replays stay
-    under this many frames a second, shared by a gateway's listening connections (one with 20
-    tasks: after 0.1 s; with 1,000 tasks, or ten listening with 100 each: after 5 s). The cap
-    ``listen_reopen_after`` wins: a stream with more tasks than its share over that time
-    replays more."""
-
-
-@dataclass(eq=False)
-class _CallWatch:
-    """A plain call in flight: its limits' cancel scope, and whether the user stopped it."""
-
-    scope: anyio.CancelScope | None = None
-    stopped: bool = False
-
-    def stop(self) -> None:
-        self.stopped = True
-        if self.scope is not None:
-            self.scope.cancel()
-
-
-@dataclass(frozen=True, slots=True)
-class _Abandoned:
-    """A plain call Mooring stopped waiting for (the SDK told the server with
-    ``notifications/cancelled``)."""
-
-    by_user: bool
-    reason: str
-
-
-@dataclass(eq=False)
-class _Work(Generic[R]):
-    """One request another task queued for the owner, and its settled outcome."""
-
-    label: str
-    send: Callable[[Client], Awaitable[Any]]
-    interpret: Callable[[Any], R]
-    on_failure: Callable[[Failure, bool], R]
-    """The outcome for a classified failure; the flag says whether the request was handed over."""
-    timeout: float
-    before_send: Callable[[], Awaitable[None]] | None = None
-    sent: bool = False
-    done: anyio.Event = field(default_factory=anyio.Event)
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    outcome: R | None = None
-    error: BaseException | None = None
-    trace_context: otel_context.Context = field(default_factory=otel_context.get_current)
-    """The caller's tracing context: the SDK's client span nests under the caller's span, not
-    under whatever span happened to start the owner task."""
-
-    @property
-    def settled(self) -> bool:
-        return self.done.is_set()
-
-    def settle(self, outcome: R) -> None:
-        if not self.settled:
-            self.outcome = outcome
-            self.done.set()
-
-    def fail(self, error: BaseException) -> None:
-        if not self.settled:
-            self.error = error
-            self.done.set()
-
-    def settle_failure(self, failure: Failure) -> None:
-        self.settle(self.on_failure(failure, self.sent))
 
 
 class McpConnection:
@@ -298,10 +157,10 @@ class McpConnection:
         self._on_task_notification = on_task_notification
         self._status = ConnectionStatus(server_id=server.id, state=ConnectionState.CONNECTING)
         self._status_changed = anyio.Event()
-        self._queue: deque[_Work[Any]] = deque()
+        self._queue: deque[Work[Any]] = deque()
         self._wake = anyio.Event()
         self._demand = anyio.Event()
-        self._in_flight: set[_Work[Any]] = set()
+        self._in_flight: set[Work[Any]] = set()
         self._last_failure: Failure | None = None
         self._last_attempt_end = -math.inf
         self._failures = 0
@@ -317,20 +176,16 @@ class McpConnection:
             on_coverage=on_coverage,
         )
         """The one ``subscriptions/listen`` stream for the tasks this connection watches."""
-        self._task_support: dict[str, str] = {}
-        self._calls: dict[str, _CallWatch] = {}
-        self._questions = tasks_legacy.Questions()
-        self._awaiting_input: dict[str, None] = {}
-        """Tasks whose ``notifications/tasks/status`` said ``input_required`` and whose question
-        has not come yet (in order): FastMCP 3.x then sends a plain ``elicitation/create``."""
-        self._running: set[str] = set()
-        """Tasks this connection has seen running (created here, or polled): the only ones
-        whose announcements count."""
-        self._says_status = False
-        """Whether the server sends ``notifications/tasks/status`` on this session."""
-        self._input_announced = anyio.Event()
-        self._result_streams: dict[str, asyncio.Task[None]] = {}
-        self._payloads: dict[str, tuple[dict[str, Any] | None, dict[str, Any] | None]] = {}
+        self.calls = PlainCalls(server, self.settings)
+        """The plain calls in flight, under their limits (the user may stop one)."""
+        self._extension = ExtensionWire(self)
+        self._legacy = LegacyWire(self)
+        self._wires: dict[TaskWire, TaskWireStrategy] = {
+            TaskWire.EXTENSION: self._extension,
+            TaskWire.LEGACY: self._legacy,
+        }
+        self._negotiated: TaskWireStrategy | None = None
+        """The wire the server negotiated on the session now open (``None``: no Tasks)."""
         self._stop_scope = anyio.CancelScope()
         self._closing = False
         self._started = False
@@ -356,8 +211,8 @@ class McpConnection:
         if (
             self._queue
             or self._in_flight
-            or self._calls
-            or self._result_streams
+            or self.calls.running
+            or any(wire.busy for wire in self._wires.values())
             or self.subscription.watched
         ):
             return 0.0
@@ -418,10 +273,7 @@ class McpConnection:
             for _ in range(100):  # a paginator that never ends cannot hang the connection
                 page = await client.list_tools(cursor=cursor, cache_mode="bypass")
                 tools.extend(page.tools)
-                for tool in page.tools:
-                    execution = tool.execution
-                    support = execution.task_support if execution is not None else None
-                    self._task_support[tool.name] = support or "forbidden"
+                self._legacy.tools_listed(page.tools)
                 cursor = page.next_cursor
                 if cursor is None:
                     break
@@ -434,8 +286,8 @@ class McpConnection:
             logger.warning("%s: tools/list failed: %s", self.server.alias, failure.reason)
             return []
 
-        return await self._submit(
-            _Work("tools/list", send, interpret, on_failure, self.settings.request_timeout)
+        return await self.submit(
+            Work("tools/list", send, interpret, on_failure, self.settings.request_timeout)
         )
 
     async def call_tool(
@@ -459,145 +311,41 @@ class McpConnection:
         abandoned (the SDK sends ``notifications/cancelled``) and the outcome is unknown.
         :meth:`stop_call` with ``call_key`` stops it on the user's behalf (``StoppedByUser``).
         """
-        if self._status.task_wire == TaskWire.LEGACY:
-            return await self._legacy_call(tool, arguments, on_sending, on_progress, call_key)
 
-        async def send(client: Client) -> Any:
-            responses: types.InputResponses | None = None
-            state: str | None = None
+        async def send(client: Client) -> CallOutcome | Abandoned:
+            # The wire of the session it goes out on (a server without Tasks is called as the
+            # 2026 wire calls: declaring the extension, the server decides).
+            wire = self._negotiated or self._extension
+            return await wire.call(client, tool, arguments, on_progress, call_key)
 
-            async def call(progress: Any) -> types.CallToolResult | types.Result:
-                return await client.session.call_tool(
-                    tool,
-                    arguments,
-                    allow_claimed=True,
-                    allow_input_required=True,
-                    progress_callback=progress,
-                    input_responses=responses,
-                    request_state=state,
-                )
-
-            reply = await self._watched_call(call, on_progress, call_key)
-            for _round in range(_MAX_INPUT_ROUNDS):
-                if not isinstance(reply, types.InputRequiredResult):
-                    break
-                # A 2026 server needs input before it runs the tool (multi-round-trip): the
-                # user answers through the same handler as a 2025 server's mid-call requests,
-                # then the call is retried with the answers (the tool has not run yet).
-                responses = await self._answer_inputs(client, reply)
-                state = reply.request_state
-                reply = await self._watched_call(call, on_progress, call_key)
-            return reply
-
-        return await self._submit(
-            _Work(
+        return await self.submit(
+            Work(
                 f"tools/call {tool}",
                 send,
-                lambda result: self._interpret_call(result, translate.call_outcome),
+                self._called,
                 lambda failure, sent: translate.call_outcome_from_failure(failure, sent=sent),
-                self._call_limits().max_time + self.settings.request_timeout,
+                self.calls.timeout,
                 before_send=on_sending,
             )
         )
 
-    async def _answer_inputs(
-        self, client: Client, asked: types.InputRequiredResult
-    ) -> types.InputResponses:
-        """Answer a multi-round-trip ``InputRequiredResult`` through the SDK's callback table
-        (Mooring's sampling and elicitation handlers); a declined request fails the call."""
-        responses: types.InputResponses = {}
-        for key, request in (asked.input_requests or {}).items():
-            meta = request.params.meta if request.params is not None else None
-            context = ClientRequestContext(session=client.session, request_id=key, meta=meta)
-            answer = await client.session.dispatch_input_request(context, request)
-            if isinstance(answer, types.ErrorData):
-                raise MCPError(answer.code, answer.message, answer.data)
-            responses[key] = answer
-        return responses
+    def _called(self, reply: CallOutcome | Abandoned) -> CallOutcome:
+        if isinstance(reply, Abandoned):
+            return StoppedByUser(reply.reason) if reply.by_user else NoAnswer(reply.reason)
+        if isinstance(reply, TaskCreated):
+            self.observed(reply.task.task_id, reply.task)
+        return reply
 
     def stop_call(self, call_key: str) -> bool:
         """Stop the plain call sent with ``call_key`` (the user's stop); whether one was running."""
-        watch = self._calls.get(call_key)
-        if watch is None:
-            return False
-        watch.stop()
-        return True
-
-    def _call_limits(self) -> CallLimits:
-        limits = self.settings.server_call_limits
-        found = limits.get(self.server.alias) or limits.get(self.server.id)
-        return found or CallLimits(self.settings.call_idle_timeout, self.settings.call_timeout)
-
-    async def _watched_call(
-        self,
-        call: Callable[[Any], Awaitable[R]],
-        on_progress: ProgressListener | None,
-        call_key: str | None,
-    ) -> R | _Abandoned:
-        """Run ``call`` (given the SDK progress callback) under the idle and total limits."""
-        limits = self._call_limits()
-        start = anyio.current_time()
-        watch = _CallWatch()
-        if call_key is not None:
-            self._calls[call_key] = watch
-
-        def deadline() -> float:
-            return min(anyio.current_time() + limits.idle_timeout, start + limits.max_time)
-
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            if watch.scope is not None:
-                watch.scope.deadline = deadline()  # a sign of life
-            if on_progress is not None:
-                await on_progress(Progress(done, total, message))
-
-        try:
-            with anyio.CancelScope(deadline=deadline()) as scope:
-                watch.scope = scope
-                if watch.stopped:
-                    scope.cancel()
-                return await call(progress)
-        finally:
-            if call_key is not None and self._calls.get(call_key) is watch:
-                del self._calls[call_key]
-        if watch.stopped:
-            return _Abandoned(by_user=True, reason=STOPPED_BY_YOU)
-        if anyio.current_time() >= start + limits.max_time:
-            why = f"still no answer after the maximum of {limits.max_time:g} s"
-        else:
-            why = f"no sign of life from the server for {limits.idle_timeout:g} s"
-        return _Abandoned(
-            by_user=False, reason=f"{why}; Mooring stopped waiting and told the server to stop"
-        )
-
-    def _interpret_call(self, reply: Any, interpret: Callable[[Any], CallOutcome]) -> CallOutcome:
-        if isinstance(reply, _Abandoned):
-            return StoppedByUser(reply.reason) if reply.by_user else NoAnswer(reply.reason)
-        return self._observed_call(interpret(reply))
+        return self.calls.stop(call_key)
 
     async def get_task(self, task_id: str, *, wire: TaskWire | None = None) -> Observation:
         """``tasks/get``: a snapshot, or why there is none (gone, unavailable, auth, malformed).
 
         ``wire`` is the protocol that created the task (default: the 2026 extension).
         """
-        if wire is TaskWire.LEGACY:
-            return await self._legacy_get(task_id)
-
-        async def send(client: Client) -> tasks_ext.GetTaskResult:
-            return await tasks_ext.get_task(client.session, task_id)
-
-        return await self._submit(
-            _Work(
-                "tasks/get",
-                send,
-                lambda reply: self._observed(
-                    task_id, translate.observation(reply, task_id=task_id)
-                ),
-                lambda failure, _sent: self._observed(
-                    task_id, translate.observation_from_failure(failure)
-                ),
-                self.settings.request_timeout,
-            )
-        )
+        return await self._wires[wire or TaskWire.EXTENSION].get_task(task_id)
 
     async def update_task(
         self,
@@ -608,39 +356,11 @@ class McpConnection:
     ) -> AckOutcome:
         """``tasks/update`` with answers by input-request key (on the 2025-11-25 wire: the
         replies to the questions the task asked on ``tasks/result``)."""
-        if wire is TaskWire.LEGACY:
-            return await self._legacy_answer(task_id, responses)
-
-        async def send(client: Client) -> tasks_ext.AckResult:
-            return await tasks_ext.update_task(client.session, task_id, dict(responses))
-
-        return await self._submit(
-            _Work(
-                "tasks/update",
-                send,
-                lambda _ack: translate.ACKNOWLEDGED,
-                lambda failure, _sent: translate.ack_from_failure(failure),
-                self.settings.request_timeout,
-            )
-        )
+        return await self._wires[wire or TaskWire.EXTENSION].update_task(task_id, responses)
 
     async def cancel_task(self, task_id: str, *, wire: TaskWire | None = None) -> AckOutcome:
         """``tasks/cancel``: a request; the server reports the outcome through ``tasks/get``."""
-        if wire is TaskWire.LEGACY:
-            return await self._legacy_cancel(task_id)
-
-        async def send(client: Client) -> tasks_ext.AckResult:
-            return await tasks_ext.cancel_task(client.session, task_id)
-
-        return await self._submit(
-            _Work(
-                "tasks/cancel",
-                send,
-                lambda _ack: translate.ACKNOWLEDGED,
-                lambda failure, _sent: translate.ack_from_failure(failure),
-                self.settings.request_timeout,
-            )
-        )
+        return await self._wires[wire or TaskWire.EXTENSION].cancel_task(task_id)
 
     async def read_resource(self, uri: str) -> ResourceOutcome:
         """``resources/read``: text parts as they are, binary parts by size only."""
@@ -663,224 +383,12 @@ class McpConnection:
                 )
             )
 
-        return await self._submit(
-            _Work(
+        return await self.submit(
+            Work(
                 "resources/read",
                 send,
                 interpret,
                 lambda failure, _sent: ResourceUnavailable(failure.reason),
-                self.settings.request_timeout,
-            )
-        )
-
-    # -- the 2025-11-25 Tasks wire ----------------------------------------------------------------
-
-    async def _legacy_call(
-        self,
-        tool: str,
-        arguments: dict[str, Any],
-        on_sending: Callable[[], Awaitable[None]] | None,
-        on_progress: ProgressListener | None,
-        call_key: str | None,
-    ) -> CallOutcome:
-        """``tools/call`` on a 2025-11-25 server: with ``params.task`` when the tool takes one
-        (Mooring prefers the task wherever the server offers both)."""
-
-        async def send(client: Client) -> Any:
-            if tool not in self._task_support:
-                listed = await client.list_tools(cache_mode="bypass")
-                for item in listed.tools:
-                    execution = item.execution
-                    support = execution.task_support if execution is not None else None
-                    self._task_support[item.name] = support or "forbidden"
-            params: dict[str, Any] = {"name": tool, "arguments": arguments}
-            if self._task_support.get(tool) in tasks_legacy.TASK_SUPPORTING:
-                params["task"] = {}
-            raw = await self._watched_call(
-                lambda progress: tasks_legacy.send_raw(
-                    client.session, "tools/call", params, on_progress=progress
-                ),
-                on_progress,
-                call_key,
-            )
-            if isinstance(raw, _Abandoned):
-                return raw
-            created = tasks_legacy.created_task(raw)
-            if created is not None:
-                return created
-            return types.CallToolResult.model_validate(raw)
-
-        def interpret(reply: tasks_legacy.LegacyTask | types.CallToolResult) -> CallOutcome:
-            if isinstance(reply, tasks_legacy.LegacyTask):
-                return TaskCreated(tasks_legacy.server_task(reply), wire=TaskWire.LEGACY)
-            return ImmediateResult(reply.model_dump(by_alias=True, mode="json", exclude_none=True))
-
-        return await self._submit(
-            _Work(
-                f"tools/call {tool}",
-                send,
-                lambda reply: self._interpret_call(reply, interpret),
-                lambda failure, sent: translate.call_outcome_from_failure(failure, sent=sent),
-                self._call_limits().max_time + self.settings.request_timeout,
-                before_send=on_sending,
-            )
-        )
-
-    async def _legacy_get(self, task_id: str) -> Observation:
-        """``tasks/get``, plus ``tasks/result`` for what the bare ``Task`` leaves out: the payload
-        of an ended task, the questions of one in ``input_required``."""
-
-        async def send(client: Client) -> Observation:
-            raw = await tasks_legacy.send_raw(client.session, "tasks/get", {"taskId": task_id})
-            try:
-                task = tasks_legacy.parse_task(raw)
-            except ValueError as exc:
-                return MalformedReply(str(exc))
-            if task.task_id != task_id:
-                return MalformedReply(f"reply is about task {task.task_id!r}, not {task_id!r}")
-            if task.status in ("completed", "failed"):
-                result, error = await self._legacy_payload(client, task_id)
-                if task.status == "failed" and error is None:
-                    # The tool ended in error: the payload is its CallToolResult.
-                    error = {
-                        "code": translate.INTERNAL_ERROR,
-                        "message": task.status_message or "The task failed.",
-                        "data": result,
-                    }
-                return tasks_legacy.server_task(task, result=result, error=error)
-            if task.status == "working" and (asked := self._questions.open(task_id)):
-                # The server waits on a question it sent without saying its task (FastMCP
-                # 3.x), and tasks/get does not say so: the task needs input all the same.
-                requests = {k: {"method": q.method, "params": q.params} for k, q in asked.items()}
-                task = task.model_copy(update={"status": "input_required"})
-                return tasks_legacy.server_task(task, input_requests=requests)
-            if task.status == "input_required":
-                self._ensure_result_stream(task_id)
-                asked = await self._questions.wait(task_id, None, self.settings.question_wait)
-                if not asked:
-                    return StatusUnavailable(
-                        "the server says the task needs input but has not sent its question yet"
-                    )
-                requests = {k: {"method": q.method, "params": q.params} for k, q in asked.items()}
-                return tasks_legacy.server_task(task, input_requests=requests)
-            return tasks_legacy.server_task(task)
-
-        return await self._submit(
-            _Work(
-                "tasks/get",
-                send,
-                lambda seen: self._observed(task_id, seen),
-                lambda failure, _sent: translate.observation_from_failure(failure),
-                self.settings.request_timeout + self.settings.question_wait,
-            )
-        )
-
-    async def _legacy_payload(
-        self, client: Client, task_id: str
-    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """``(result, error)`` of an ended task: from the held stream, or ``tasks/result``."""
-        if task_id in self._payloads:
-            return self._payloads[task_id]
-        try:
-            raw = await tasks_legacy.send_raw(client.session, "tasks/result", {"taskId": task_id})
-        except MCPError as exc:
-            if exc.code == translate.CONNECTION_CLOSED:
-                raise
-            payload: tuple[dict[str, Any] | None, dict[str, Any] | None] = (
-                None,
-                translate.error_dict(exc),
-            )
-        else:
-            payload = (_without_related_task(raw), None)
-        self._payloads[task_id] = payload
-        return payload
-
-    def _ensure_result_stream(self, task_id: str) -> None:
-        """Hold one ``tasks/result`` open per task: the server asks its questions on it and
-        answers it with the payload once the task ends."""
-        running = self._result_streams.get(task_id)
-        if running is not None and not running.done():
-            return
-
-        async def send(client: Client) -> None:
-            try:
-                raw = await tasks_legacy.send_raw(
-                    client.session, "tasks/result", {"taskId": task_id}
-                )
-            except MCPError as exc:
-                if exc.code == translate.CONNECTION_CLOSED:
-                    raise
-                self._payloads[task_id] = (None, translate.error_dict(exc))
-            else:
-                self._payloads[task_id] = (_without_related_task(raw), None)
-
-        async def hold() -> None:
-            await self._submit(
-                _Work(
-                    "tasks/result",
-                    send,
-                    lambda _none: None,
-                    lambda failure, _sent: logger.info(
-                        "%s: tasks/result for %s ended: %s",
-                        self.server.alias,
-                        task_id,
-                        failure.reason,
-                    ),
-                    self.settings.result_stream_timeout,
-                )
-            )
-            if task_id in self._payloads:
-                await self._notified(task_id)  # the task ended: poll it now
-
-        stream = asyncio.get_running_loop().create_task(
-            hold(), name=f"tasks/result:{self.server.alias}"
-        )
-        self._result_streams[task_id] = stream
-        stream.add_done_callback(lambda _t: self._forget_stream(task_id, stream))
-
-    def _forget_stream(self, task_id: str, stream: asyncio.Task[None]) -> None:
-        if self._result_streams.get(task_id) is stream:
-            del self._result_streams[task_id]
-        if not stream.cancelled() and stream.exception() is not None:
-            logger.error("tasks/result stream failed", exc_info=stream.exception())
-
-    async def _legacy_answer(
-        self, task_id: str, responses: dict[str, dict[str, Any]]
-    ) -> AckOutcome:
-        """Reply to the questions a 2025-11-25 task asked (asking the server to ask again, on a
-        new ``tasks/result``, when this connection has not heard them: after a restart)."""
-        for key, answer in responses.items():
-            asked = self._questions.open(task_id)
-            if key not in asked:
-                self._ensure_result_stream(task_id)
-                asked = await self._questions.wait(task_id, key, self.settings.question_wait)
-            if key not in asked:
-                return RequestFailed("the server is not asking this question right now")
-            asked[key].give(answer)
-        return translate.ACKNOWLEDGED
-
-    async def _legacy_cancel(self, task_id: str) -> AckOutcome:
-        """``tasks/cancel``; a task that already ended is refused with ``-32602``, which is not
-        "gone" when ``tasks/get`` still knows it (the next poll shows how it ended)."""
-
-        async def send(client: Client) -> Acknowledged:
-            try:
-                await tasks_legacy.send_raw(client.session, "tasks/cancel", {"taskId": task_id})
-            except MCPError as exc:
-                if exc.code != translate.INVALID_PARAMS:
-                    raise
-                try:
-                    await tasks_legacy.send_raw(client.session, "tasks/get", {"taskId": task_id})
-                except MCPError:
-                    raise exc from None
-            return translate.ACKNOWLEDGED
-
-        return await self._submit(
-            _Work(
-                "tasks/cancel",
-                send,
-                lambda ack: ack,
-                lambda failure, _sent: translate.ack_from_failure(failure),
                 self.settings.request_timeout,
             )
         )
@@ -911,43 +419,34 @@ class McpConnection:
     async def _server_request(
         self, context: ClientRequestContext, method: str, params: BaseModel
     ) -> dict[str, Any] | None:
-        """A question from the server: a task's (kept until the user answers it through the
-        ledger) or a plain call's (handed to ``input_handler``); ``None`` declines it.
+        """A question from the server: a 2025-11-25 task's (kept by that wire until the user
+        answers it through the ledger) or a plain call's (handed to ``input_handler``); ``None``
+        declines it.
 
         A task's question says so in its related-task ``_meta``. One without it is the question
         of the task that announced ``input_required`` just before, if one did (FastMCP 3.x asks
         so): kept for the user like any task's question, not handed to ``input_handler``
         (with no one there to ask, that would decline it at once)."""
         body = params.model_dump(by_alias=True, mode="json", exclude_none=True)
-        task_id = tasks_legacy.related_task(context.meta) or tasks_legacy.related_task(
-            body.get("_meta")
-        )
+        task_id = await self._legacy.task_asking(context.meta, body)
         if task_id is not None:
-            self._awaiting_input.pop(task_id, None)
-        else:
-            task_id = await self._announced_task()
-        if task_id is None:
-            if self._input_handler is None:
-                return None
-            return await self._input_handler(self.server, method, body)
-        question = self._questions.ask(task_id, method, body)
-        try:
-            await self._notified(task_id)  # the monitor asks tasks/get, which shows it
-            await question.answered.wait()
-            return question.answer
-        finally:
-            self._questions.settle(task_id, question)
+            return await self._legacy.ask(task_id, method, body)
+        if self._input_handler is None:
+            return None
+        return await self._input_handler(self.server, method, body)
 
     # -- the queue ------------------------------------------------------------------------------
 
-    async def _submit(self, work: _Work[R]) -> R:
+    async def submit(self, work: Work[R]) -> R:
+        """Queue ``work`` for the owner task and wait for its outcome (how the task wires send
+        their requests)."""
         self._last_used = time.monotonic()
         try:
             return await self._submitted(work)
         finally:
             self._last_used = time.monotonic()
 
-    async def _submitted(self, work: _Work[R]) -> R:
+    async def _submitted(self, work: Work[R]) -> R:
         if self._closing or self._status.state is ConnectionState.STOPPED:
             work.settle_failure(Failure(FailureKind.TRANSPORT, "the connection is stopped"))
         elif (
@@ -1047,7 +546,7 @@ class McpConnection:
                                 tasks_ext.TasksClientExtension(
                                     self.subscription.frame,
                                     self.subscription.hint,
-                                    self._task_status_said,
+                                    self._legacy.status_said,
                                 )
                             ],
                             cache=None,
@@ -1076,11 +575,8 @@ class McpConnection:
             self._connect_scope = None
             tail = stderr.tail()
             stderr.close()
-            self._questions.clear()
-            self._awaiting_input.clear()
-            self._running.clear()
-            self._says_status = False
-            self._payloads.clear()
+            for wire in self._wires.values():
+                wire.session_ended()
             self._last_attempt_end = anyio.current_time()
             # Requests that arrived during this attempt were served or are settled below; only
             # requests arriving from now on may cut the backoff short.
@@ -1120,16 +616,9 @@ class McpConnection:
         return replace(base, reason=f"could not reach {target}: {base.reason}")
 
     def _on_ready(self, client: Client) -> None:
-        capabilities = client.server_capabilities
-        extensions = capabilities.extensions or {}
         version = client.protocol_version
-        wire: TaskWire | None = None
-        if tasks_ext.TASKS_EXTENSION in extensions and version in MODERN_PROTOCOL_VERSIONS:
-            wire = TaskWire.EXTENSION
-        elif version == tasks_legacy.LEGACY_VERSION and tasks_legacy.supports_tool_tasks(
-            capabilities.model_dump(by_alias=True, exclude_none=True)
-        ):
-            wire = TaskWire.LEGACY
+        wire = negotiated(client.server_capabilities, version)
+        self._negotiated = self._wires[wire] if wire is not None else None
         self._last_failure = None
         self._set_status(
             ConnectionState.READY,
@@ -1171,7 +660,7 @@ class McpConnection:
                 logger.info("%s: tool list changes ended: %r", self.server.alias, exc)
 
     async def _tools_changed(self) -> None:
-        self._task_support.clear()  # read again with the new list
+        self._legacy.tools_changed()
         if self._on_tools_changed is not None:
             await self._on_tools_changed()
 
@@ -1183,11 +672,8 @@ class McpConnection:
                 and client.server_capabilities.tools is not None
             ):
                 tg.start_soon(self._listen_for_tools, client, watch)
-            if (
-                self._on_task_notification is not None
-                and self._status.task_wire is TaskWire.EXTENSION
-            ):
-                tg.start_soon(self.subscription.run, client.session, lambda: watch.over)
+            if self._on_task_notification is not None and self._negotiated is not None:
+                tg.start_soon(self._negotiated.follow, client.session, lambda: watch.over)
             while True:
                 if watch.over:
                     break
@@ -1203,7 +689,7 @@ class McpConnection:
             # The transport is gone: in-flight answers can never arrive.
             tg.cancel_scope.cancel()
 
-    async def _run(self, client: Client, watch: SessionWatch, work: _Work[Any]) -> None:
+    async def _run(self, client: Client, watch: SessionWatch, work: Work[Any]) -> None:
         statuses: list[int] = []
         token = otel_context.attach(work.trace_context)
         try:
@@ -1246,20 +732,13 @@ class McpConnection:
             if work.settled:
                 self._in_flight.discard(work)
 
-    # -- notifications/tasks ---------------------------------------------------------------------
+    # -- tasks ----------------------------------------------------------------------------------
 
-    def _observed_call(self, outcome: CallOutcome) -> CallOutcome:
-        if isinstance(outcome, TaskCreated):
-            self._observed(outcome.task.task_id, outcome.task)
-        return outcome
-
-    def _observed(self, task_id: str, seen: Observation) -> Observation:
-        """Watch the tasks that are still running; forget ended or unknown ones."""
-        if isinstance(seen, ServerTask) and seen.status not in _ENDED:
-            self._running.add(task_id)
-        elif isinstance(seen, TaskGone | ServerTask):
-            self._running.discard(task_id)
-            self._awaiting_input.pop(task_id, None)
+    def observed(self, task_id: str, seen: Observation) -> Observation:
+        """Note what a reply or a poll said about a task: for each wire's bookkeeping and the
+        listen stream (watch the tasks still running, forget ended or unknown ones)."""
+        for wire in self._wires.values():
+            wire.observed(task_id, seen)
         self.subscription.observed(task_id, seen)
         return seen
 
@@ -1272,42 +751,3 @@ class McpConnection:
             self._long_lived = True
             if self._long_lived_now is not None:
                 self._long_lived_now.set()
-
-    async def _notified(self, task_id: str) -> None:
-        await self.subscription.hint(task_id)
-
-    def _task_status_said(self, task_id: str, status: str | None) -> None:
-        """A 2025-11-25 status notification: note a task that announced ``input_required``
-        until its question comes or it ends (FastMCP 3.x may say ``working`` in between)."""
-        self._says_status = True
-        if task_id not in self._running:
-            return
-        if status in _ENDED:
-            self._awaiting_input.pop(task_id, None)
-        elif status == "input_required":
-            self._awaiting_input[task_id] = None
-            self._input_announced.set()
-            self._input_announced = anyio.Event()
-
-    async def _announced_task(self) -> str | None:
-        """The task whose ``input_required`` announcement a question without a related task
-        answers (the oldest waiting), if any; waits a little for it while a task of a server
-        that announces runs."""
-        if not self._awaiting_input and self._says_status and self._running:
-            announced = self._input_announced
-            with anyio.move_on_after(self.settings.announce_wait):
-                await announced.wait()
-        if not self._awaiting_input:
-            return None
-        task_id = next(iter(self._awaiting_input))
-        del self._awaiting_input[task_id]
-        return task_id
-
-
-def _without_related_task(raw: dict[str, Any]) -> dict[str, Any]:
-    """A ``tasks/result`` payload as the original call would have returned it."""
-    meta = raw.get("_meta")
-    if isinstance(meta, dict) and tasks_legacy.RELATED_TASK in meta:
-        meta = {k: v for k, v in meta.items() if k != tasks_legacy.RELATED_TASK}
-        raw = {**raw, "_meta": meta} if meta else {k: v for k, v in raw.items() if k != "_meta"}
-    return raw

@@ -12,7 +12,6 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
 from mooring.core.clock import Clock
 from mooring.core.conversation import ToolRound
 from mooring.core.issues import Issue
@@ -26,6 +25,7 @@ from mooring.core.tasks.states import LocalState
 from mooring.storage import repositories as repo
 from mooring.storage.db import Database
 from mooring.storage.read_batches import ReadBatches, WriteBatches
+from mooring.storage.rules import SqlRuleBook
 
 log = logging.getLogger("mooring.storage")
 
@@ -44,13 +44,16 @@ the server answered): only the check's own telling waits."""
 
 
 class SqlStore:
-    """Implements ``ServerCatalog``, ``TaskLedger`` and ``IssueBoard`` on one :class:`Database`."""
+    """Implements ``ServerCatalog``, ``AccountBook``, ``TaskLedger`` and ``IssueBoard`` on one
+    :class:`Database`; its :attr:`rules` is the ``RuleBook`` on the same database."""
 
     def __init__(self, db: Database, clock: Clock, *, check_gather_s: float | None = None) -> None:
         """``check_gather_s``: how long a check waits to be stored with others (default
         :data:`CHECK_GATHER_S`)."""
         self.db = db
         self.clock = clock
+        self.rules = SqlRuleBook(db)
+        """The approval rules and their audit trail."""
         self._checks = _CheckBatches(
             db, gather_s=CHECK_GATHER_S if check_gather_s is None else check_gather_s
         )
@@ -179,31 +182,6 @@ class SqlStore:
 
     async def tool_round(self, round_id: str) -> ToolRound | None:
         return await self._reads.run(lambda s: repo.get_tool_round(s, round_id))
-
-    # RuleBook
-    async def list_rules(self) -> list[ApprovalRule]:
-        return await self.db.run(repo.list_rules)
-
-    async def add_rule(self, rule: ApprovalRule) -> None:
-        await self.db.run(lambda s: repo.add_rule(s, rule))
-
-    async def remove_rule(self, rule_id: str) -> bool:
-        return await self.db.run(lambda s: repo.remove_rule(s, rule_id))
-
-    async def record_approval(
-        self, entry: ApprovalAuditEntry, *, consumed_rule_id: str | None = None
-    ) -> None:
-        def write(session: Session) -> None:
-            repo.add_audit(session, entry)
-            if entry.tool_round_id is not None:
-                repo.set_round_approval(session, entry.tool_round_id, entry.outcome)
-            if consumed_rule_id is not None:
-                repo.remove_rule(session, consumed_rule_id)
-
-        await self.db.run(write)
-
-    async def audit(self, limit: int = 100) -> list[ApprovalAuditEntry]:
-        return await self.db.run(lambda s: repo.list_audit(s, limit))
 
     # IssueBoard
     async def raise_issue(self, issue: Issue) -> Issue:
