@@ -25,6 +25,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -86,7 +87,7 @@ from mooring.services.chat_context import (
     result_for_model,
     tool_result_text,
 )
-from mooring.services.keyed_locks import Hold, KeyedLocks
+from mooring.services.keyed_locks import KeyedLocks
 from mooring.services.provider_clients import ProviderClients
 from mooring.services.task_monitor import TaskMonitor
 from mooring.services.tool_runner import ToolRunner
@@ -172,6 +173,85 @@ def offered(server: ServerDefinition, tool: str) -> bool:
         return False
     return server.allowed_tools is None or any(
         fnmatch.fnmatchcase(tool, p) for p in server.allowed_tools
+    )
+
+
+def system_prompt(
+    guidance: str, conversation: Conversation, default: Callable[[], str] | None
+) -> str:
+    """The system prompt a turn of ``conversation`` sends: Mooring's ``guidance``, then the
+    user's instructions (the conversation's own, else ``default()``, Settings' default)."""
+    own = conversation.system_prompt
+    if own is None and default is not None:
+        own = default()
+    own = (own or "").strip()
+    if not own:
+        return guidance
+    return f"{guidance}\n\nThe user's instructions for this conversation:\n\n{own}"
+
+
+def _reply_message(
+    now: datetime, conversation_id: str, message_id: str, model: str, streamed: _Streamed
+) -> Message:
+    """The reply as stored: whole, interrupted, or failed with what arrived."""
+    base = {
+        "id": message_id,
+        "conversation_id": conversation_id,
+        "role": Role.ASSISTANT,
+        "created_at": now,
+        "model": model,
+    }
+    if streamed.stopped:
+        return Message(
+            content=streamed.text,
+            status=MessageStatus.INTERRUPTED,
+            **base,  # type: ignore[arg-type]
+        )
+    if streamed.failure is not None:
+        return Message(
+            content=streamed.text,
+            status=MessageStatus.ERROR,
+            error_kind=streamed.failure.kind.value,
+            error=failure_words(streamed.failure),
+            **base,  # type: ignore[arg-type]
+        )
+    if streamed.done is None:
+        return Message(
+            content=streamed.text,
+            status=MessageStatus.ERROR,
+            error_kind=ProviderFailure.STREAM_BROKEN.value,
+            error="The reply ended without finishing; what arrived is kept.",
+            **base,  # type: ignore[arg-type]
+        )
+    done = streamed.done
+    return Message(
+        content=streamed.text,
+        tool_calls=done.tool_calls if done.stop_reason is not StopReason.MAX_TOKENS else (),
+        **base,  # type: ignore[arg-type]
+    )
+
+
+def _tool_message(
+    now: datetime,
+    conversation_id: str,
+    call: ToolCallRequest,
+    text: str,
+    *,
+    is_error: bool = True,
+    tool_round_id: str | None = None,
+    awaits_task: bool = False,
+) -> Message:
+    """A tool result for the model (an error unless ``is_error`` says otherwise)."""
+    return Message(
+        id=new_id(),
+        conversation_id=conversation_id,
+        role=Role.TOOL,
+        content=text,
+        created_at=now,
+        tool_call_id=call.id,
+        tool_round_id=tool_round_id,
+        is_error=is_error,
+        awaits_task=awaits_task,
     )
 
 
@@ -371,17 +451,6 @@ class ChatService:
         conversation = await self.get(key)
         return await self._save(_replace(conversation, title=title))
 
-    def system_for(self, conversation: Conversation) -> str:
-        """The system prompt a turn of ``conversation`` sends: Mooring's guidance, then the
-        user's instructions (the conversation's own, else the default of Settings)."""
-        own = conversation.system_prompt
-        if own is None and self._instructions is not None:
-            own = self._instructions()
-        own = (own or "").strip()
-        if not own:
-            return self._system
-        return f"{self._system}\n\nThe user's instructions for this conversation:\n\n{own}"
-
     async def configure(
         self,
         key: str,
@@ -457,9 +526,6 @@ class ChatService:
 
     # -- turns ---------------------------------------------------------------------------------
 
-    def _lock(self, conversation_id: str) -> Hold:
-        return self._locks.hold(conversation_id)
-
     def is_busy(self, conversation_id: str) -> bool:
         """Whether a turn is running in this conversation."""
         return conversation_id in self._active
@@ -482,7 +548,7 @@ class ChatService:
             raise KnownError("The message is empty.", code="usage")
         key = conversation_id.strip()
         if self._stored_providers and is_whole_id(key):
-            async with self._lock(key):
+            async with self._locks.hold(key):
                 opened = await self._open_turn(key, text, None)
                 if opened is not None:
                     conversation, config, stored, servers = opened
@@ -490,7 +556,7 @@ class ChatService:
         # A prefix, no such conversation, no stored provider, or a lookup of the host's own:
         # the provider's absence is said by the lookup, before anything is stored.
         conversation, config = await self._with_provider(key)
-        async with self._lock(conversation.id):
+        async with self._locks.hold(conversation.id):
             opened = await self._open_turn(conversation.id, text, config)
             if opened is None:
                 raise NotFound("conversation", key)  # deleted meanwhile
@@ -536,7 +602,7 @@ class ChatService:
         """Start a model turn on the background results stored since the model last spoke."""
         conversation = await self.get(conversation_id)
         config = await self._providers(conversation.provider_id)
-        async with self._lock(conversation.id):
+        async with self._locks.hold(conversation.id):
             await self._catch_up(conversation.id)
             stored = await self._book.messages(conversation.id)
             last_reply = max(
@@ -553,7 +619,7 @@ class ChatService:
         kept as a version of that place (never deleted), and a new turn runs. A tool the new
         reply calls asks again, whatever was remembered for this conversation."""
         conversation, config = await self._with_provider(conversation_id)
-        async with self._lock(conversation.id):
+        async with self._locks.hold(conversation.id):
             stored = await self._book.messages(conversation.id)
             asked = _asked_at(stored, message_id)
             if asked is None:
@@ -572,7 +638,7 @@ class ChatService:
         if not text:
             raise KnownError("The message is empty.", code="usage")
         conversation, config = await self._with_provider(conversation_id)
-        async with self._lock(conversation.id):
+        async with self._locks.hold(conversation.id):
             stored = await self._book.messages(conversation.id)
             at = next((n for n, m in enumerate(stored) if m.id == message_id), None)
             if at is None or stored[at].role is not Role.USER:
@@ -600,7 +666,7 @@ class ChatService:
             raise KnownError(
                 "A reply is being written in this conversation; stop it first.", code="busy"
             )
-        async with self._lock(conversation.id):
+        async with self._locks.hold(conversation.id):
             try:
                 changed = await self._book.show_version(conversation.id, after_id, number)
             except (LookupError, IndexError) as exc:
@@ -612,7 +678,7 @@ class ChatService:
     async def catch_up(self, conversation_id: str) -> list[Message]:
         """Store the results of this conversation's tasks that ended while no one listened
         (another window or command saw them end); returns the follow-ups stored."""
-        async with self._lock(conversation_id):
+        async with self._locks.hold(conversation_id):
             return await self._catch_up(conversation_id)
 
     async def stop(self, conversation_id: str) -> bool:
@@ -708,7 +774,7 @@ class ChatService:
                     model=model,
                     messages=context,
                     tools=offers.offers,
-                    system=self.system_for(conversation),
+                    system=system_prompt(self._system, conversation, self._instructions),
                 )
                 message_id = new_id()
                 calls_made += 1
@@ -716,7 +782,9 @@ class ChatService:
                     streamed = await self._stream(
                         conversation.id, message_id, config, request, turn
                     )
-                message = self._reply_message(conversation.id, message_id, model, streamed)
+                message = _reply_message(
+                    self._clock.now(), conversation.id, message_id, model, streamed
+                )
                 await self._append(message)
                 reply, reply_id = message.content, message.id
                 if message.error is not None or streamed.stopped:
@@ -729,7 +797,7 @@ class ChatService:
                 for call in calls:
                     if turn.stopped:
                         await self._append(
-                            self._tool_message(conversation.id, call, NOT_RUN_STOPPED)
+                            _tool_message(self._clock.now(), conversation.id, call, NOT_RUN_STOPPED)
                         )
                         continue
                     made, record = await self._run_tool(conversation.id, call, offers)
@@ -875,80 +943,20 @@ class ChatService:
             streamed.text = streamed.done.text or streamed.text
         return streamed
 
-    def _reply_message(
-        self, conversation_id: str, message_id: str, model: str, streamed: _Streamed
-    ) -> Message:
-        base = {
-            "id": message_id,
-            "conversation_id": conversation_id,
-            "role": Role.ASSISTANT,
-            "created_at": self._clock.now(),
-            "model": model,
-        }
-        if streamed.stopped:
-            return Message(
-                content=streamed.text,
-                status=MessageStatus.INTERRUPTED,
-                **base,  # type: ignore[arg-type]
-            )
-        if streamed.failure is not None:
-            return Message(
-                content=streamed.text,
-                status=MessageStatus.ERROR,
-                error_kind=streamed.failure.kind.value,
-                error=failure_words(streamed.failure),
-                **base,  # type: ignore[arg-type]
-            )
-        if streamed.done is None:
-            return Message(
-                content=streamed.text,
-                status=MessageStatus.ERROR,
-                error_kind=ProviderFailure.STREAM_BROKEN.value,
-                error="The reply ended without finishing; what arrived is kept.",
-                **base,  # type: ignore[arg-type]
-            )
-        done = streamed.done
-        return Message(
-            content=streamed.text,
-            tool_calls=done.tool_calls if done.stop_reason is not StopReason.MAX_TOKENS else (),
-            **base,  # type: ignore[arg-type]
-        )
-
-    def _tool_message(
-        self,
-        conversation_id: str,
-        call: ToolCallRequest,
-        text: str,
-        *,
-        is_error: bool = True,
-        tool_round_id: str | None = None,
-        awaits_task: bool = False,
-    ) -> Message:
-        return Message(
-            id=new_id(),
-            conversation_id=conversation_id,
-            role=Role.TOOL,
-            content=text,
-            created_at=self._clock.now(),
-            tool_call_id=call.id,
-            tool_round_id=tool_round_id,
-            is_error=is_error,
-            awaits_task=awaits_task,
-        )
-
     async def _run_tool(
         self, conversation_id: str, call: ToolCallRequest, offers: _Offers
     ) -> tuple[Message, TaskRecord | None]:
         key = offers.names.get(call.name)
         record: TaskRecord | None = None
         if key is None:
-            message = self._tool_message(
+            message = _tool_message(
+                self._clock.now(),
                 conversation_id,
                 call,
                 f"There is no tool called {call.name!r}; use one of the tools offered.",
             )
         elif (problem := _argument_problem(call)) is not None:
-            message = self._tool_message(conversation_id, call, problem)
+            message = _tool_message(self._clock.now(), conversation_id, call, problem)
         else:
             server = offers.servers[key.server_id]
             failure: str | None = None
@@ -968,8 +976,11 @@ class ChatService:
             finally:
                 otel_context.detach(detached)
             if record is None:
-                message = self._tool_message(
-                    conversation_id, call, f"The call could not be made: {failure}"
+                message = _tool_message(
+                    self._clock.now(),
+                    conversation_id,
+                    call,
+                    f"The call could not be made: {failure}",
                 )
             else:
                 tool_round = (
@@ -978,7 +989,8 @@ class ChatService:
                     else None
                 )
                 text, is_error, started = tool_result_text(record, tool_round, server.alias)
-                message = self._tool_message(
+                message = _tool_message(
+                    self._clock.now(),
                     conversation_id,
                     call,
                     text,
@@ -1003,7 +1015,7 @@ class ChatService:
         task.add_done_callback(_log_failure)
 
     async def _task_ended(self, conversation_id: str, record_id: str) -> None:
-        async with self._lock(conversation_id):
+        async with self._locks.hold(conversation_id):
             added = await self._catch_up(conversation_id, only=record_id)
             if not added:
                 return
