@@ -55,7 +55,6 @@ def _run_engine(args: argparse.Namespace) -> ExitCode:
     from mooring.engine.engine import Engine, FacesLink
     from mooring.link.address import lock_path
     from mooring.link.spawn import ALREADY_RUNNING, HANDSHAKE_ENV, detach_from_starter, say_busy
-    from mooring.mcp.lazy import LazyGateway
     from mooring.services.notifier import Notifier
     from mooring.storage.db import Database
 
@@ -72,10 +71,10 @@ def _run_engine(args: argparse.Namespace) -> ExitCode:
         return ExitCode(ALREADY_RUNNING)
     try:
         db = Database.open(paths.database)
-        host = wire(paths, settings, db).host
+        wiring = wire(paths, settings, db)
+        host = wiring.host
         settle_collector()
-        if isinstance(host.gateway, LazyGateway):
-            host.gateway.when_loaded(settle_collector)
+        wiring.gateway.when_loaded(settle_collector)
         provider = tracing(paths, settings, synchronous=False)
         engine = Engine(
             host,

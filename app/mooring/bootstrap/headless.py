@@ -131,25 +131,19 @@ def _run_here(args: argparse.Namespace) -> ExitCode:
     from mooring.cli.commands import handler_for
     from mooring.cli.context import CliContext, Terminal
     from mooring.cli.sampling import terminal_askers
-    from mooring.mcp.lazy import LazyGateway
     from mooring.storage.db import Database
 
     paths, settings = start_up(args)
     db = Database.open(paths.database)
     terminal = Terminal()
-    wiring = wire(paths, settings, db)
+    # This process's host asks this terminal (when it is one).
+    askers = terminal_askers(terminal) if terminal.interactive else None
+    wiring = wire(paths, settings, db, askers=askers)
     host = wiring.host
-    if terminal.interactive:
-        askers = terminal_askers(terminal)  # this process's host asks this terminal
-        host.broker.ask = askers.approval
-        host.inputs.ask_sampling = askers.sampling
-        host.inputs.review_reply = askers.review
-        host.inputs.ask_form = askers.form
     # Process-wide: only a process's own entry point settles the collector (never a host
     # built in-process, as tests build them).
     settle_collector()
-    if isinstance(host.gateway, LazyGateway):
-        host.gateway.when_loaded(settle_collector)  # the SDK's classes, there for good too
+    wiring.gateway.when_loaded(settle_collector)  # the SDK's classes, there for good too
 
     async def run() -> ExitCode:
         try:

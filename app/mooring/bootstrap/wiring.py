@@ -16,9 +16,10 @@ from mooring.settings.store import Settings
 
 if TYPE_CHECKING:
     from mooring.core.chat import ProviderFactory
-    from mooring.core.faces import AskUser
+    from mooring.core.faces import Askers, AskUser
     from mooring.core.ports import Gateway, SecretStore
     from mooring.core.servers import ServerDefinition
+    from mooring.mcp.lazy import LazyGateway
     from mooring.mcp.oauth import OAuthProviders
     from mooring.mcp.transport import TransportOpener
     from mooring.services.chat import ProviderResolver
@@ -35,9 +36,11 @@ def demo_server_command(paths: Paths) -> tuple[str, tuple[str, ...]]:
 
 @dataclass(frozen=True, slots=True)
 class Wiring:
-    """A wired host and the OAuth providers behind its gateway (for sign-in actions)."""
+    """A wired host, its gateway and the OAuth providers behind it (for sign-in actions)."""
 
     host: Host
+    gateway: LazyGateway
+    """The host's gateway (the real one, and the MCP SDK, load on first use)."""
     oauth: LazyOAuth
     """The OAuth providers (loads the MCP SDK on first use)."""
 
@@ -172,7 +175,11 @@ def build_host(
     that needs approval is refused, never sent. ``open_transport`` replaces the real MCP
     transports (the in-process test tier serves servers over memory streams).
     """
-    return wire(paths, settings, db, ask=ask, models=models, open_transport=open_transport).host
+    from mooring.core.faces import Askers
+
+    askers = Askers(approval=ask)
+    wired = wire(paths, settings, db, askers=askers, models=models, open_transport=open_transport)
+    return wired.host
 
 
 def wire(
@@ -180,12 +187,14 @@ def wire(
     settings: Settings,
     db: Database,
     *,
-    ask: AskUser | None = None,
+    askers: Askers | None = None,
     models: tuple[ProviderResolver | None, ProviderFactory] | None = None,
     open_transport: TransportOpener | None = None,
 ) -> Wiring:
-    """:func:`build_host`, also handing out the OAuth providers.
+    """:func:`build_host`, also handing out the gateway and the OAuth providers.
 
+    ``askers`` are the face's questions (approvals, servers' sampling and form requests: a
+    command's terminal); ``None`` asks nobody (the engine asks the face whose call it is).
     ``models`` replaces how the chat finds (``None``: in the provider book, as the product
     does) and builds its model provider (tests and benchmarks give a scripted model here; the
     product reads the provider book and the keyring)."""
@@ -196,6 +205,7 @@ def wire(
     from mooring.adapters.secrets import KeyringSecrets
     from mooring.adapters.server_configs import LocalConfigFiles
     from mooring.core.clock import SystemClock
+    from mooring.core.faces import NOBODY
     from mooring.mcp.lazy import LazyGateway
     from mooring.mcp.sign_in import OAuthSignIn
     from mooring.services.host import Host
@@ -209,7 +219,8 @@ def wire(
     secrets = KeyringSecrets()
     credentials = ServerSecrets(secrets)
     oauth = LazyOAuth(secrets, credentials)
-    inputs = InputBroker(rules=store, clock=clock)
+    askers = askers if askers is not None else NOBODY
+    inputs = InputBroker(rules=store, clock=clock, askers=askers)
     gateway = LazyGateway(
         functools.partial(
             _mcp_gateway, paths, settings, credentials, oauth, inputs, open_transport
@@ -242,7 +253,7 @@ def wire(
         gateway=gateway,
         clock=clock,
         config=_host_config(paths, settings),
-        ask=ask,
+        ask=askers.approval,
         preview=preview_arguments,
         owner=current_owner(),
         owner_alive=owner_alive,
@@ -255,4 +266,4 @@ def wire(
         config_files=LocalConfigFiles(),
         sign_in=OAuthSignIn(oauth),
     )
-    return Wiring(host, oauth)
+    return Wiring(host, gateway, oauth)
