@@ -16,7 +16,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QLabel, QMessageBox, QWidget
 
-import mooring.bootstrap
+import mooring.bootstrap.window
 from mooring.bootstrap import run_gui
 from mooring.cli.parser import build_parser
 from mooring.ui.app import ensure_app
@@ -80,7 +80,7 @@ class Watcher(QObject):
         return False
 
 
-connect = mooring.bootstrap._connect_window
+connect = mooring.bootstrap.window._connect_window
 
 
 async def connect_window(*args: Any, **kwargs: Any) -> Any:
@@ -106,7 +106,7 @@ def on_ready(window: MainWindow) -> None:
 
 
 if __name__ == "__main__":
-    mooring.bootstrap._connect_window = connect_window
+    mooring.bootstrap.window._connect_window = connect_window
     watcher = Watcher()
     ensure_app().installEventFilter(watcher)
     code = int(run_gui(build_parser().parse_args(["gui"]), on_ready=on_ready))

@@ -38,7 +38,7 @@ from mooring.core.chat import (
 )
 from mooring.core.clock import Clock
 from mooring.core.conversation import Role
-from mooring.core.faces import Askers
+from mooring.core.faces import NOBODY, Askers
 from mooring.core.ids import argument_digest, new_id
 from mooring.core.ports import RuleBook
 from mooring.core.sampling import (
@@ -105,13 +105,16 @@ class InputBroker:
         rules: RuleBook,
         clock: Clock,
         provider: SamplingProvider | None = None,
+        askers: Askers = NOBODY,
     ) -> None:
+        """``askers``: the face that asks (a command's terminal); its approval is not used
+        here."""
         self._rules = rules
         self._clock = clock
         self.provider = provider
-        self.ask_sampling: AskSampling | None = None
-        self.review_reply: ReviewReply | None = None
-        self.ask_form: AskForm | None = None
+        self.ask_sampling: AskSampling | None = askers.sampling
+        self.review_reply: ReviewReply | None = askers.review
+        self.ask_form: AskForm | None = askers.form
         self.askers_for: Callable[[], Askers] | None = None
         """The askers of whoever the request is for, looked up at each question (the
         engine's faces); ``None``: the three attributes above."""
