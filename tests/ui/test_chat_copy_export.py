@@ -88,7 +88,7 @@ async def test_export_saves_the_conversation_where_the_user_chose_as_the_cli_doe
             "Imported 12 suppliers.",
         ]
         markdown = tmp_path / "out" / "suppliers.md"
-        await view.export(conversation_id, markdown, "md")
+        await view.presenter.export(conversation_id, markdown, "md")
         written = markdown.read_text(encoding="utf-8").splitlines()
         fresh = (await chat.export(conversation_id, "md")).splitlines()
         kept = [line for line in written if not line.startswith("- Exported: ")]
