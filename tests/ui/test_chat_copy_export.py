@@ -100,7 +100,7 @@ async def test_the_shortcuts_dialog_lists_the_window_s_own_shortcuts(
     tmp_path: Path, qtbot: QtBot, chat_model: ScriptedModel
 ) -> None:
     async with open_chat(tmp_path, qtbot, chat_model) as (window, view, _chat):
-        rows = dict((does, keys) for keys, does in window.shortcut_rows())
+        rows = dict((does, keys) for keys, does in window.menu_actions.shortcut_rows())
         assert rows["New conversation"] == QKeySequence("Ctrl+N").toString(
             QKeySequence.SequenceFormat.NativeText
         )

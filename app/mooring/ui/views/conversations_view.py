@@ -37,15 +37,19 @@ from mooring.core.conversation import Conversation, Role
 from mooring.core.errors import KnownError
 from mooring.core.events import MessageDidAppend
 from mooring.ui.models.conversations import ConversationListModel, ConversationRow, MessageListModel
-from mooring.ui.presenters.conversations import ConversationPresenter, file_name
+from mooring.ui.presenters.conversations import PAGE_SIZE, ConversationPresenter, file_name
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.text import inert
 from mooring.ui.views.chat_notice import ChatNotice
 from mooring.ui.views.composer import Composer
-from mooring.ui.views.transcript import TranscriptPane
+from mooring.ui.views.transcript import PADDING, MessageDelegate, TranscriptPane
 
 if TYPE_CHECKING:
     from mooring.core.host_api import HostApi
+
+__all__ = ["PADDING", "PAGE_SIZE", "ConversationsView", "MessageDelegate"]
+"""``PADDING``, ``PAGE_SIZE`` and ``MessageDelegate`` live in ``views.transcript`` and
+``presenters.conversations`` now; named here too for code written against this module."""
 
 SEARCH_DELAY_MS = 250
 NO_CHAT = (
