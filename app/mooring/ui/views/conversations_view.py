@@ -295,7 +295,9 @@ class ConversationsView(QWidget):
 
     async def open_conversation(self, conversation_id: str) -> None:
         """Show a conversation's transcript."""
-        self.presenter.current_id = conversation_id
+        if self.presenter.chat is None:
+            return
+        self.presenter.current_id = conversation_id  # chosen now: its buttons apply at once
         self.busy_changed()
         opened = await self.presenter.open(conversation_id)
         if opened is None:
