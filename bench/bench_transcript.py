@@ -146,7 +146,8 @@ def _open_10k(size: Size, folder: Path) -> list[Result]:
     from PySide6.QtWidgets import QApplication, QListView
 
     from mooring.ui.models.conversations import MessageListModel
-    from mooring.ui.views.conversations_view import PAGE_SIZE, MessageDelegate
+    from mooring.ui.presenters.conversations import PAGE_SIZE
+    from mooring.ui.views.transcript import MessageDelegate
 
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory(dir=folder) as tmp:

@@ -33,7 +33,9 @@ from mooring.ui.dialogs.approval import DialogAsker
 from mooring.ui.main_window import MainWindow, WindowInfo
 from mooring.ui.models.conversations import MessageListModel, MessageRole
 from mooring.ui.models.tool_rounds import approval_words
-from mooring.ui.views.conversations_view import PADDING, PAGE_SIZE, ConversationsView
+from mooring.ui.presenters.conversations import PAGE_SIZE
+from mooring.ui.views.conversations_view import ConversationsView
+from mooring.ui.views.transcript import PADDING
 from tests.helpers.scripted_model import CONFIG, ScriptedModel
 from tests.services.conftest import SAMPLES, demo_definition
 from tests.ui.conftest import next_dialog, until

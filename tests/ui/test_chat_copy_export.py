@@ -88,7 +88,7 @@ async def test_export_saves_the_conversation_where_the_user_chose_as_the_cli_doe
             "Imported 12 suppliers.",
         ]
         markdown = tmp_path / "out" / "suppliers.md"
-        await view.export(conversation_id, markdown, "md")
+        await view.presenter.export(conversation_id, markdown, "md")
         written = markdown.read_text(encoding="utf-8").splitlines()
         fresh = (await chat.export(conversation_id, "md")).splitlines()
         kept = [line for line in written if not line.startswith("- Exported: ")]
@@ -100,7 +100,7 @@ async def test_the_shortcuts_dialog_lists_the_window_s_own_shortcuts(
     tmp_path: Path, qtbot: QtBot, chat_model: ScriptedModel
 ) -> None:
     async with open_chat(tmp_path, qtbot, chat_model) as (window, view, _chat):
-        rows = dict((does, keys) for keys, does in window.shortcut_rows())
+        rows = dict((does, keys) for keys, does in window.menu_actions.shortcut_rows())
         assert rows["New conversation"] == QKeySequence("Ctrl+N").toString(
             QKeySequence.SequenceFormat.NativeText
         )

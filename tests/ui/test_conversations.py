@@ -269,7 +269,7 @@ async def test_conversations_are_created_renamed_searched_and_deleted(
         assert not view.undo_button.isVisibleTo(view)
 
         # Deleted again and not undone: gone for real when the undo time runs out.
-        view.undo_ms = 50
+        view.presenter.undo_s = 0.05
         await view.delete(str(shown))
         gone: list[str] = []
         view.deletion_done.connect(gone.append)

@@ -113,7 +113,7 @@ async def test_the_shell_takes_its_host_in_place_of_the_loading_pages(
     assert not shell.attached
     assert [type(shell.tabs.widget(i)) for i in range(shell.tabs.count())] == [LoadingPage] * 5
     assert not shell.palette_action.isEnabled()
-    assert not shell.add_server_action.isEnabled()
+    assert not shell.menu_actions.add_server.isEnabled()
     shell.tabs.setCurrentIndex(2)  # the user looks at Servers while it loads
     async with open_ui_host(tmp_path) as ui:
         info = WindowInfo(

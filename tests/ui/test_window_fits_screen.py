@@ -118,7 +118,7 @@ def test_a_saved_geometry_larger_than_the_screen_is_restored_within_it(
         QRect(screen.x() + 40, screen.y() + 30, screen.width() + 200, screen.height() + 1447)
     )
     assert first.height() > screen.height()
-    first.save_layout()
+    first.saved_layout.save()
     first.close()
     assert QSettings(str(layout), QSettings.Format.IniFormat).value("geometry") is not None
 

@@ -18,20 +18,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import (
-    QAction,
     QCloseEvent,
     QGuiApplication,
     QKeyEvent,
-    QKeySequence,
     QShowEvent,
 )
 from PySide6.QtWidgets import (
     QApplication,
     QFileDialog,
     QMainWindow,
-    QMenu,
     QPushButton,
     QTabWidget,
     QVBoxLayout,
@@ -40,8 +37,9 @@ from PySide6.QtWidgets import (
 
 from mooring.ui import QT_IMPORTS
 from mooring.ui.loading import LoadingPage
-from mooring.ui.palette_theme import is_dark
+from mooring.ui.window_actions import WindowActions
 from mooring.ui.window_info import SettingRow, WindowInfo
+from mooring.ui.window_layout import WindowLayout
 
 if TYPE_CHECKING:
     from mooring.core.host_api import HostApi
@@ -116,7 +114,8 @@ class MainWindow(QMainWindow):
     ) -> None:
         """The window over ``host``; without one, the shell (see :meth:`attach_host`)."""
         super().__init__()
-        self._layout_file = layout_file
+        self.saved_layout = WindowLayout(self, layout_file)
+        """Where the window's layout is kept between launches."""
         self._fit_when_shown = False
         self._quitting = False
         self._painted = False
@@ -146,86 +145,21 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.statusBar().showMessage("Loading…")
 
-        file_menu = self.menuBar().addMenu("&File")
-        self.new_conversation_action = QAction("&New conversation", self)
-        self.new_conversation_action.setObjectName("new-conversation")
-        self.new_conversation_action.setToolTip("Start a new conversation")
-        self.new_conversation_action.setStatusTip("Start a new conversation")
-        self.new_conversation_action.triggered.connect(self.new_conversation)
-        file_menu.addAction(self.new_conversation_action)
-        self.palette_action = QAction("&Run a tool…", self)
-        self.palette_action.triggered.connect(self.open_palette)
-        file_menu.addAction(self.palette_action)
-        self.add_server_action = QAction("&Add server…", self)
-        self.add_server_action.triggered.connect(
-            lambda: self.jobs.start(self.servers.add_interactively())
+        self.menu_actions = WindowActions(
+            self,
+            [(words, keys) for (_key, _title, words), keys in zip(VIEWS, VIEW_KEYS, strict=True)],
+            lambda number: self.show_view(self._pages[VIEWS[number][0]]),
         )
-        file_menu.addAction(self.add_server_action)
-        self.import_servers_action = QAction("&Import servers…", self)
-        self.import_servers_action.triggered.connect(
-            lambda: self.jobs.start(self._import_servers())
-        )
-        file_menu.addAction(self.import_servers_action)
-        self.export_action = QAction("&Export traces…", self)
-        self.export_action.triggered.connect(self._on_export_clicked)
-        file_menu.addAction(self.export_action)
-        self.copy_reply_action = QAction("&Copy last reply", self)
-        self.copy_reply_action.setObjectName("copy-last-reply")
-        self.copy_reply_action.triggered.connect(self.copy_last_reply)
-        self.find_action = QAction("&Find conversations", self)
-        self.find_action.setObjectName("find-conversations")
-        self.find_action.triggered.connect(self.find_conversations)
-        for needs_host in self._host_actions():
-            needs_host.setEnabled(False)  # until the host is attached
-        file_menu.addSeparator()
-        quit_action = QAction("&Quit", self)
-        quit_action.triggered.connect(self.quit)
-        file_menu.addAction(quit_action)
-        edit_menu = self.menuBar().addMenu("&Edit")
-        edit_menu.addAction(self.copy_reply_action)
-        edit_menu.addAction(self.find_action)
-        view_menu = self.menuBar().addMenu("&View")
-        self._shortcuts: list[tuple[QAction, QKeySequence | QKeySequence.StandardKey]] = [
-            (self.new_conversation_action, QKeySequence.StandardKey.New),
-            (self.palette_action, QKeySequence("Ctrl+K")),
-            (quit_action, QKeySequence.StandardKey.Quit),
-            (self.copy_reply_action, QKeySequence("Ctrl+Shift+C")),
-            (self.find_action, QKeySequence.StandardKey.Find),
-        ]
-        for (key, _title, words), shortcut in zip(VIEWS, VIEW_KEYS, strict=True):
-            action = QAction(words, self)
-            action.triggered.connect(lambda _=False, k=key: self.show_view(self._pages[k]))
-            view_menu.addAction(action)
-            self._shortcuts.append((action, QKeySequence(shortcut)))
-        help_menu = self.menuBar().addMenu("&Help")
-        self.shortcuts_action = QAction("&Keyboard shortcuts", self)
-        self.shortcuts_action.setObjectName("keyboard-shortcuts")
-        self.shortcuts_action.triggered.connect(self.show_shortcuts)
-        help_menu.addAction(self.shortcuts_action)
-        self._shortcuts.append((self.shortcuts_action, QKeySequence("F1")))
-        self.first_painted.connect(self._bind_shortcuts)
-        self.restore_layout()
+        # The commands reached through the window (its tests and probes use them).
+        self.new_conversation_action = self.menu_actions.new_conversation
+        self.palette_action = self.menu_actions.palette
+        self.export_action = self.menu_actions.export_traces
+        self.copy_reply_action = self.menu_actions.copy_reply
+        self.shortcuts_action = self.menu_actions.shortcuts
+        self.first_painted.connect(self.menu_actions.bind_shortcuts)
+        self._fit_when_shown = self.saved_layout.restore()
         if host is not None:
             self.attach_host(host, info or WindowInfo("", "", ""), export_traces=export_traces)
-
-    def _bind_shortcuts(self) -> None:
-        # After the first paint (or with the host): binding the first shortcut loads Qt's
-        # whole namespace of enums, which costs as much as a bare window's paint. Keys
-        # pressed before are held until the event loop runs, by then they are bound.
-        for action, shortcut in self._shortcuts:
-            action.setShortcut(shortcut)
-        self._shortcuts.clear()
-
-    def _host_actions(self) -> tuple[QAction, ...]:
-        return (
-            self.new_conversation_action,
-            self.palette_action,
-            self.add_server_action,
-            self.import_servers_action,
-            self.export_action,
-            self.copy_reply_action,
-            self.find_action,
-        )
 
     @property
     def attached(self) -> bool:
@@ -252,7 +186,7 @@ class MainWindow(QMainWindow):
         if self._attached:
             raise RuntimeError("the window already has its host")
         self._attached = True
-        self._bind_shortcuts()
+        self.menu_actions.bind_shortcuts()
         self.jobs: Jobs = Jobs(self.say)
         self.host = host
         self.info = info
@@ -297,12 +231,10 @@ class MainWindow(QMainWindow):
         self.issues.show_server.connect(self.show_server)
         self.issues.sign_in_requested.connect(lambda s: self.jobs.start(self.sign_in_for(s)))
         self.tasks.sign_in_requested.connect(lambda s: self.jobs.start(self.sign_in_for(s)))
-        self.settings.export_button.clicked.connect(self._on_export_clicked)
+        self.settings.export_button.clicked.connect(self.ask_export_traces)
         self.settings.export_button.setEnabled(export_traces is not None)
-        for needs_host in self._host_actions():
-            needs_host.setEnabled(True)
-        self.export_action.setEnabled(export_traces is not None)
-        self._restore_panels()
+        self.menu_actions.enable_host(traces=export_traces is not None)
+        self.saved_layout.restore_panels()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt API
         """Enter presses the focused button, as Space does.
@@ -372,31 +304,6 @@ class MainWindow(QMainWindow):
         self.show_view(self.conversations)
         self.conversations.search_field.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.conversations.search_field.selectAll()
-
-    def shortcut_rows(self) -> list[tuple[str, str]]:
-        """Every menu command with a shortcut: ``(keys as shown on this system, what it
-        does)``, in menu order."""
-        rows = []
-        for menu_action in self.menuBar().actions():
-            menu = menu_action.menu()
-            if not isinstance(menu, QMenu):
-                continue
-            for action in menu.actions():
-                keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-                if keys:
-                    rows.append((keys, action.text().replace("&", "")))
-        rows.append(("Esc", "Stop the reply being written"))
-        rows.append(("Ctrl+C", "Copy the chosen message (in the transcript)"))
-        return rows
-
-    def show_shortcuts(self) -> None:
-        """The keyboard shortcuts, in a dialog of their own (F1)."""
-        from mooring.ui.dialogs.shortcuts import ShortcutsDialog
-
-        dialog = ShortcutsDialog(self.shortcut_rows(), self)
-        dialog.finished.connect(dialog.deleteLater)
-        dialog.open()
-        self._shortcuts_dialog = dialog
 
     def show_task(self, record_id: str) -> None:
         """Show one task's card in the Tasks panel."""
@@ -539,7 +446,8 @@ class MainWindow(QMainWindow):
             dialog.is_filled = True
             dialog.filled.emit()
 
-    async def _import_servers(self) -> None:
+    async def import_servers(self) -> None:
+        """Import servers from another app's configuration file (the Servers view asks)."""
         self.show_view(self.servers)
         await self.servers.import_interactively()
 
@@ -562,7 +470,8 @@ class MainWindow(QMainWindow):
 
     # -- traces --------------------------------------------------------------------------------
 
-    def _on_export_clicked(self) -> None:
+    def ask_export_traces(self) -> None:
+        """Ask where to write the traces, then write them (:meth:`export_traces_to`)."""
         dialog = QFileDialog(self, "Export traces", "mooring-traces.jsonl", "OTLP JSON (*.jsonl)")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.fileSelected.connect(lambda name: self.jobs.start(self.export_traces_to(Path(name))))
@@ -581,30 +490,6 @@ class MainWindow(QMainWindow):
             self.say(f"Wrote {spans} span(s) to {path}")
 
     # -- layout --------------------------------------------------------------------------------
-
-    def _layout_store(self) -> QSettings | None:
-        if self._layout_file is None:
-            return None
-        return QSettings(str(self._layout_file), QSettings.Format.IniFormat)
-
-    def restore_layout(self) -> None:
-        """Put the window back as it was at the last close (the panels' own parts once they
-        exist)."""
-        store = self._layout_store()
-        if store is None:
-            return
-        for key, restore in (("geometry", self.restoreGeometry), ("state", self.restoreState)):
-            value = store.value(key)
-            if isinstance(value, QByteArray) and restore(value) and key == "geometry":
-                # Saved on a larger screen, or while something made the window taller than
-                # this one: fitted now, and again once shown (when its frame is known).
-                self.fit_to_screen()
-                self._fit_when_shown = True
-        tab = store.value("tab")
-        if tab is not None and str(tab).isdigit():
-            self.tabs.setCurrentIndex(int(str(tab)))
-        if self._attached:
-            self._restore_panels()
 
     def fit_to_screen(self) -> None:
         """Keep the whole window, frame included, within the available area of its screen
@@ -638,35 +523,6 @@ class MainWindow(QMainWindow):
         if self._fit_when_shown:
             self._fit_when_shown = False
             self.fit_to_screen()
-
-    def _restore_panels(self) -> None:
-        store = self._layout_store()
-        if store is None:
-            return
-        for key, restore in (
-            ("tasks_splitter", self.tasks.splitter.restoreState),
-            ("conversations_splitter", self.conversations.splitter.restoreState),
-            ("servers_splitter", self.servers.splitter.restoreState),
-        ):
-            value = store.value(key)
-            if isinstance(value, QByteArray):
-                restore(value)
-
-    def save_layout(self) -> None:
-        """Remember the window's geometry, panels and current view (a window closed while
-        it was still loading keeps the panels' last saved parts)."""
-        store = self._layout_store()
-        if store is None:
-            return
-        store.setValue("geometry", self.saveGeometry())
-        store.setValue("state", self.saveState())
-        if self._attached:
-            store.setValue("tasks_splitter", self.tasks.splitter.saveState())
-            store.setValue("conversations_splitter", self.conversations.splitter.saveState())
-            store.setValue("servers_splitter", self.servers.splitter.saveState())
-        store.setValue("tab", self.tabs.currentIndex())
-        store.setValue("dark", is_dark(self.palette()))  # the next launch's first paint uses it
-        store.sync()
 
     # -- notifications -----------------------------------------------------------------------
 
@@ -716,7 +572,7 @@ class MainWindow(QMainWindow):
             return
         if self.welcome is not None:
             self.welcome.close()
-        self.save_layout()
+        self.saved_layout.save()
         if self._attached:
             self.tasks.feed.close()
             self.conversations.close_view()
