@@ -92,6 +92,9 @@ class _PollingOnly:
     def secrets_changed(self, server_id: str) -> None:
         self._inner.secrets_changed(server_id)
 
+    def signed_in(self, server_id: str, profile_id: str | None) -> None:
+        self._inner.signed_in(server_id, profile_id)
+
     async def aclose(self) -> None:
         await self._inner.aclose()
 
