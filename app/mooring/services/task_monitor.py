@@ -204,7 +204,7 @@ class TaskMonitor:
         never runs the loop opens none).
         """
         self._stopping = False
-        self._lines.closed = False
+        self._lines.open()
         self._streams.open()
         try:
             await self._loop()

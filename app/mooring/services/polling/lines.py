@@ -58,7 +58,7 @@ class ServerLines:
         in yet)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self.closed = False
-        """While closed (the monitor stops), no turn is started."""
+        """While closed (the monitor stops), no turn is started (:meth:`open`, :meth:`close`)."""
 
     def queue(self, record_id: str, server_id: str | None) -> None:
         """Put a due record in its server's line, and poll as many of the line as the server
@@ -66,6 +66,10 @@ class ServerLines:
         of waiting tasks when a launch made a thousand records due together)."""
         self._waiting.setdefault(server_id, deque()).append(record_id)
         self._take_turns(server_id)
+
+    def open(self) -> None:
+        """Start turns again (the monitor runs)."""
+        self.closed = False
 
     async def close(self) -> None:
         """Start no more turns; cancel those running and wait for them to end (those not begun
