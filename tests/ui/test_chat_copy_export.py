@@ -106,7 +106,8 @@ async def test_the_shortcuts_dialog_lists_the_window_s_own_shortcuts(
         )
         assert rows["Run a tool…"] == "Ctrl+K"
         assert rows["Copy last reply"] == "Ctrl+Shift+C"
-        assert rows["Find conversations"] == "Ctrl+F"
+        assert rows["Find in conversation"] == "Ctrl+F"
+        assert rows["Search conversations"] == "Ctrl+Shift+F"
         assert rows["Keyboard shortcuts"] == "F1"
         QTest.keyClick(window, Qt.Key.Key_F1)
         dialog = window.findChild(ShortcutsDialog)
@@ -115,8 +116,11 @@ async def test_the_shortcuts_dialog_lists_the_window_s_own_shortcuts(
         assert dialog.accessibleName() == "Keyboard shortcuts"
         items = [dialog.table.item(r, 1) for r in range(dialog.table.rowCount())]
         shown = {item.text() for item in items if item is not None}
-        assert {"Copy last reply", "Find conversations", "Run a tool…"} <= shown
+        assert {"Copy last reply", "Find in conversation", "Run a tool…"} <= shown
         dialog.reject()
-        # Ctrl+F puts the focus in the conversation search.
+        # Ctrl+F opens the find bar over the transcript; Ctrl+Shift+F searches conversations.
         QTest.keySequence(window, QKeySequence.StandardKey.Find)
+        assert view.find_bar.isVisible()
+        assert view.find_bar.field.hasFocus()
+        QTest.keySequence(window, QKeySequence("Ctrl+Shift+F"))
         assert view.search_field.hasFocus()

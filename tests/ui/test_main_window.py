@@ -118,13 +118,13 @@ async def test_the_layout_is_restored_on_the_next_launch(tmp_path: Path, qtbot: 
     async with open_ui_host(tmp_path) as ui:
         first = window_for(ui, qtbot)
         first.show()
-        first.resize(701, 502)
+        first.resize(761, 502)
         first.show_view(first.servers)
         first.close()
         await first.stop_jobs()
         again = window_for(ui, qtbot)
         assert again.tabs.currentWidget() is again.servers
-        assert (again.width(), again.height()) == (701, 502)
+        assert (again.width(), again.height()) == (761, 502)
         again.close()
         await again.stop_jobs()
 

@@ -136,11 +136,14 @@ class TurnDidEnd:
 
 @dataclass(frozen=True, slots=True)
 class VersionsDidChange:
-    """What a conversation shows changed as a whole: a message was edited or a reply
-    regenerated (what followed is kept as a version), or another version is shown. A face
-    showing it reads it again."""
+    """What a conversation shows changed as a whole. ``forked``: a message was edited or a
+    reply regenerated — what followed ``after_message_id`` (``None``: the start) is now a
+    hidden version and a new turn follows (a face drops those rows; the new ones arrive as
+    usual). Else another version is shown: a face showing it reads it again."""
 
     conversation_id: str
+    after_message_id: str | None = None
+    forked: bool = False
 
 
 @dataclass(frozen=True, slots=True)

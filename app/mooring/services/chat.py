@@ -628,7 +628,7 @@ class ChatService:
                     code="usage",
                 )
             await self._book.fork(conversation.id, asked.id)
-            self._events.emit(VersionsDidChange(conversation.id))
+            self._events.emit(VersionsDidChange(conversation.id, asked.id, forked=True))
             return await self._turn(conversation, config, redo=True)
 
     async def edit(self, conversation_id: str, message_id: str, text: str) -> TurnResult:
@@ -645,8 +645,9 @@ class ChatService:
                 raise KnownError(
                     "Only a message of yours that is shown can be edited.", code="usage"
                 )
-            await self._book.fork(conversation.id, stored[at - 1].id if at else None)
-            self._events.emit(VersionsDidChange(conversation.id))
+            after = stored[at - 1].id if at else None
+            await self._book.fork(conversation.id, after)
+            self._events.emit(VersionsDidChange(conversation.id, after, forked=True))
             opened = await self._open_turn(conversation.id, text, config)
             if opened is None:
                 raise NotFound("conversation", conversation_id)  # deleted meanwhile
@@ -672,7 +673,7 @@ class ChatService:
             except (LookupError, IndexError) as exc:
                 raise KnownError("There is no such version here.", code="usage") from exc
         if changed:
-            self._events.emit(VersionsDidChange(conversation.id))
+            self._events.emit(VersionsDidChange(conversation.id, after_id))
         return changed
 
     async def catch_up(self, conversation_id: str) -> list[Message]:

@@ -196,7 +196,14 @@ class MainWindow(QMainWindow):
         self.toast.opened.connect(self.open_target)
         self.toast.badge_changed.connect(self._show_badge)
         self._column.insertWidget(0, self.toast)
-        self.conversations: ConversationsView = ConversationsView(host, self.tabs)
+        editor = info.editor if info is not None else None
+        self.conversations: ConversationsView = ConversationsView(
+            host,
+            self.tabs,
+            default_system_prompt=(
+                (lambda: str(editor.get("chat.system_prompt"))) if editor else (lambda: "")
+            ),
+        )
         self.tasks: TasksPanel = TasksPanel(host, self.tabs)
         self.servers: ServersPanel = ServersPanel(host, self.tabs)
         self.issues: IssuesPanel = IssuesPanel(host, self.tabs)
@@ -298,9 +305,14 @@ class MainWindow(QMainWindow):
         """Put the shown conversation's last reply on the clipboard (Ctrl+Shift+C)."""
         self.conversations.copy_last_reply()
 
+    def find_in_conversation(self) -> None:
+        """Find words in the shown conversation: its find bar opened (Ctrl+F)."""
+        self.show_view(self.conversations)
+        self.conversations.find_bar.open_bar()
+
     def find_conversations(self) -> None:
         """Search the conversations: the search field focused, what it holds selected
-        (Ctrl+F)."""
+        (Ctrl+Shift+F)."""
         self.show_view(self.conversations)
         self.conversations.search_field.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.conversations.search_field.selectAll()

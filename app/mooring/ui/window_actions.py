@@ -55,8 +55,10 @@ class WindowActions:
         file_menu.addAction(self.export_traces)
         self.copy_reply = self._action("&Copy last reply", window.copy_last_reply)
         self.copy_reply.setObjectName("copy-last-reply")
-        self.find = self._action("&Find conversations", window.find_conversations)
-        self.find.setObjectName("find-conversations")
+        self.find = self._action("&Find in conversation", window.find_in_conversation)
+        self.find.setObjectName("find-in-conversation")
+        self.search = self._action("&Search conversations", window.find_conversations)
+        self.search.setObjectName("search-conversations")
         for needs_host in self._host_actions():
             needs_host.setEnabled(False)  # until the host is attached
         file_menu.addSeparator()
@@ -65,6 +67,7 @@ class WindowActions:
         edit_menu = bar.addMenu("&Edit")
         edit_menu.addAction(self.copy_reply)
         edit_menu.addAction(self.find)
+        edit_menu.addAction(self.search)
         view_menu = bar.addMenu("&View")
         self._shortcuts: list[tuple[QAction, QKeySequence | QKeySequence.StandardKey]] = [
             (self.new_conversation, QKeySequence.StandardKey.New),
@@ -72,6 +75,7 @@ class WindowActions:
             (quit_action, QKeySequence.StandardKey.Quit),
             (self.copy_reply, QKeySequence("Ctrl+Shift+C")),
             (self.find, QKeySequence.StandardKey.Find),
+            (self.search, QKeySequence("Ctrl+Shift+F")),
         ]
         for number, (words, shortcut) in enumerate(views):
             action = self._action(words, partial(show_view, number))
@@ -97,6 +101,7 @@ class WindowActions:
             self.export_traces,
             self.copy_reply,
             self.find,
+            self.search,
         )
 
     def bind_shortcuts(self) -> None:

@@ -31,6 +31,7 @@ from mooring.core.conversation import (
     Message,
     MessageStatus,
     Role,
+    VersionPoint,
 )
 from mooring.core.tasks.record import TaskRecord
 from mooring.ui.highlight import highlight
@@ -149,6 +150,10 @@ class MessageRole(IntEnum):
     """Whether a tool round card shows its arguments."""
     TEXT = Qt.ItemDataRole.UserRole + 8
     """The message's text exactly as stored (what *Copy* puts on the clipboard)."""
+    VERSION = Qt.ItemDataRole.UserRole + 9
+    """For the first message of a version shown: its :class:`VersionPoint` (else ``None``)."""
+    ROLE = Qt.ItemDataRole.UserRole + 10
+    """Who wrote it (:class:`Role`; a task result is a tool message)."""
 
 
 STREAMING = "streaming"
@@ -244,10 +249,16 @@ def render(text: str, *, markdown: bool) -> QTextDocument:
     return document
 
 
-def accessible_text(row: TranscriptRow) -> str:
+def version_words(point: VersionPoint) -> str:
+    """What the header of a version's first message adds (◀ 1/2 ▶ in words)."""
+    return f"  ◀ {point.shown}/{point.count} ▶"
+
+
+def accessible_text(row: TranscriptRow, *, version: VersionPoint | None = None) -> str:
     """What a screen reader reads: the speaker and exactly the text the delegate paints."""
     painted = render(body(row), markdown=row.role is Role.ASSISTANT).toPlainText()
-    return f"{speaker(row)}: {painted}"
+    where = f" (version {version.shown} of {version.count})" if version is not None else ""
+    return f"{speaker(row)}{where}: {painted}"
 
 
 class MessageListModel(QAbstractListModel):
@@ -271,6 +282,7 @@ class MessageListModel(QAbstractListModel):
         """Older messages are stored than are shown."""
         self.reader_at_top = False
         self._fetching = False
+        self._versions: dict[str, VersionPoint] = {}
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008  # Qt API
         return 0 if parent.isValid() else len(self._rows)
@@ -281,13 +293,17 @@ class MessageListModel(QAbstractListModel):
         row = self._rows[index.row()]
         match role:
             case Qt.ItemDataRole.DisplayRole:
-                return f"{speaker(row)}: {body(row)}"
+                return f"{self._speaker(row)}: {body(row)}"
             case Qt.ItemDataRole.AccessibleTextRole:
-                return accessible_text(row)
+                return accessible_text(row, version=self._versions.get(row.id))
             case MessageRole.ID:
                 return row.id
             case MessageRole.SPEAKER:
-                return speaker(row)
+                return self._speaker(row)
+            case MessageRole.VERSION:
+                return self._versions.get(row.id)
+            case MessageRole.ROLE:
+                return row.role
             case MessageRole.BODY:
                 return body(row)
             case MessageRole.MARKDOWN:
@@ -302,10 +318,26 @@ class MessageListModel(QAbstractListModel):
                 return row.content
         return None
 
+    def _speaker(self, row: TranscriptRow) -> str:
+        point = self._versions.get(row.id)
+        return speaker(row) + (version_words(point) if point is not None else "")
+
+    def set_versions(self, points: Iterable[VersionPoint]) -> None:
+        """Mark the first message of each version shown with its place among the versions."""
+        before = set(self._versions)
+        self._versions = {p.first_message_id: p for p in points}
+        for message_id in before | set(self._versions):
+            row = self.row_of(message_id)
+            if row >= 0:
+                index = self.index(row, 0)
+                self.dataChanged.emit(index, index)
+
     def roleNames(self) -> dict[int, QByteArray]:  # Qt API
         names = dict(super().roleNames())
         names.update(
             {
+                MessageRole.VERSION.value: QByteArray(b"version"),
+                MessageRole.ROLE.value: QByteArray(b"role"),
                 MessageRole.ID.value: QByteArray(b"messageId"),
                 MessageRole.SPEAKER.value: QByteArray(b"speaker"),
                 MessageRole.BODY.value: QByteArray(b"body"),
@@ -416,6 +448,19 @@ class MessageListModel(QAbstractListModel):
         if shown.status != STREAMING:
             return  # the whole reply is already stored; a late piece changes nothing
         self._replace(row, replace(shown, content=shown.content + delta))
+
+    def drop_after(self, message_id: str | None) -> bool:
+        """Drop the rows after message ``message_id`` (``None``: every row): that part of the
+        conversation became a hidden version. ``False`` when that message is not shown (read
+        the conversation again instead)."""
+        row = -1 if message_id is None else self.row_of(message_id)
+        if message_id is not None and row < 0:
+            return False
+        if row + 1 < len(self._rows):
+            self.beginRemoveRows(QModelIndex(), row + 1, len(self._rows) - 1)
+            del self._rows[row + 1 :]
+            self.endRemoveRows()
+        return True
 
     def text_of(self, message_id: str) -> str | None:
         """The raw text of a shown message."""

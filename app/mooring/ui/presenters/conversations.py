@@ -20,7 +20,12 @@ from mooring.ui.text import inert
 
 if TYPE_CHECKING:
     from mooring.core.chat import ProviderConfig, TurnResult
-    from mooring.core.conversation import Conversation, ConversationRound, Message
+    from mooring.core.conversation import (
+        Conversation,
+        ConversationRound,
+        Message,
+        VersionPoint,
+    )
     from mooring.core.events import EventBus
     from mooring.core.host_api import ChatApi
 
@@ -85,6 +90,8 @@ class Page:
     messages: list[Message]
     rounds: list[ConversationRound]
     has_older: bool
+    versions: tuple[VersionPoint, ...] = ()
+    """The places shown with more than one version (newest page only)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,14 +191,25 @@ class ConversationPresenter:
         if self.chat is None:
             return None
         self.current_id = conversation_id
-        messages, rounds, conversation = await asyncio.gather(
+        messages, rounds, conversation, versions = await asyncio.gather(
             self.chat.messages_before(conversation_id, None, limit=PAGE_SIZE),
             self.chat.rounds(conversation_id),
             self.chat.get(conversation_id),
+            self.chat.versions(conversation_id),
         )
         if self.current_id != conversation_id:
             return None
-        return Opened(conversation, Page(messages, rounds, len(messages) >= PAGE_SIZE))
+        page = Page(messages, rounds, len(messages) >= PAGE_SIZE, tuple(versions))
+        return Opened(conversation, page)
+
+    async def versions(self, conversation_id: str) -> list[VersionPoint]:
+        """The places of a conversation with more than one version."""
+        return [] if self.chat is None else await self.chat.versions(conversation_id)
+
+    async def show_version(self, conversation_id: str, after_id: str | None, number: int) -> None:
+        """Show another version of a place (the shown one is kept)."""
+        if self.chat is not None:
+            await self.chat.show_version(conversation_id, after_id, number)
 
     async def older(self, conversation_id: str, before_id: str) -> Page:
         """The page before message ``before_id``, with the rounds its messages refer to."""
@@ -367,12 +385,27 @@ class ConversationPresenter:
         """Give the background results stored since the model last spoke to the model."""
         return await self._turn(conversation_id, None)
 
-    async def _turn(self, conversation_id: str, text: str | None) -> TurnResult | None:
+    async def regenerate(self, conversation_id: str, message_id: str) -> TurnResult | None:
+        """Answer the user's message at or before ``message_id`` again (the old reply is
+        kept as a version)."""
+        return await self._turn(conversation_id, None, again=message_id)
+
+    async def edit(self, conversation_id: str, message_id: str, text: str) -> TurnResult | None:
+        """Send ``text`` in place of the user's message (the old one is kept as a version)."""
+        return await self._turn(conversation_id, text, again=message_id)
+
+    async def _turn(
+        self, conversation_id: str, text: str | None, *, again: str | None = None
+    ) -> TurnResult | None:
         if self.chat is None:
             return None
         self._sending.add(conversation_id)
         self._screen.busy_changed()
         try:
+            if again is not None:
+                if text is None:
+                    return await self.chat.regenerate(conversation_id, again)
+                return await self.chat.edit(conversation_id, again, text)
             if text is None:
                 return await self.chat.continue_with_result(conversation_id)
             return await self.chat.send(conversation_id, text)

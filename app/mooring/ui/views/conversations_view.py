@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,14 +36,16 @@ from PySide6.QtWidgets import (
 
 from mooring.core.conversation import Conversation, Role
 from mooring.core.errors import KnownError
-from mooring.core.events import MessageDidAppend
+from mooring.core.events import MessageDidAppend, VersionsDidChange
 from mooring.ui.models.conversations import ConversationListModel, ConversationRow, MessageListModel
 from mooring.ui.presenters.conversations import PAGE_SIZE, ConversationPresenter, file_name
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.text import inert
 from mooring.ui.views.chat_notice import ChatNotice
 from mooring.ui.views.composer import Composer
+from mooring.ui.views.rewrites import Rewrites
 from mooring.ui.views.transcript import PADDING, MessageDelegate, TranscriptPane
+from mooring.ui.widgets.find_bar import FindBar
 
 if TYPE_CHECKING:
     from mooring.core.host_api import HostApi
@@ -88,7 +91,13 @@ class ConversationsView(QWidget):
     deletion_done = Signal(str)
     """A deleted conversation (its id) is gone for good (the undo time ran out)."""
 
-    def __init__(self, host: HostApi, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        host: HostApi,
+        parent: QWidget | None = None,
+        *,
+        default_system_prompt: Callable[[], str] = lambda: "",
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("conversations-view")
         self.setAccessibleName("Conversations")
@@ -148,6 +157,8 @@ class ConversationsView(QWidget):
         self.notice_button = self.notice_bar.button
         main_layout.addWidget(self.notice_bar)
         self.pane = TranscriptPane(self.messages, main)
+        self.find_bar = FindBar(self.pane.transcript, main)
+        main_layout.addWidget(self.find_bar)
         self.transcript = self.pane.transcript
         self.copy_button = self.pane.copy_button
         self.arguments_button = self.pane.arguments_button
@@ -172,6 +183,10 @@ class ConversationsView(QWidget):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         choice_row.addWidget(self.model_box)
+        self.system_button = QPushButton("System prompt…", main)
+        self.system_button.setAccessibleName("System prompt")
+        self.system_button.setToolTip("Your instructions to the model in this conversation")
+        choice_row.addWidget(self.system_button)
         choice_row.addStretch(1)
         main_layout.addLayout(choice_row)
         main_layout.addWidget(self.composer)
@@ -202,6 +217,10 @@ class ConversationsView(QWidget):
         self.notice_bar.remedy_requested.connect(self.remedy_requested)
         self.pane.report.connect(self.report)
         self.pane.show_task.connect(self.show_task)
+        self.rewrites = Rewrites(self, default_system_prompt)
+        self.system_button.clicked.connect(
+            lambda: jobs.start(self.rewrites.system_prompt_interactively())
+        )
         self.provider_box.activated.connect(lambda _i: jobs.start(self._provider_chosen()))
         self.model_box.activated.connect(lambda _i: jobs.start(self._model_chosen()))
         model_line = self.model_box.lineEdit()
@@ -225,6 +244,7 @@ class ConversationsView(QWidget):
 
         self._unsubscribers = [
             host.events.on(MessageDidAppend, self._on_appended),
+            host.events.on(VersionsDidChange, self.rewrites.on_versions),
             *self.pane.follow(host.events),
         ]
         if self.presenter.chat is None:
@@ -557,7 +577,9 @@ class ConversationsView(QWidget):
         can_continue = has_chat and not busy and self.messages.continuable()
         self.continue_button.setEnabled(can_continue)
         self.continue_changed.emit(can_continue)
+        self.system_button.setEnabled(has_chat and chosen)
         if ended is not None and ended == self.current_id:
+            self.jobs.start(self.rewrites.refresh_versions(ended))
             self.turn_ended.emit(ended)
 
     def _on_appended(self, event: MessageDidAppend) -> None:

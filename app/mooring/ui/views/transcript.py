@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListView,
+    QMenu,
     QPushButton,
     QSizePolicy,
     QStyle,
@@ -38,7 +39,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mooring.core.conversation import Role, VersionPoint
 from mooring.core.events import ReplyDidStream, TaskDidChange
+from mooring.ui.highlight import CodeBlock, code_blocks
 from mooring.ui.models.conversations import MessageListModel, MessageRole, render
 
 if TYPE_CHECKING:
@@ -140,6 +143,12 @@ class TranscriptPane(QWidget):
     report = Signal(str)
     show_task = Signal(str)
     """The user asked to see a task's card (its record id)."""
+    edit_wanted = Signal(str, str)
+    """(message id, its text): the user wants to send other words in place of their message."""
+    regenerate_wanted = Signal(str)
+    """(message id): answer the user's message at or before it again."""
+    version_wanted = Signal(str, int)
+    """(the id of the message the versions follow, ``""`` for the start; which version)."""
 
     def __init__(self, messages: MessageListModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -162,12 +171,38 @@ class TranscriptPane(QWidget):
         self.stick = StickToBottom(self.transcript)
         self.transcript.installEventFilter(self)
         column.addWidget(self.transcript, stretch=1)
-        card_row = QHBoxLayout()
-        self.copy_button = self._button("Copy message", card_row)
+        message_row = QHBoxLayout()
+        self.copy_button = self._button("Copy message", message_row)
         self.copy_button.setToolTip(
             "Copy the chosen message's text (Ctrl+C in the transcript; Ctrl+Shift+C copies "
             "the last reply)"
         )
+        self.copy_code_button = self._button("Copy code", message_row)
+        self.copy_code_button.setToolTip("Copy a code block of the chosen message")
+        self.code_menu = QMenu(self.copy_code_button)
+        self.code_menu.setAccessibleName("Code blocks")
+        self.edit_button = self._button("Edit…", message_row)
+        self.edit_button.setAccessibleName("Edit message")
+        self.edit_button.setToolTip(
+            "Send other words in place of your chosen message (the first words are kept)"
+        )
+        self.regenerate_button = self._button("Regenerate", message_row)
+        self.regenerate_button.setAccessibleName("Regenerate reply")
+        self.regenerate_button.setToolTip(
+            "Answer the chosen message again (the reply it replaces is kept as a version)"
+        )
+        message_row.addStretch(1)
+        self.previous_version_button = self._button("◀", message_row)
+        self.previous_version_button.setAccessibleName("Previous version")
+        self.previous_version_button.setToolTip("Show the previous version here (Alt+Left)")
+        self.version_label = QLabel(self)
+        self.version_label.setAccessibleName("Version")
+        message_row.addWidget(self.version_label)
+        self.next_version_button = self._button("▶", message_row)
+        self.next_version_button.setAccessibleName("Next version")
+        self.next_version_button.setToolTip("Show the next version here (Alt+Right)")
+        column.addLayout(message_row)
+        card_row = QHBoxLayout()
         self.card_label = QLabel(self)
         self.card_label.setAccessibleName("Tool round")
         self.card_label.setTextFormat(Qt.TextFormat.PlainText)
@@ -181,6 +216,11 @@ class TranscriptPane(QWidget):
         column.addLayout(card_row)
 
         self.copy_button.clicked.connect(self.copy_message)
+        self.copy_code_button.clicked.connect(self._copy_only_code_block)
+        self.edit_button.clicked.connect(self._edit_chosen)
+        self.regenerate_button.clicked.connect(self._regenerate_chosen)
+        self.previous_version_button.clicked.connect(lambda: self.step_version(-1))
+        self.next_version_button.clicked.connect(lambda: self.step_version(+1))
         self.arguments_button.clicked.connect(self.toggle_arguments)
         self.open_task_button.clicked.connect(self._on_open_task)
         self.transcript.verticalScrollBar().valueChanged.connect(self._on_scrolled)
@@ -220,6 +260,7 @@ class TranscriptPane(QWidget):
             self.messages.show(conversation_id, [])
             return
         self.messages.show(conversation_id, page.messages, page.rounds, has_older=page.has_older)
+        self.messages.set_versions(page.versions)
         self.transcript.scrollToBottom()
 
     def prepend(self, conversation_id: str, page: Page) -> None:
@@ -263,6 +304,12 @@ class TranscriptPane(QWidget):
             if event.matches(QKeySequence.StandardKey.Copy):
                 self.copy_message()
                 return True
+            if event.modifiers() == Qt.KeyboardModifier.AltModifier and event.key() in (
+                Qt.Key.Key_Left,
+                Qt.Key.Key_Right,
+            ):
+                self.step_version(-1 if event.key() == Qt.Key.Key_Left else +1)
+                return True
             row = self._current_card_row()
             if row >= 0 and not event.modifiers():
                 if event.key() == Qt.Key.Key_Space:
@@ -302,7 +349,80 @@ class TranscriptPane(QWidget):
         self.report.emit("Last reply copied.")
         return True
 
+    # -- versions, edits, code ----------------------------------------------------------------
+
+    def _chosen(self) -> tuple[str, str, Role, VersionPoint | None] | None:
+        """The chosen message: id, text, author, and its place among versions."""
+        index = self.transcript.currentIndex()
+        if not index.isValid():
+            return None
+        return (
+            str(index.data(MessageRole.ID)),
+            str(index.data(MessageRole.TEXT) or ""),
+            Role(index.data(MessageRole.ROLE)),  # Qt hands the enum back as its value
+            index.data(MessageRole.VERSION),
+        )
+
+    def step_version(self, step: int) -> bool:
+        """Show the previous (-1) or next (+1) version of the chosen message's place; whether
+        there is one."""
+        chosen = self._chosen()
+        point = chosen[3] if chosen is not None else None
+        if point is None or not 1 <= point.shown + step <= point.count:
+            return False
+        self.version_wanted.emit(point.after_message_id or "", point.shown + step)
+        return True
+
+    def _edit_chosen(self) -> None:
+        chosen = self._chosen()
+        if chosen is not None and chosen[2] is Role.USER:
+            self.edit_wanted.emit(chosen[0], chosen[1])
+
+    def _regenerate_chosen(self) -> None:
+        chosen = self._chosen()
+        if chosen is not None:
+            self.regenerate_wanted.emit(chosen[0])
+
+    def _code_blocks(self) -> list[CodeBlock]:
+        chosen = self._chosen()
+        if chosen is None or chosen[2] is not Role.ASSISTANT:
+            return []
+        return code_blocks(render(chosen[1], markdown=True))
+
+    def _copy_only_code_block(self) -> None:
+        blocks = self._code_blocks()
+        if len(blocks) == 1:
+            self.copy_code(blocks[0])
+
+    def copy_code(self, block: CodeBlock) -> None:
+        """Put one code block's text on the clipboard, exactly as written in the message."""
+        QGuiApplication.clipboard().setText(block.text)
+        self.report.emit("Code copied.")
+
+    def _update_message_bar(self) -> None:
+        chosen = self._chosen()
+        role = chosen[2] if chosen is not None else None
+        self.edit_button.setEnabled(role is Role.USER)
+        self.regenerate_button.setEnabled(role in (Role.USER, Role.ASSISTANT))
+        blocks = self._code_blocks()
+        self.copy_code_button.setEnabled(bool(blocks))
+        self.code_menu.clear()
+        for number, block in enumerate(blocks, start=1):
+            first = block.text.strip().splitlines()[0][:40] if block.text.strip() else ""
+            words = f"Block {number}" + (f" ({block.language})" if block.language else "")
+            action = self.code_menu.addAction(f"{words}: {first}")
+            action.triggered.connect(lambda _c=False, b=block: self.copy_code(b))
+        # Several blocks: the button opens their menu (Space or a click); one: it copies it.
+        self.copy_code_button.setMenu(self.code_menu if len(blocks) > 1 else None)  # type: ignore[arg-type]  # None detaches it
+        point = chosen[3] if chosen is not None else None
+        self.version_label.setText(f"{point.shown} of {point.count}" if point else "")
+        for widget in (self.previous_version_button, self.version_label, self.next_version_button):
+            widget.setVisible(point is not None)
+        self.previous_version_button.setEnabled(point is not None and point.shown > 1)
+        self.next_version_button.setEnabled(point is not None and point.shown < point.count)
+
     def _update_card_bar(self) -> None:
+        self._update_message_bar()
         index = self.transcript.currentIndex()
         self.copy_button.setEnabled(index.isValid() and bool(index.data(MessageRole.TEXT)))
         row = self._current_card_row()
