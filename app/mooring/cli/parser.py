@@ -267,6 +267,36 @@ def _tools_show(tools_show: argparse.ArgumentParser) -> None:
     tools_show.add_argument("tool", help="the tool's name")
 
 
+def _prompts(prompts: argparse.ArgumentParser) -> None:
+    """``mooring prompts``."""
+    _subcommands(
+        prompts,
+        "prompts_command",
+        "ACTION",
+        (
+            ("list", "list the prompts servers offer", _prompts_list),
+            ("get", "a prompt's messages, with its arguments filled in", _prompts_get),
+        ),
+    )
+
+
+def _prompts_list(prompts_list: argparse.ArgumentParser) -> None:
+    prompts_list.add_argument(
+        "server", nargs="?", help="only this server's prompts (default: every server)"
+    )
+
+
+def _prompts_get(prompts_get: argparse.ArgumentParser) -> None:
+    prompts_get.add_argument("server", help="the server's name")
+    prompts_get.add_argument("name", help="the prompt's name")
+    prompts_get.add_argument(
+        "--arg",
+        action="append",
+        metavar="NAME=VALUE",
+        help="an argument of the prompt (repeat for each)",
+    )
+
+
 def _call(call: argparse.ArgumentParser) -> None:
     """``mooring call``."""
     call.add_argument("server", help="the server's name")
@@ -633,6 +663,7 @@ COMMANDS: tuple[tuple[str, str, Fill | None], ...] = (
     ("doctor", "check the database, keyring, notifications and Qt; say what to fix", None),
     ("servers", "manage MCP servers", _servers),
     ("tools", "inspect tools", _tools),
+    ("prompts", "the prompts servers offer", _prompts),
     ("call", "call a tool; follow its task to the end", _call),
     ("accounts", "server accounts", _accounts),
     ("rules", "approval rules", _rules),

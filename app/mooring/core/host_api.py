@@ -22,6 +22,7 @@ from mooring.core.chat import ProviderConfig, TurnResult
 from mooring.core.conversation import Conversation, ConversationRound, Message, SearchHit
 from mooring.core.events import AnswerDidSettle, EventBus
 from mooring.core.issues import Issue
+from mooring.core.library import Attachment, PromptInfo, PromptText, ResourceInfo
 from mooring.core.ports import ConnectionStatus, OpenUrl
 from mooring.core.providers import ProviderAdded, ProviderDraft, ProviderView, Verdict
 from mooring.core.resources import ResourceView
@@ -197,6 +198,29 @@ class RuleDeskApi(Protocol):
         ...
 
 
+class LibraryApi(Protocol):
+    """The prompts and resources servers offer (the host's ``library`` part). Their texts come
+    from servers: a face shows them inert."""
+
+    async def prompts(self, server: str | None = None) -> list[PromptInfo]:
+        """The prompts of one server (by alias), or of every server that can be reached now."""
+        ...
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str] | None = None
+    ) -> PromptText:
+        """A prompt's messages with these arguments (a ``KnownError`` when it cannot be had)."""
+        ...
+
+    async def resources(self, server: str | None = None) -> list[ResourceInfo]:
+        """The resources and resource templates of one server, or of every server reachable."""
+        ...
+
+    async def attach(self, server: str, uri: str) -> Attachment:
+        """Read a resource to attach to a message (its text, size-limited)."""
+        ...
+
+
 class HostApi(Protocol):
     """The host's views and actions, as every face reaches them."""
 
@@ -220,6 +244,11 @@ class HostApi(Protocol):
     @property
     def rule_desk(self) -> RuleDeskApi:
         """Approval rules."""
+        ...
+
+    @property
+    def library(self) -> LibraryApi:
+        """Servers' prompts and resources."""
         ...
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -472,5 +501,6 @@ PART_CALLS: Mapping[str, frozenset[str]] = {
     "chat": calls_of(ChatApi),
     "provider_desk": calls_of(ProviderDeskApi),
     "rule_desk": calls_of(RuleDeskApi),
+    "library": calls_of(LibraryApi),
 }
 """Each part's methods a face may call (``"chat.send"``)."""
