@@ -114,8 +114,11 @@ class ChatApi(Protocol):
         """The conversation's record as ``json`` or ``md``."""
         ...
 
-    async def send(self, conversation_id: str, text: str) -> TurnResult:
-        """Store the user's message and run a model turn on it."""
+    async def send(
+        self, conversation_id: str, text: str, *, attachments: Sequence[Attachment] = ()
+    ) -> TurnResult:
+        """Store the user's message (with the text of the resources attached to it) and run a
+        model turn on it."""
         ...
 
     async def continue_with_result(self, conversation_id: str) -> TurnResult:

@@ -6,6 +6,7 @@ Every text here came from a server: faces show it inert (never as rich text or m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -149,3 +150,17 @@ class Attachment:
 
 ATTACHMENT_LIMIT: Final = 32_000
 """At most this many characters of an attached resource go to the model."""
+
+
+def with_attachments(text: str, attachments: Sequence[Attachment]) -> str:
+    """A user's message with the text of the resources attached to it: after the message, each
+    marked as a resource (its server and URI, and whether it was cut) so neither the model nor
+    a reader takes it for the user's own words."""
+    parts = [text] if text else []
+    for attached in attachments:
+        cut = f", cut at {ATTACHMENT_LIMIT:,} characters" if attached.truncated else ""
+        parts.append(
+            f"[Attached resource {attached.server_alias}:{attached.uri}{cut}]\n"
+            f"{attached.text}\n[End of {attached.uri}]"
+        )
+    return "\n\n".join(parts)

@@ -70,6 +70,7 @@ from mooring.ui.models.conversations import (
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.remedies import remedy_action, remedy_words
 from mooring.ui.text import inert
+from mooring.ui.widgets.composer_picker import ComposerPicker
 
 if TYPE_CHECKING:
     from mooring.core.chat import TurnResult
@@ -339,6 +340,7 @@ class ConversationsView(QWidget):
         self.composer.setTabChangesFocus(True)
         self.composer.setMaximumHeight(120)
         self.setFocusProxy(self.composer)
+        self.picker = ComposerPicker(self.composer, lambda: host.library, self.report.emit)
         choice_row = QHBoxLayout()
         self.provider_box = QComboBox(main)
         self.provider_box.setAccessibleName("Provider")
@@ -359,6 +361,7 @@ class ConversationsView(QWidget):
         choice_row.addWidget(self.model_box)
         choice_row.addStretch(1)
         main_layout.addLayout(choice_row)
+        main_layout.addWidget(self.picker.row)
         main_layout.addWidget(self.composer)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -949,11 +952,13 @@ class ConversationsView(QWidget):
         self.composer.clear()
         self.stick.at_bottom = True
         self._update_buttons(sending=True)
+        attached = self.picker.take_attachments()
         try:
-            result = await self.chat.send(conversation_id, text)
+            result = await self.chat.send(conversation_id, text, attachments=attached)
         except KnownError as exc:
             if not self.composer.toPlainText():
                 self.composer.setPlainText(text)  # nothing was stored: nothing is lost
+                self.picker.attach(*attached)
             self.show_notice(error_text(exc), (exc.remedy, exc.subject))
             return
         finally:
