@@ -282,7 +282,7 @@ def _prompts(prompts: argparse.ArgumentParser) -> None:
 
 def _prompts_list(prompts_list: argparse.ArgumentParser) -> None:
     prompts_list.add_argument(
-        "server", nargs="?", help="only this server's prompts (default: every server)"
+        "server", nargs="?", help="only this server's (default: every server)"
     )
 
 
@@ -294,6 +294,16 @@ def _prompts_get(prompts_get: argparse.ArgumentParser) -> None:
         action="append",
         metavar="NAME=VALUE",
         help="an argument of the prompt (repeat for each)",
+    )
+
+
+def _resources(resources: argparse.ArgumentParser) -> None:
+    """``mooring resources``."""
+    _subcommands(
+        resources,
+        "resources_command",
+        "ACTION",
+        (("list", "list the resources and resource templates servers offer", _prompts_list),),
     )
 
 
@@ -557,6 +567,13 @@ def _chat(chat: argparse.ArgumentParser) -> None:
         help="follow any task the reply started to its end, then continue with its result",
     )
     chat.add_argument("--timeout", type=float, metavar="S", help="with --wait: stop after S s")
+    chat.add_argument(
+        "--attach",
+        action="append",
+        metavar="SERVER:URI",
+        help="send a server's resource with the message (its text, at most 32,000 characters; "
+        "repeat for more)",
+    )
 
 
 def _conversations(conv: argparse.ArgumentParser) -> None:
@@ -664,6 +681,7 @@ COMMANDS: tuple[tuple[str, str, Fill | None], ...] = (
     ("servers", "manage MCP servers", _servers),
     ("tools", "inspect tools", _tools),
     ("prompts", "the prompts servers offer", _prompts),
+    ("resources", "the resources servers offer (chat --attach sends one)", _resources),
     ("call", "call a tool; follow its task to the end", _call),
     ("accounts", "server accounts", _accounts),
     ("rules", "approval rules", _rules),

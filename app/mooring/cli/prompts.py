@@ -1,4 +1,5 @@
-"""``mooring prompts list [SERVER]`` and ``mooring prompts get SERVER NAME --arg k=v``."""
+"""``mooring prompts list [SERVER]``, ``mooring prompts get SERVER NAME --arg k=v`` and
+``mooring resources list [SERVER]``."""
 
 from __future__ import annotations
 
@@ -45,4 +46,19 @@ async def get_prompt(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     for message in text.messages:
         ctx.say(f"[{message.role}]")
         ctx.say(message.text)
+    return ExitCode.OK
+
+
+async def list_resources(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """The resources and resource templates of one server, or of every server reachable."""
+    resources = await ctx.host.library.resources(args.server)
+    if ctx.as_json:
+        ctx.say(json.dumps([asdict(r) for r in resources], indent=2))
+        return ExitCode.OK
+    if not resources:
+        ctx.say("No resources." if args.server else "No server that can be reached has resources.")
+    for resource in resources:
+        kind = " (template)" if resource.template else ""
+        about = (resource.description or resource.title or resource.name).strip().splitlines()
+        ctx.say(f"{resource.label}{kind}  {''.join(about[:1])}")
     return ExitCode.OK
