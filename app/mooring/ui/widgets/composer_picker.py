@@ -245,7 +245,8 @@ class ComposerPicker(QObject):
             if not accepted:
                 return
         text = await self._library().get_prompt(chosen.server_alias, chosen.name, arguments)
-        self.composer.setPlainText(text.text)
+        # The server's words, shown and then sent: control and bidi characters made visible.
+        self.composer.setPlainText(inert(text.text, multiline=True))
         self.composer.moveCursor(QTextCursor.MoveOperation.End)
         self.composer.setFocus()
         self.prompt_filled.emit(chosen.label)
