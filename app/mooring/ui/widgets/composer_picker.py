@@ -196,6 +196,8 @@ class ComposerPicker(QObject):
         self.attached_label.setWordWrap(True)
         row.addWidget(self.attached_label, stretch=1)
         self.clear_button = QPushButton("Remove attachments", self.row)
+        self.clear_button.setAccessibleName("Remove attachments")
+        self.clear_button.setToolTip("Send the next message without the attached resources")
         self.clear_button.clicked.connect(self.clear_attachments)
         row.addWidget(self.clear_button)
         self.row.hide()
