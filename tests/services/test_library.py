@@ -4,6 +4,9 @@ at the limit; a server without prompts or out of reach lists nothing, or says wh
 
 from __future__ import annotations
 
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -12,11 +15,15 @@ from mcp.server.mcpserver import Context, MCPServer
 
 from mooring.core.errors import KnownError
 from mooring.core.events import LibraryDidChange
+from mooring.core.ids import new_id
 from mooring.core.library import ATTACHMENT_LIMIT
+from mooring.core.servers import ServerDefinition, Transport
 from tests.helpers.inprocess import InProcessServers, inprocess_definition
 from tests.services.conftest import HostFactory
 
 pytestmark = pytest.mark.anyio
+
+PEER = Path(__file__).resolve().parents[1] / "mcp" / "peers" / "legacy_tasks_server.py"
 
 
 def shelf_server() -> MCPServer[Any]:
@@ -118,3 +125,27 @@ async def test_a_server_without_prompts_lists_none_and_one_out_of_reach_says_why
         await host.host.library.prompts("gone")
     with pytest.raises(KnownError, match="No prompt of bare called 'missing'"):
         await host.host.library.get_prompt("bare", "missing")
+
+
+async def test_a_2025_server_s_changed_prompt_list_is_read_again_too(
+    hosts: HostFactory, tmp_path: Path
+) -> None:
+    host = await hosts()
+    definition = ServerDefinition(
+        id=new_id(),
+        alias="legacy",
+        transport=Transport.STDIO,
+        command=sys.executable,
+        args=(str(PEER), f"--store={tmp_path / 'store.json'}", "--grow"),
+        created_at=datetime.now(UTC),
+    )
+    await host.store.add_server(definition)
+    library = host.host.library
+    assert await library.prompts("legacy") == []
+
+    changed = anyio.Event()
+    host.events.on(LibraryDidChange, lambda event: changed.set())
+    await host.host.call(definition, "grow_tools", {"name": "fresh"})
+    with anyio.fail_after(30):
+        await changed.wait()  # notifications/prompts/list_changed
+    assert [p.name for p in await library.prompts("legacy")] == ["fresh"]
