@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from tests.e2e.conftest import Cli, add_demo
+from tests.e2e.test_tool_show import RAW
 from tests.helpers.node_peers import everything_server, node
+from tests.mcp.servers import PEERS
 
 
 def test_prompts_list_names_the_demo_prompt_and_its_arguments(cli: Cli, tmp_path: Path) -> None:
@@ -96,3 +99,20 @@ def test_an_everything_prompt_s_embedded_resources_come_as_text_or_a_description
         "resourceId=2",
     )
     assert blob["messages"][1]["text"] == "[binary resource demo://resource/dynamic/blob/2]"
+
+
+def test_a_hostile_prompt_is_shown_inert_and_json_keeps_it(cli: Cli) -> None:
+    hostile = f"--arg={PEERS / 'hostile_server.py'}"
+    assert cli.run("servers", "add", "h", "--command", sys.executable, hostile).returncode == 0
+
+    listed = cli.run("prompts", "list", "h")
+    assert listed.returncode == 0, listed.stderr
+    assert "h/whisper\\x1b[5m  Prompts <b>\\x1b[2J\\x1b[Hbad\\x1b]0;pwned\\x07" in listed.stdout
+    got = cli.run("prompts", "get", "h", "whisper\x1b[5m", "--arg", "topic=x")
+    assert got.returncode == 0, got.stderr
+    assert "About x \\x1b[2J\\x1b[Hbad" in got.stdout
+    assert "<U+202E>txt.exe" in got.stdout
+    assert not any(char in listed.stdout + got.stdout + got.stderr for char in RAW)
+
+    [prompt] = cli.json("prompts", "list", "h")
+    assert prompt["name"] == "whisper\x1b[5m"  # exact for scripts

@@ -16,7 +16,9 @@ from pytestqt.qtbot import QtBot
 from mooring.core.host_api import HostApi
 from mooring.core.views import ServerSpec
 from mooring.ui.widgets.composer_picker import PickerDialog, PromptArgumentsDialog
+from tests.e2e.test_tool_show import RAW
 from tests.helpers.scripted_model import ScriptedModel
+from tests.mcp.servers import PEERS
 from tests.ui.conftest import until
 from tests.ui.test_conversations import open_chat, wait_turn
 
@@ -110,3 +112,39 @@ async def test_at_attaches_a_resource_whose_text_the_model_receives_and_the_mess
         assert view.current_id is not None
         [stored, _reply] = await chat.messages(view.current_id)
         assert stored.content == user  # kept with the message: a reload gives it again
+
+
+async def test_a_hostile_prompt_is_listed_and_fills_the_composer_inert(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    async with open_chat(tmp_path, qtbot, ScriptedModel()) as (_window, view, _chat):
+        hostile = (str(PEERS / "hostile_server.py"),)
+        await view.host.add_server(ServerSpec(alias="h", command=sys.executable, args=hostile))
+        opened: list[QDialog] = []
+        filled: list[str] = []
+        view.picker.dialog_opened.connect(opened.append)
+        view.picker.prompt_filled.connect(filled.append)
+
+        QTest.keyClicks(view.composer, "/")
+        await until(lambda: bool(opened), view.picker.dialog_opened)
+        picker = opened[0]
+        assert isinstance(picker, PickerDialog)
+        [row] = [picker.list.item(r).text() for r in range(picker.list.count())]
+        assert row.startswith("h/whisper\\x1b[5m  —  Prompts <b>\\x1b[2J\\x1b[Hbad")
+        assert not any(char in row for char in RAW)
+        QTest.keyClick(picker.filter_edit, Qt.Key.Key_Return)
+
+        await until(lambda: len(opened) == 2, view.picker.dialog_opened)
+        form = opened[1]
+        assert isinstance(form, PromptArgumentsDialog)
+        assert "\x1b" not in form.windowTitle()
+        topic = form.form.inputs["topic"]
+        assert isinstance(topic, QLineEdit)
+        topic.setText("x")
+        form._on_ok()
+
+        await until(lambda: bool(filled), view.picker.prompt_filled)
+        text = view.composer.toPlainText()
+        assert text.startswith("About x \\x1b[2J\\x1b[Hbad")
+        assert "<U+202E>txt.exe" in text
+        assert not any(char in text for char in RAW)
