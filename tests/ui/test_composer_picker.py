@@ -15,8 +15,9 @@ from pytestqt.qtbot import QtBot
 
 from mooring.core.host_api import HostApi
 from mooring.core.views import ServerSpec
-from mooring.ui.widgets.composer_picker import PickerDialog, PromptArgumentsDialog
+from mooring.ui.widgets.composer_picker import PickerDialog, ValuesDialog
 from tests.e2e.test_tool_show import RAW
+from tests.helpers.node_peers import everything_server, node
 from tests.helpers.scripted_model import ScriptedModel
 from tests.mcp.servers import PEERS
 from tests.ui.conftest import until
@@ -55,7 +56,7 @@ async def test_slash_then_a_prompt_with_arguments_fills_the_composer_with_its_te
 
         await until(lambda: len(opened) == 2, view.picker.dialog_opened)
         form = opened[1]
-        assert isinstance(form, PromptArgumentsDialog)
+        assert isinstance(form, ValuesDialog)
         assert set(form.form.inputs) == {"path", "focus"}
         form._on_ok()  # without the required path: refused, the form stays open
         assert form.isVisible()
@@ -136,7 +137,7 @@ async def test_a_hostile_prompt_is_listed_and_fills_the_composer_inert(
 
         await until(lambda: len(opened) == 2, view.picker.dialog_opened)
         form = opened[1]
-        assert isinstance(form, PromptArgumentsDialog)
+        assert isinstance(form, ValuesDialog)
         assert "\x1b" not in form.windowTitle()
         topic = form.form.inputs["topic"]
         assert isinstance(topic, QLineEdit)
@@ -148,3 +149,34 @@ async def test_a_hostile_prompt_is_listed_and_fills_the_composer_inert(
         assert text.startswith("About x \\x1b[2J\\x1b[Hbad")
         assert "<U+202E>txt.exe" in text
         assert not any(char in text for char in RAW)
+
+
+async def test_at_then_a_resource_template_asks_for_its_variables_and_attaches_what_it_names(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    async with open_chat(tmp_path, qtbot, ScriptedModel()) as (_window, view, _chat):
+        args = (str(everything_server()), "stdio")
+        await view.host.add_server(ServerSpec(alias="everything", command=node(), args=args))
+        opened: list[QDialog] = []
+        view.picker.dialog_opened.connect(opened.append)
+
+        QTest.keyClicks(view.composer, "@")
+        await until(lambda: bool(opened), view.picker.dialog_opened)
+        picker = opened[0]
+        assert isinstance(picker, PickerDialog)
+        QTest.keyClicks(picker.filter_edit, "dynamic/text/")
+        QTest.keyClick(picker.filter_edit, Qt.Key.Key_Return)
+
+        await until(lambda: len(opened) == 2, view.picker.dialog_opened)
+        form = opened[1]
+        assert isinstance(form, ValuesDialog)
+        assert list(form.form.inputs) == ["resourceId"]
+        field = form.form.inputs["resourceId"]
+        assert isinstance(field, QLineEdit)
+        field.setText("7")
+        form._on_ok()
+
+        await until(lambda: bool(view.picker.attachments), view.picker.attachments_changed)
+        [attached] = view.picker.attachments
+        assert attached.uri == "demo://resource/dynamic/text/7"
+        assert attached.text.startswith("Resource 7: This is a plaintext resource")

@@ -6,7 +6,9 @@ Every text here came from a server: faces show it inert (never as rich text or m
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+import urllib.parse
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -135,6 +137,41 @@ def content_text(block: dict[str, Any]) -> str:
                 return f"[resource {resource.get('uri', '')}]\n{resource['text']}"
             return f"[binary resource {resource.get('uri', '')}]"
     return f"[{kind or 'unknown'} content]"
+
+
+_VARIABLE = re.compile(r"\{([^{}]+)\}")
+
+
+def template_variables(uri: str) -> list[str]:
+    """The variables of a resource template (RFC 6570 simple expressions: ``{task_id}``;
+    an operator is dropped, ``{a,b}`` gives both), in order, each once."""
+    names: list[str] = []
+    for expression in _VARIABLE.findall(uri):
+        for name in expression.lstrip("+#./;?&").split(","):
+            name = name.strip().rstrip("*").split(":")[0]
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def expand_template(uri: str, values: Mapping[str, str]) -> str:
+    """A resource template with its simple variables filled in (each value percent-encoded)."""
+
+    def fill(match: re.Match[str]) -> str:
+        names = [n.strip().rstrip("*").split(":")[0] for n in match.group(1).split(",")]
+        return ",".join(urllib.parse.quote(values.get(n, ""), safe="") for n in names)
+
+    return _VARIABLE.sub(fill, uri)
+
+
+def template_schema(resource: ResourceInfo) -> dict[str, Any]:
+    """A JSON schema of a resource template's variables (all required strings), for a form."""
+    names = template_variables(resource.uri)
+    return {
+        "type": "object",
+        "properties": {name: {"type": "string", "title": name} for name in names},
+        "required": names,
+    }
 
 
 @dataclass(frozen=True, slots=True)

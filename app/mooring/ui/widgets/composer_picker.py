@@ -38,6 +38,8 @@ from mooring.core.library import (
     PromptInfo,
     ResourceInfo,
     arguments_schema,
+    expand_template,
+    template_schema,
 )
 from mooring.ui.qt_async import Jobs, wait_dialog
 from mooring.ui.text import inert, plain_tooltip
@@ -130,19 +132,22 @@ class PickerDialog(QDialog):
             self.accept()
 
 
-class PromptArgumentsDialog(QDialog):
-    """A prompt's arguments as a form; OK only once the required ones are filled in."""
+class ValuesDialog(QDialog):
+    """A prompt's arguments, or a resource template's variables, as a form; OK only once the
+    required ones are filled in."""
 
-    def __init__(self, prompt: PromptInfo, parent: QWidget | None) -> None:
+    def __init__(
+        self, title: str, about_text: str, schema: dict[str, Any], parent: QWidget | None
+    ) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Prompt {inert(prompt.label, limit=80)}")
-        self.setObjectName("prompt-arguments")
+        self.setWindowTitle(inert(title, limit=100))
+        self.setObjectName("picker-values")
         layout = QVBoxLayout(self)
-        about = QLabel(inert(prompt.description or prompt.title, limit=600, multiline=True), self)
+        about = QLabel(inert(about_text, limit=600, multiline=True), self)
         about.setTextFormat(Qt.TextFormat.PlainText)
         about.setWordWrap(True)
         layout.addWidget(about)
-        self.form = SchemaForm(fields_of(arguments_schema(prompt)), self)
+        self.form = SchemaForm(fields_of(schema), self)
         layout.addWidget(self.form)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
@@ -150,7 +155,7 @@ class PromptArgumentsDialog(QDialog):
         buttons.accepted.connect(self._on_ok)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        self.arguments: dict[str, str] = {}
+        self.values: dict[str, str] = {}
         first = next(iter(self.form.inputs.values()), None)
         if first is not None:
             first.setFocus()
@@ -160,7 +165,7 @@ class PromptArgumentsDialog(QDialog):
             content = self.form.checked_content()
         except InvalidAnswer:
             return  # the form shows what to fix
-        self.arguments = {name: str(value) for name, value in content.items()}
+        self.values = {name: str(value) for name, value in content.items()}
         self.accept()
 
 
@@ -240,9 +245,11 @@ class ComposerPicker(QObject):
             return
         arguments: dict[str, str] = {}
         if chosen.arguments:
-            form = PromptArgumentsDialog(chosen, self.composer.window())
+            about = chosen.description or chosen.title
+            schema = arguments_schema(chosen)
+            form = ValuesDialog(f"Prompt {chosen.label}", about, schema, self.composer.window())
             accepted = await wait_dialog(form, self.dialog_opened.emit)
-            arguments = form.arguments
+            arguments = form.values
             form.deleteLater()
             if not accepted:
                 return
@@ -256,17 +263,35 @@ class ComposerPicker(QObject):
     # -- resources -----------------------------------------------------------------------------
 
     async def choose_resource(self) -> None:
-        """List every reachable server's resources (not templates: they need a URI made);
-        the chosen one is read and attached to the next message."""
-        listed = [r for r in await self._library().resources() if not r.template]
-        choices = [Choice(r.label, r.description or r.title or r.name, r) for r in listed]
+        """List every reachable server's resources and resource templates (a template's
+        variables are asked for in a form); the chosen one is read and attached to the next
+        message."""
+        choices = [
+            Choice(
+                r.label + (" (template)" if r.template else ""),
+                r.description or r.title or r.name,
+                r,
+            )
+            for r in await self._library().resources()
+        ]
         picker = PickerDialog("Resources", choices, self.composer.window())
         chosen = picker.chosen() if await wait_dialog(picker, self.dialog_opened.emit) else None
         picker.deleteLater()
         if not isinstance(chosen, ResourceInfo):
             self.composer.insertPlainText("@")
             return
-        attachment = await self._library().attach(chosen.server_alias, chosen.uri)
+        uri = chosen.uri
+        if chosen.template:
+            about = chosen.description or chosen.title or chosen.name
+            schema = template_schema(chosen)
+            form = ValuesDialog(chosen.label, about, schema, self.composer.window())
+            accepted = await wait_dialog(form, self.dialog_opened.emit)
+            values = form.values
+            form.deleteLater()
+            if not accepted:
+                return
+            uri = expand_template(uri, values)
+        attachment = await self._library().attach(chosen.server_alias, uri)
         self.attach(attachment)
         if attachment.truncated:
             self._report(
