@@ -89,6 +89,9 @@ class _PollingOnly:
     def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
         self._inner.add_tools_listener(listener)
 
+    def add_lists_listener(self, listener: Callable[[str, str | None, str], None]) -> None:
+        self._inner.add_lists_listener(listener)
+
     def secrets_changed(self, server_id: str) -> None:
         self._inner.secrets_changed(server_id)
 

@@ -25,10 +25,26 @@ from mooring.core.conversation import Role
 from mooring.core.errors import KnownError
 from mooring.core.events import Event, MessageDidAppend, ReplyDidStream
 from mooring.core.host_api import ChatApi
+from mooring.core.library import ATTACHMENT_LIMIT, Attachment
 from mooring.core.tasks.states import LocalState
 
 MAX_WAITED_TURNS = 8
 """Tasks followed and continued from, one after another, in one ``--wait`` at most."""
+
+
+async def _attachment(ctx: CliContext, given: str) -> Attachment:
+    """``SERVER:URI`` read from its server (the URI may hold colons of its own)."""
+    server, colon, uri = given.partition(":")
+    if not colon or not server or not uri:
+        raise KnownError(
+            f"--attach {given!r} is not SERVER:URI.",
+            hint="For example: --attach demo:mooring-demo://samples",
+            code="usage",
+        )
+    attached = await ctx.host.library.attach(server, uri)
+    if attached.truncated and not ctx.as_json:
+        ctx.warn(f"{given}: only its first {ATTACHMENT_LIMIT:,} characters are sent")
+    return attached
 
 
 async def chat(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
@@ -46,10 +62,12 @@ async def chat(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
         if not ctx.as_json:
             ctx.warn(f"conversation {conversation.id}")
 
+    attachments = [await _attachment(ctx, given) for given in args.attach or []]
+
     turns: list[TurnResult] = []
     waiting = False
     with _shown(ctx, conversation.id), _stop_on_interrupt(ctx, service, conversation.id):
-        turns.append(await service.send(conversation.id, text))
+        turns.append(await service.send(conversation.id, text, attachments=attachments))
         if args.wait:
             waiting = await _wait_and_continue(
                 ctx, service, conversation.id, turns, give_up_after=args.timeout

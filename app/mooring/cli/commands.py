@@ -23,6 +23,9 @@ HANDLERS: dict[tuple[str, str | None], str] = {
     ("servers", "import"): "servers:import_file",
     ("tools", "list"): "servers:list_tools",
     ("tools", "show"): "tool_show:show_tool",
+    ("prompts", "list"): "prompts:list_prompts",
+    ("prompts", "get"): "prompts:get_prompt",
+    ("resources", "list"): "prompts:list_resources",
     ("call", None): "tasks:call",
     ("accounts", "list"): "accounts:list_accounts",
     ("accounts", "add"): "accounts:add_account",
@@ -68,6 +71,8 @@ HANDLERS: dict[tuple[str, str | None], str] = {
 HEADLESS = {
     "servers",
     "tools",
+    "prompts",
+    "resources",
     "call",
     "tasks",
     "rules",

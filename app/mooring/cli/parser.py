@@ -267,6 +267,46 @@ def _tools_show(tools_show: argparse.ArgumentParser) -> None:
     tools_show.add_argument("tool", help="the tool's name")
 
 
+def _prompts(prompts: argparse.ArgumentParser) -> None:
+    """``mooring prompts``."""
+    _subcommands(
+        prompts,
+        "prompts_command",
+        "ACTION",
+        (
+            ("list", "list the prompts servers offer", _prompts_list),
+            ("get", "a prompt's messages, with its arguments filled in", _prompts_get),
+        ),
+    )
+
+
+def _prompts_list(prompts_list: argparse.ArgumentParser) -> None:
+    prompts_list.add_argument(
+        "server", nargs="?", help="only this server's (default: every server)"
+    )
+
+
+def _prompts_get(prompts_get: argparse.ArgumentParser) -> None:
+    prompts_get.add_argument("server", help="the server's name")
+    prompts_get.add_argument("name", help="the prompt's name")
+    prompts_get.add_argument(
+        "--arg",
+        action="append",
+        metavar="NAME=VALUE",
+        help="an argument of the prompt (repeat for each)",
+    )
+
+
+def _resources(resources: argparse.ArgumentParser) -> None:
+    """``mooring resources``."""
+    _subcommands(
+        resources,
+        "resources_command",
+        "ACTION",
+        (("list", "list the resources and resource templates servers offer", _prompts_list),),
+    )
+
+
 def _call(call: argparse.ArgumentParser) -> None:
     """``mooring call``."""
     call.add_argument("server", help="the server's name")
@@ -527,6 +567,13 @@ def _chat(chat: argparse.ArgumentParser) -> None:
         help="follow any task the reply started to its end, then continue with its result",
     )
     chat.add_argument("--timeout", type=float, metavar="S", help="with --wait: stop after S s")
+    chat.add_argument(
+        "--attach",
+        action="append",
+        metavar="SERVER:URI",
+        help="send a server's resource with the message (its text, at most 32,000 characters; "
+        "repeat for more)",
+    )
 
 
 def _conversations(conv: argparse.ArgumentParser) -> None:
@@ -680,6 +727,8 @@ COMMANDS: tuple[tuple[str, str, Fill | None], ...] = (
     ("doctor", "check the database, keyring, notifications and Qt; say what to fix", None),
     ("servers", "manage MCP servers", _servers),
     ("tools", "inspect tools", _tools),
+    ("prompts", "the prompts servers offer", _prompts),
+    ("resources", "the resources servers offer (chat --attach sends one)", _resources),
     ("call", "call a tool; follow its task to the end", _call),
     ("accounts", "server accounts", _accounts),
     ("rules", "approval rules", _rules),

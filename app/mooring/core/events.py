@@ -97,6 +97,15 @@ class ToolsDidChange:
 
 
 @dataclass(frozen=True, slots=True)
+class LibraryDidChange:
+    """A server said its prompts or resources changed (``kind``: ``"prompts"`` or
+    ``"resources"``): read them again."""
+
+    server_id: str
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
 class MessageDidAppend:
     """A message was stored in a conversation (a user's, a reply, a tool result, a follow-up)."""
 
@@ -181,6 +190,7 @@ Event = (
     | IssueDidChange
     | ConnectionDidChange
     | ToolsDidChange
+    | LibraryDidChange
     | MessageDidAppend
     | ReplyDidStream
     | TurnDidStart

@@ -28,6 +28,7 @@ from mooring.core.conversation import (
 )
 from mooring.core.events import AnswerDidSettle, EventBus
 from mooring.core.issues import Issue
+from mooring.core.library import Attachment, PromptInfo, PromptText, ResourceInfo
 from mooring.core.ports import ConnectionStatus, OpenUrl
 from mooring.core.providers import ProviderAdded, ProviderDraft, ProviderView, Verdict
 from mooring.core.resources import ResourceView
@@ -123,8 +124,11 @@ class ChatApi(Protocol):
         """The conversation's record as ``json`` or ``md``."""
         ...
 
-    async def send(self, conversation_id: str, text: str) -> TurnResult:
-        """Store the user's message and run a model turn on it."""
+    async def send(
+        self, conversation_id: str, text: str, *, attachments: Sequence[Attachment] = ()
+    ) -> TurnResult:
+        """Store the user's message (with the text of the resources attached to it) and run a
+        model turn on it."""
         ...
 
     async def regenerate(self, conversation_id: str, message_id: str) -> TurnResult:
@@ -312,6 +316,28 @@ class AccountDeskApi(Protocol):
 
     async def sign_out(self, alias: str, label: str | None) -> None:
         """Forget an account's tokens."""
+
+
+class LibraryApi(Protocol):
+    """The prompts and resources servers offer (the host's ``library`` part). Their texts come
+    from servers: a face shows them inert."""
+
+    async def prompts(self, server: str | None = None) -> list[PromptInfo]:
+        """The prompts of one server (by alias), or of every server that can be reached now."""
+        ...
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str] | None = None
+    ) -> PromptText:
+        """A prompt's messages with these arguments (a ``KnownError`` when it cannot be had)."""
+        ...
+
+    async def resources(self, server: str | None = None) -> list[ResourceInfo]:
+        """The resources and resource templates of one server, or of every server reachable."""
+        ...
+
+    async def attach(self, server: str, uri: str) -> Attachment:
+        """Read a resource to attach to a message (its text, size-limited)."""
         ...
 
 
@@ -348,6 +374,11 @@ class HostApi(Protocol):
     @property
     def account_desk(self) -> AccountDeskApi:
         """Servers' accounts."""
+        ...
+
+    @property
+    def library(self) -> LibraryApi:
+        """Servers' prompts and resources."""
         ...
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -520,5 +551,6 @@ PART_CALLS: Mapping[str, frozenset[str]] = {
     "rule_desk": calls_of(RuleDeskApi),
     "server_desk": calls_of(ServerDeskApi),
     "account_desk": calls_of(AccountDeskApi),
+    "library": calls_of(LibraryApi),
 }
 """Each part's methods a face may call (``"chat.send"``)."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # annotations only: a face that unpickles a ConnectionStatus 
         VersionPoint,
     )
     from mooring.core.issues import Issue
+    from mooring.core.library import PromptInfo, PromptOutcome, ResourceInfo, Unlisted
     from mooring.core.notifications import Notice
     from mooring.core.resources import ResourceOutcome
     from mooring.core.server_import import ConfigSource
@@ -310,6 +311,18 @@ class ServerConnection(Protocol):
         """``resources/read`` (a resource a result linked to); never raises."""
         ...
 
+    async def list_prompts(self) -> list[PromptInfo] | Unlisted:
+        """``prompts/list`` (empty: the server offers none); never raises."""
+        ...
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> PromptOutcome:
+        """``prompts/get``: the prompt's messages as text; never raises."""
+        ...
+
+    async def list_resources(self) -> list[ResourceInfo] | Unlisted:
+        """``resources/list`` and ``resources/templates/list``; never raises."""
+        ...
+
 
 class Gateway(Protocol):
     """Owns every server connection; one long-lived task per (server, credential profile)."""
@@ -359,6 +372,11 @@ class Gateway(Protocol):
     def add_tools_listener(self, listener: Callable[[str, str | None], None]) -> None:
         """Be told ``(server_id, profile_id)`` when a server says its tool list changed
         (``notifications/tools/list_changed``)."""
+        ...
+
+    def add_lists_listener(self, listener: Callable[[str, str | None, str], None]) -> None:
+        """Be told ``(server_id, profile_id, kind)`` when a server says its ``"prompts"`` or
+        ``"resources"`` list changed (``notifications/*/list_changed``)."""
         ...
 
     def secrets_changed(self, server_id: str) -> None:

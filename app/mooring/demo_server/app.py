@@ -43,6 +43,9 @@ INSTRUCTIONS = (
     "Call list_sample_files for bundled example files."
 )
 
+SAMPLES_URI = "mooring-demo://samples"
+"""A text resource: the bundled sample files, one a line."""
+
 DropHook = Callable[[ServerRequestContext[Any, Any], str], None]
 
 
@@ -257,6 +260,29 @@ def build_server(
             raise ResourceError(f"No import report for task {task_id}")
         report = await store.run(store.import_report, task_id)
         return json.dumps({"taskId": task_id, "status": task.status, **report})
+
+    @server.resource(
+        SAMPLES_URI,
+        name="sample-files",
+        title="Sample files",
+        description="The bundled supplier CSV files that import_suppliers accepts by name.",
+        mime_type="text/plain",
+    )
+    def sample_files() -> str:
+        files = _sample_files(config.samples_dir)
+        return "\n".join(f"{name} ({size:,} bytes)" for name, size in files) or "No files."
+
+    @server.prompt(
+        name="summarise_import",
+        title="Summarise an import",
+        description="Ask the model to import a supplier CSV and summarise what was rejected.",
+    )
+    def summarise_import(
+        path: Annotated[str, Field(description="The CSV file to import")],
+        focus: Annotated[str, Field(description="What to look at most")] = "",
+    ) -> str:
+        text = f"Import the supplier file {path} with import_suppliers, then summarise the result"
+        return text + (f", looking most at {focus}." if focus else ".")
 
     if config.conformance_fixtures:
         _add_fixture_tools(server, run_inline, {job.name: job for job in FIXTURE_JOBS})

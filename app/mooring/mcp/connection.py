@@ -39,12 +39,22 @@ import anyio
 import mcp.types as types
 from mcp.client import Client
 from mcp.client.session import ClientRequestContext
+from mcp.client.subscriptions import PromptsListChanged, ResourcesListChanged
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
 from pydantic import BaseModel, ValidationError
 
 from mooring import __version__
+from mooring.core.library import (
+    PROMPTS,
+    RESOURCES,
+    PromptInfo,
+    PromptOutcome,
+    PromptUnavailable,
+    ResourceInfo,
+    Unlisted,
+)
 from mooring.core.ports import ConnectionState, ConnectionStatus
 from mooring.core.resources import ResourceOutcome, ResourceRead, ResourceText, ResourceUnavailable
 from mooring.core.servers import ServerDefinition, Transport
@@ -58,7 +68,7 @@ from mooring.core.tasks.calls import (
 from mooring.core.tasks.reconcile import Observation
 from mooring.core.tasks.wire import TaskWire
 from mooring.core.tools import ToolInfo
-from mooring.mcp import tasks_ext, translate
+from mooring.mcp import library, tasks_ext, translate
 from mooring.mcp.requests import (
     Abandoned,
     CallLimits,
@@ -109,6 +119,9 @@ _SessionWatch = SessionWatch  # the name the listen half was written against
 ToolsChanged = Callable[[], Awaitable[None]]
 """Told that the server's tool list changed (``notifications/tools/list_changed``)."""
 
+ListsChanged = Callable[[str], Awaitable[None]]
+"""Told that the server's prompt or resource list changed: ``"prompts"`` or ``"resources"``."""
+
 InputHandler = Callable[[ServerDefinition, str, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 """Answers a server's ``elicitation/create`` / ``sampling/createMessage`` outside any task:
 ``(server, method, params) -> result``, or ``None`` to decline."""
@@ -138,11 +151,13 @@ class McpConnection:
         on_tools_changed: ToolsChanged | None = None,
         on_coverage: CoverageChanged | None = None,
         replay_budget: ReplayBudget | None = None,
+        on_lists_changed: ListsChanged | None = None,
     ) -> None:
         """``replay_budget``: the listen streams' replay budget this connection shares with
         its gateway's others (``None``: one of its own, ``settings.listen_replay_per_second``)."""
         self.server = server
         self._on_tools_changed = on_tools_changed
+        self._on_lists_changed = on_lists_changed
         self._long_lived = False  # a watcher wants notifications: see want_task_notifications
         self._long_lived_now: anyio.Event | None = None
         self._on_status = on_status
@@ -393,6 +408,41 @@ class McpConnection:
             )
         )
 
+    # -- prompts and resources (the requests: mcp/library.py) ----------------------------------
+
+    async def list_prompts(self) -> list[PromptInfo] | Unlisted:
+        """``prompts/list`` (all pages); empty when the server offers no prompts."""
+        return await self._listing("prompts/list", library.list_prompts)
+
+    async def list_resources(self) -> list[ResourceInfo] | Unlisted:
+        """``resources/list`` then ``resources/templates/list`` (all pages of each)."""
+        return await self._listing("resources/list", library.list_resources)
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> PromptOutcome:
+        """``prompts/get``: the prompt's messages as text."""
+        return await self.submit(
+            Work(
+                f"prompts/get {name}",
+                lambda client: library.get_prompt(client, name, arguments),
+                lambda text: text,
+                lambda failure, _sent: PromptUnavailable(failure.reason),
+                self.settings.request_timeout,
+            )
+        )
+
+    async def _listing(
+        self, label: str, read: Callable[[Client, ServerDefinition], Awaitable[list[R]]]
+    ) -> list[R] | Unlisted:
+        return await self.submit(
+            Work(
+                label,
+                lambda client: read(client, self.server),
+                lambda items: items,
+                lambda failure, _sent: Unlisted(failure.reason),
+                self.settings.request_timeout,
+            )
+        )
+
     async def _on_elicitation(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
@@ -635,29 +685,49 @@ class McpConnection:
         acknowledgement of the task listen stream (which tasks the server will report on)."""
         if isinstance(message, types.ToolListChangedNotification):
             await self._tools_changed()
+        elif isinstance(message, types.PromptListChangedNotification):
+            await self._lists_changed(PROMPTS)
+        elif isinstance(message, types.ResourceListChangedNotification):
+            await self._lists_changed(RESOURCES)
         elif isinstance(message, types.SubscriptionsAcknowledgedNotification):
             accepted = (message.params.notifications.model_extra or {}).get("taskIds")
             if isinstance(accepted, list):
                 self.subscription.acknowledged([i for i in accepted if isinstance(i, str)])
 
     async def _listen_for_tools(self, client: Client, watch: SessionWatch) -> None:
-        """Hold a ``subscriptions/listen`` stream for tool list changes (the 2026 wire delivers
-        them only there), once a long-lived watcher wants notifications: a one-shot command's
-        tool list is read fresh and opens no stream. A hint: a server that refuses is not asked
-        again on this session."""
+        """Hold a ``subscriptions/listen`` stream for tool, prompt and resource list changes
+        (the 2026 wire delivers them only there), once a long-lived watcher wants notifications:
+        a one-shot command's lists are read fresh and open no stream. A hint: a server that
+        refuses is not asked again on this session."""
         if not self._long_lived:
             self._long_lived_now = anyio.Event()
             await self._long_lived_now.wait()
+        capabilities = client.server_capabilities
+        lists = self._on_lists_changed is not None
         try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                async for _event in subscription:
-                    await self._tools_changed()
+            async with client.listen(
+                tools_list_changed=self._on_tools_changed is not None
+                and capabilities.tools is not None,
+                prompts_list_changed=lists and capabilities.prompts is not None,
+                resources_list_changed=lists and capabilities.resources is not None,
+            ) as subscription:
+                async for event in subscription:
+                    if isinstance(event, PromptsListChanged):
+                        await self._lists_changed(PROMPTS)
+                    elif isinstance(event, ResourcesListChanged):
+                        await self._lists_changed(RESOURCES)
+                    else:
+                        await self._tools_changed()
         except MCPError as exc:
             if exc.code != translate.CONNECTION_CLOSED:
                 logger.info("%s: no tool list changes: %s", self.server.alias, exc.message)
         except Exception as exc:  # noqa: BLE001  (a hint channel: never fatal)
             if not watch.over:
                 logger.info("%s: tool list changes ended: %r", self.server.alias, exc)
+
+    async def _lists_changed(self, kind: str) -> None:
+        if self._on_lists_changed is not None:
+            await self._on_lists_changed(kind)
 
     async def _tools_changed(self) -> None:
         self._legacy.tools_changed()
@@ -666,10 +736,13 @@ class McpConnection:
 
     async def _serve(self, client: Client, watch: SessionWatch) -> None:
         async with anyio.create_task_group() as tg:
-            if (
-                self._on_tools_changed is not None
-                and client.protocol_version in MODERN_PROTOCOL_VERSIONS
-                and client.server_capabilities.tools is not None
+            offers = client.server_capabilities
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS and (
+                (self._on_tools_changed is not None and offers.tools is not None)
+                or (
+                    self._on_lists_changed is not None
+                    and (offers.prompts is not None or offers.resources is not None)
+                )
             ):
                 tg.start_soon(self._listen_for_tools, client, watch)
             if self._on_task_notification is not None and self._negotiated is not None:

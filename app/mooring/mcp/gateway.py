@@ -32,6 +32,10 @@ TaskListener = Callable[[str, str, Observation | None], None]
 ToolsListener = Callable[[str, str | None], None]
 """Told ``(server_id, profile_id)`` when a server says its tool list changed."""
 
+ListsListener = Callable[[str, str | None, str], None]
+"""Told ``(server_id, profile_id, kind)`` when a server says its ``"prompts"`` or
+``"resources"`` list changed."""
+
 CoverageListener = Callable[[str, frozenset[str], bool], None]
 """Told ``(server_id, task_ids, covered)`` when a listen stream starts (``True``) or stops
 covering tasks: their server reports their changes, or no longer does."""
@@ -73,6 +77,7 @@ class McpGateway:
         """Connections whose server's secrets were edited: replaced at their next use."""
         self._listeners: list[TaskListener] = []
         self._tools_listeners: list[ToolsListener] = []
+        self._lists_listeners: list[ListsListener] = []
         self._coverage_listeners: list[CoverageListener] = []
         self._expected: dict[tuple[str, str | None], dict[str, ServerTask]] = {}
         """Running tasks from the ledger to watch on a connection not made yet."""
@@ -121,6 +126,7 @@ class McpGateway:
             on_tools_changed=self._tools_notifier(server.id, profile_id),
             on_coverage=self._coverage_notifier(server.id),
             replay_budget=self._replay_budget,
+            on_lists_changed=self._lists_notifier(server.id, profile_id),
         )
         connection.want_task_notifications(self._notifications_wanted)
         for seen in self._expected.pop(key, {}).values():
@@ -185,6 +191,11 @@ class McpGateway:
     def add_tools_listener(self, listener: ToolsListener) -> None:
         """Be told ``(server_id, profile_id)`` when a server's tool list changed."""
         self._tools_listeners.append(listener)
+
+    def add_lists_listener(self, listener: ListsListener) -> None:
+        """Be told ``(server_id, profile_id, kind)`` when a server's prompt or resource list
+        changed."""
+        self._lists_listeners.append(listener)
 
     def add_status_listener(self, listener: Callable[[ConnectionStatus], None]) -> None:
         """Be told every connection's new status when it changes."""
@@ -298,5 +309,17 @@ class McpGateway:
                     listener(server_id, profile_id)
                 except Exception:  # one broken listener must not starve the others
                     logger.exception("tools listener failed for %s", server_id)
+
+        return notify
+
+    def _lists_notifier(
+        self, server_id: str, profile_id: str | None
+    ) -> Callable[[str], Awaitable[None]]:
+        async def notify(kind: str) -> None:
+            for listener in list(self._lists_listeners):
+                try:
+                    listener(server_id, profile_id, kind)
+                except Exception:  # one broken listener must not starve the others
+                    logger.exception("%s listener failed for %s", kind, server_id)
 
         return notify

@@ -39,6 +39,7 @@ class LazyGateway:
         self._status_listeners: list[Callable[[ConnectionStatus], None]] = []
         self._notifications_wanted = False
         self._tools_listeners: list[Callable[[str, str | None], None]] = []
+        self._lists_listeners: list[Callable[[str, str | None, str], None]] = []
         self._coverage_listeners: list[CoverageListener] = []
         self._expected: list[tuple[str, str | None, ServerTask]] = []
         self._closed = False
@@ -68,6 +69,8 @@ class LazyGateway:
                 self._real.add_tools_listener(tools_listener)
             for coverage_listener in self._coverage_listeners:
                 self._real.add_coverage_listener(coverage_listener)
+            for lists_listener in self._lists_listeners:
+                self._real.add_lists_listener(lists_listener)
             for server_id, profile_id, seen in self._expected:
                 self._real.expect_task(server_id, profile_id, seen)
             self._expected.clear()
@@ -176,6 +179,12 @@ class LazyGateway:
             self._real.add_tools_listener(listener)
         else:
             self._tools_listeners.append(listener)
+
+    def add_lists_listener(self, listener: Callable[[str, str | None, str], None]) -> None:
+        if self._real is not None:
+            self._real.add_lists_listener(listener)
+        else:
+            self._lists_listeners.append(listener)
 
     def secrets_changed(self, server_id: str) -> None:
         if self._real is not None:  # else nothing is connected yet

@@ -71,6 +71,7 @@ from mooring.core.events import (
     VersionsDidChange,
 )
 from mooring.core.ids import is_whole_id, new_id
+from mooring.core.library import Attachment, with_attachments
 from mooring.core.ports import ConversationBook, ServerCatalog, TaskLedger
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.record import TaskRecord
@@ -530,7 +531,9 @@ class ChatService:
         """Whether a turn is running in this conversation."""
         return conversation_id in self._active
 
-    async def send(self, conversation_id: str, text: str) -> TurnResult:
+    async def send(
+        self, conversation_id: str, text: str, *, attachments: Sequence[Attachment] = ()
+    ) -> TurnResult:
         """Store the user's message and run a model turn on it.
 
         The provider is resolved first: without one, nothing is stored and a
@@ -542,8 +545,11 @@ class ChatService:
         servers, and the message written, in one trip to the database (the common case: it is
         on the way to every model request); a prefix, or a provider lookup of the host's own,
         is resolved first.
+
+        ``attachments`` (resources the user attached) are stored as part of the message, after
+        its text, each marked as a resource (:func:`~mooring.core.library.with_attachments`).
         """
-        text = text.strip()
+        text = with_attachments(text.strip(), attachments)
         if not text:
             raise KnownError("The message is empty.", code="usage")
         key = conversation_id.strip()

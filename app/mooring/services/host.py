@@ -60,6 +60,7 @@ from mooring.core.views import TaskView as TaskView
 from mooring.services.approvals import ApprovalBroker, Preview
 from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
+from mooring.services.library import Library
 from mooring.services.preferences import ProviderDesk, RuleDesk
 from mooring.services.reconciler import Reconciler, UnknownOutcomes
 from mooring.services.sampling import InputBroker
@@ -164,6 +165,8 @@ class Host:
         """Keeps an issue open for each server whose connection failed, until it connects."""
         gateway.add_status_listener(self.reachability.on_status)
         self.tools = ToolIndex(gateway=gateway, events=self.events)
+        self.library = Library(catalog=catalog, gateway=gateway, events=self.events)
+        """Servers' prompts and resources."""
         self.monitor = TaskMonitor(
             ledger=ledger,
             catalog=catalog,

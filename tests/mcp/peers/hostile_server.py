@@ -1,7 +1,7 @@
 """A plain MCP server (stdio) whose every string tries to act on the user's terminal.
 
-Tool names, descriptions, results and errors carry ESC sequences, BEL, backspaces, NUL and
-bidi overrides; tests check that none of them reaches a human's screen raw.
+Tool and prompt names, descriptions, results, prompt text and errors carry ESC sequences, BEL,
+backspaces, NUL and bidi overrides; tests check that none of them reaches a human's screen raw.
 """
 
 from __future__ import annotations
@@ -27,6 +27,12 @@ def shout() -> str:
 def refuse() -> str:
     """A tool error whose message is hostile."""
     raise ToolError(f"refused {HOSTILE}")
+
+
+@server.prompt(name="whisper\x1b[5m", description=f"Prompts <b>{HOSTILE}</b>")
+def whisper(topic: str) -> str:
+    """A prompt whose text is hostile."""
+    return f"About {topic} {HOSTILE}"
 
 
 if __name__ == "__main__":

@@ -20,8 +20,9 @@ server anew) finds its task again. Written to the 2025-11-25 schema, not to Moor
 ``--protocol 2025-06-18`` makes it a server from before Tasks: no ``tasks`` capability, no
 ``execution`` on tools, every call plain.
 
-``--grow`` also lists ``grow_tools``: a plain call that adds a tool called ``name`` and sends
-``notifications/tools/list_changed``.
+``--grow`` also lists ``grow_tools``: a plain call that adds a tool and a prompt called
+``name`` and sends ``notifications/tools/list_changed`` and ``notifications/prompts/
+list_changed`` (it offers prompts only then).
 
 ``--requests FILE`` appends every request (method, tool) as a JSON line: the count of
 ``tools/call`` a test asserts.
@@ -162,6 +163,7 @@ class Server:
         self, store: Store, log: Path | None, protocol: str = "2025-11-25", *, grow: bool = False
     ) -> None:
         self.grown: list[dict[str, Any]] = [GROW_TOOL] if grow else []
+        self.prompts: list[dict[str, Any]] = []
         self.protocol = protocol
         self.store = store
         self.log = log
@@ -216,6 +218,8 @@ class Server:
     async def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "initialize":
             capabilities: dict[str, Any] = {"tools": {}}
+            if self.grown:
+                capabilities["prompts"] = {"listChanged": True}
             if self.protocol == "2025-11-25":
                 capabilities["tasks"] = {
                     "list": {},
@@ -233,6 +237,8 @@ class Server:
             if self.protocol != "2025-11-25":  # no tasks before 2025-11-25: no execution field
                 return {"tools": [{k: v for k, v in t.items() if k != "execution"} for t in TOOLS]}
             return {"tools": TOOLS + self.grown}
+        if method == "prompts/list":
+            return {"prompts": self.prompts}
         if method == "tools/call":
             return await self.call(params)
         if method == "tasks/get":
@@ -269,6 +275,8 @@ class Server:
             added = str(arguments.get("name", "grown"))
             self.grown.append({"name": added, "inputSchema": {"type": "object"}})
             await self.send({"method": "notifications/tools/list_changed"})
+            self.prompts.append({"name": added, "description": "Grown"})
+            await self.send({"method": "notifications/prompts/list_changed"})
             return {"content": [{"type": "text", "text": f"added {added}"}], "isError": False}
         if name in ("progress_job", "silent_job"):
             token = (params.get("_meta") or {}).get("progressToken")

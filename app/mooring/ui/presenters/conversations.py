@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from mooring.core.events import EventBus
     from mooring.core.host_api import ChatApi
+    from mooring.core.library import Attachment
 
 __all__ = [
     "PAGE_SIZE",
@@ -377,9 +378,12 @@ class ConversationPresenter:
 
     # -- turns ---------------------------------------------------------------------------------
 
-    async def send(self, conversation_id: str, text: str) -> TurnResult | None:
-        """Store the user's message and run a model turn on it."""
-        return await self._turn(conversation_id, text)
+    async def send(
+        self, conversation_id: str, text: str, *, attachments: Sequence[Attachment] = ()
+    ) -> TurnResult | None:
+        """Store the user's message (with the resources attached to it) and run a model turn
+        on it."""
+        return await self._turn(conversation_id, text, attachments=attachments)
 
     async def continue_with_result(self, conversation_id: str) -> TurnResult | None:
         """Give the background results stored since the model last spoke to the model."""
@@ -395,7 +399,12 @@ class ConversationPresenter:
         return await self._turn(conversation_id, text, again=message_id)
 
     async def _turn(
-        self, conversation_id: str, text: str | None, *, again: str | None = None
+        self,
+        conversation_id: str,
+        text: str | None,
+        *,
+        again: str | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> TurnResult | None:
         if self.chat is None:
             return None
@@ -408,7 +417,7 @@ class ConversationPresenter:
                 return await self.chat.edit(conversation_id, again, text)
             if text is None:
                 return await self.chat.continue_with_result(conversation_id)
-            return await self.chat.send(conversation_id, text)
+            return await self.chat.send(conversation_id, text, attachments=attachments)
         finally:
             self._sending.discard(conversation_id)
             self._screen.busy_changed()

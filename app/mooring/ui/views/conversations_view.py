@@ -45,6 +45,7 @@ from mooring.ui.views.chat_notice import ChatNotice
 from mooring.ui.views.composer import Composer
 from mooring.ui.views.rewrites import Rewrites
 from mooring.ui.views.transcript import PADDING, MessageDelegate, TranscriptPane
+from mooring.ui.widgets.composer_picker import ComposerPicker
 from mooring.ui.widgets.find_bar import FindBar
 
 if TYPE_CHECKING:
@@ -165,6 +166,7 @@ class ConversationsView(QWidget):
         main_layout.addWidget(self.pane, stretch=1)
         self.composer = Composer(main)
         self.setFocusProxy(self.composer)
+        self.picker = ComposerPicker(self.composer, lambda: host.library, self.report.emit)
         choice_row = QHBoxLayout()
         self.provider_box = QComboBox(main)
         self.provider_box.setAccessibleName("Provider")
@@ -189,6 +191,7 @@ class ConversationsView(QWidget):
         choice_row.addWidget(self.system_button)
         choice_row.addStretch(1)
         main_layout.addLayout(choice_row)
+        main_layout.addWidget(self.picker.row)
         main_layout.addWidget(self.composer)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -517,11 +520,13 @@ class ConversationsView(QWidget):
             return  # no provider: the notice says so, the text stays in the box
         self.composer.clear()
         self.pane.stick.at_bottom = True
+        attached = self.picker.take_attachments()
         try:
-            result = await self.presenter.send(conversation_id, text)
+            result = await self.presenter.send(conversation_id, text, attachments=attached)
         except KnownError as exc:
             if not self.composer.toPlainText():
                 self.composer.setPlainText(text)  # nothing was stored: nothing is lost
+                self.picker.attach(*attached)
             self.notice_bar.show_text(error_text(exc), (exc.remedy, exc.subject))
             return
         self.notice_bar.show_text(None)
