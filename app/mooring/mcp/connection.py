@@ -412,11 +412,11 @@ class McpConnection:
 
     async def list_prompts(self) -> list[PromptInfo] | Unlisted:
         """``prompts/list`` (all pages); empty when the server offers no prompts."""
-        return await self._listing("prompts/list", library.list_prompts)
+        return await _listing(self, "prompts/list", library.list_prompts)
 
     async def list_resources(self) -> list[ResourceInfo] | Unlisted:
         """``resources/list`` then ``resources/templates/list`` (all pages of each)."""
-        return await self._listing("resources/list", library.list_resources)
+        return await _listing(self, "resources/list", library.list_resources)
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> PromptOutcome:
         """``prompts/get``: the prompt's messages as text."""
@@ -426,19 +426,6 @@ class McpConnection:
                 lambda client: library.get_prompt(client, name, arguments),
                 lambda text: text,
                 lambda failure, _sent: PromptUnavailable(failure.reason),
-                self.settings.request_timeout,
-            )
-        )
-
-    async def _listing(
-        self, label: str, read: Callable[[Client, ServerDefinition], Awaitable[list[R]]]
-    ) -> list[R] | Unlisted:
-        return await self.submit(
-            Work(
-                label,
-                lambda client: read(client, self.server),
-                lambda items: items,
-                lambda failure, _sent: Unlisted(failure.reason),
                 self.settings.request_timeout,
             )
         )
@@ -684,7 +671,7 @@ class McpConnection:
         """Notifications outside any request: a 2025-era server's changed tool list, and the
         acknowledgement of the task listen stream (which tasks the server will report on)."""
         if isinstance(message, types.ToolListChangedNotification):
-            await self._tools_changed()
+            await self._lists_changed()
         elif isinstance(message, types.PromptListChangedNotification):
             await self._lists_changed(PROMPTS)
         elif isinstance(message, types.ResourceListChangedNotification):
@@ -717,7 +704,7 @@ class McpConnection:
                     elif isinstance(event, ResourcesListChanged):
                         await self._lists_changed(RESOURCES)
                     else:
-                        await self._tools_changed()
+                        await self._lists_changed()
         except MCPError as exc:
             if exc.code != translate.CONNECTION_CLOSED:
                 logger.info("%s: no tool list changes: %s", self.server.alias, exc.message)
@@ -725,11 +712,12 @@ class McpConnection:
             if not watch.over:
                 logger.info("%s: tool list changes ended: %r", self.server.alias, exc)
 
-    async def _lists_changed(self, kind: str) -> None:
-        if self._on_lists_changed is not None:
-            await self._on_lists_changed(kind)
-
-    async def _tools_changed(self) -> None:
+    async def _lists_changed(self, kind: str | None = None) -> None:
+        """A list of the server's changed: its prompts or resources (``kind``), else its tools."""
+        if kind is not None:
+            if self._on_lists_changed is not None:
+                await self._on_lists_changed(kind)
+            return
         self._legacy.tools_changed()
         if self._on_tools_changed is not None:
             await self._on_tools_changed()
@@ -824,3 +812,20 @@ class McpConnection:
             self._long_lived = True
             if self._long_lived_now is not None:
                 self._long_lived_now.set()
+
+
+async def _listing(
+    connection: McpConnection,
+    label: str,
+    read: Callable[[Client, ServerDefinition], Awaitable[list[R]]],
+) -> list[R] | Unlisted:
+    """A listing request (prompts, resources) queued on ``connection``."""
+    return await connection.submit(
+        Work(
+            label,
+            lambda client: read(client, connection.server),
+            lambda items: items,
+            lambda failure, _sent: Unlisted(failure.reason),
+            connection.settings.request_timeout,
+        )
+    )
