@@ -363,6 +363,7 @@ def wire(
     # only when a provider is first built.
     from mooring.adapters.providers.common import ProviderOptions
     from mooring.adapters.providers.factory import SdkProviderFactory
+    from mooring.adapters.providers.local import LocalModelRuntime
     from mooring.adapters.server_configs import LocalConfigFiles
     from mooring.mcp.sign_in import OAuthSignIn
     from mooring.storage.conversations import SqlConversations
@@ -373,6 +374,12 @@ def wire(
         ProviderOptions(
             connect_timeout=int(settings.get("providers.connect_timeout_ms")) / 1000,
             read_timeout=int(settings.get("providers.read_timeout_ms")) / 1000,
+        ),
+        local=LocalModelRuntime(
+            idle_stop_s=int(settings.get("local_models.idle_stop_s")),
+            context_tokens=int(settings.get("local_models.context_tokens")),
+            threads=int(settings.get("local_models.threads")),
+            log_file=paths.log_dir / "local-model.log",
         ),
     )
     host = Host(

@@ -459,7 +459,11 @@ def _providers(providers: argparse.ArgumentParser) -> None:
         "providers_command",
         "ACTION",
         (
-            ("add", "add an OpenAI-compatible or Anthropic endpoint", _providers_add),
+            (
+                "add",
+                "add an OpenAI-compatible or Anthropic endpoint, or a local model file",
+                _providers_add,
+            ),
             ("edit", "change a provider's name, address, model or key", _providers_edit),
             ("list", "list providers", None),
             ("remove", "remove a provider and its secrets", _provider_name),
@@ -472,14 +476,23 @@ def _providers(providers: argparse.ArgumentParser) -> None:
 
 def _providers_add(add: argparse.ArgumentParser) -> None:
     add.add_argument("name", help="the name Mooring calls the provider by")
-    add.add_argument("--kind", choices=["openai", "anthropic"], required=True)
+    add.add_argument("--kind", choices=["openai", "anthropic", "local"], required=True)
     add.add_argument(
         "--base-url",
         metavar="URL",
         help="the endpoint (default: OpenAI's or Anthropic's own; Ollama: "
         "http://127.0.0.1:11434/v1)",
     )
-    add.add_argument("--model", required=True, help="the model id to chat with")
+    add.add_argument(
+        "--model",
+        help="the model id to chat with (required but for --kind local, where it is a label: "
+        "default the file's name)",
+    )
+    add.add_argument(
+        "--model-path",
+        metavar="FILE",
+        help="with --kind local: the GGUF model file Mooring runs itself (no key, no network)",
+    )
     _provider_key(add)
     add.add_argument(
         "--header", action="append", metavar="K=V", help="HTTP header; kept in the keyring"
@@ -502,9 +515,10 @@ def _provider_key(parser: argparse.ArgumentParser) -> None:
 def _providers_edit(edit: argparse.ArgumentParser) -> None:
     edit.add_argument("name", help="the provider's name")
     edit.add_argument("--rename", metavar="NEW", help="call it NEW from now on")
-    edit.add_argument("--kind", choices=["openai", "anthropic"])
+    edit.add_argument("--kind", choices=["openai", "anthropic", "local"])
     edit.add_argument("--base-url", metavar="URL", help="the endpoint")
     edit.add_argument("--model", help="the model id to chat with")
+    edit.add_argument("--model-path", metavar="FILE", help="a local provider's GGUF model file")
     _provider_key(edit)
 
 
