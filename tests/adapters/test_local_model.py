@@ -4,6 +4,7 @@ when the runtime closes; stopping a reply mid-way leaves it ready for the next."
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -13,7 +14,9 @@ import anyio
 import httpx2
 import pytest
 
+from mooring.adapters.providers.factory import SdkProviderFactory
 from mooring.adapters.providers.local import LocalChatProvider, LocalEndpoint, LocalModelRuntime
+from mooring.bootstrap import build_host
 from mooring.core.chat import (
     ChatRequest,
     ChatTurnMessage,
@@ -24,8 +27,12 @@ from mooring.core.chat import (
     StopReason,
     TextDelta,
 )
-from mooring.core.conversation import Role
-from mooring.core.providers import local_model_name, local_model_url
+from mooring.core.conversation import MessageStatus, Role
+from mooring.core.events import Event, ReplyDidStream
+from mooring.core.providers import ProviderDraft, local_model_name, local_model_url
+from mooring.settings.paths import Paths
+from mooring.settings.store import Settings
+from mooring.storage.db import Database
 from tests.helpers.local_model import smol_model
 
 pytestmark = [pytest.mark.anyio, pytest.mark.local_model]
@@ -124,3 +131,50 @@ async def test_stopping_a_reply_midway_leaves_the_process_ready_for_the_next(
         await runtime.aclose()
     assert not alive(endpoint.pid)
     await provider.aclose()
+
+
+async def test_a_conversation_with_a_local_provider_streams_stops_and_its_process_ends_with_mooring(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "data"
+    paths = Paths(data_dir=root, config_dir=root / "config", log_dir=tmp_path / "logs")
+    db = Database.open(root / "mooring.sqlite3")
+    host = build_host(paths, Settings({"demo_server.enabled": False}), db)  # the real factory
+    try:
+        assert host.provider_desk is not None
+        assert host.chat is not None
+        added = await host.provider_desk.add(
+            ProviderDraft(
+                name="smol", kind=ProviderKind.LOCAL, model="", base_url=str(smol_model())
+            )
+        )
+        assert added.became_default
+        chat = host.chat
+        conversation = await chat.create()
+        streamed: list[str] = []
+        first = asyncio.Event()
+
+        def on_event(event: Event) -> None:
+            if isinstance(event, ReplyDidStream) and event.conversation_id == conversation.id:
+                streamed.append(event.delta)
+                first.set()
+
+        host.events.subscribe(on_event)
+        with anyio.fail_after(120):
+            turn = asyncio.create_task(chat.send(conversation.id, "Count from 1 to 200."))
+            await first.wait()
+            assert await chat.stop(conversation.id)  # the person pressed stop
+            result = await turn
+        assert result.interrupted
+        [_, reply] = await chat.messages(conversation.id)
+        assert reply.status is MessageStatus.INTERRUPTED
+        assert reply.content.startswith(streamed[0])
+        factory = host.provider_factory
+        assert isinstance(factory, SdkProviderFactory)
+        endpoint = factory.local.endpoint(smol_model())
+        assert endpoint is not None  # kept running for the next message (until idle)
+    finally:
+        with anyio.fail_after(30):
+            await host.stop()
+        db.close()
+    assert not alive(endpoint.pid)  # and ended with the host

@@ -111,7 +111,7 @@ def _address(kind: ProviderKind, args: argparse.Namespace) -> str | None:
         if not args.model_path and adding:
             raise KnownError(
                 "Say which model file to run: --model-path FILE.gguf.",
-                hint="`mooring models list` shows recommended models to download.",
+                hint="docs/local-models.md lists small models that work well.",
                 code="usage",
             )
         return args.model_path or None

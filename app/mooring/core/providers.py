@@ -58,8 +58,7 @@ def local_model_url(given: str | None) -> str:
     if not text:
         raise KnownError(
             "Say which model file to use.",
-            hint="A GGUF file, e.g. --model-path ~/models/qwen3-0.6b-q4_k_m.gguf; "
-            "`mooring models list` shows the recommended ones.",
+            hint="A GGUF file, e.g. --model-path ~/models/Qwen3-0.6B-Q4_K_M.gguf.",
             code="usage",
         )
     path = Path(unquote(urlsplit(text).path)) if text.startswith("file:") else Path(text)
