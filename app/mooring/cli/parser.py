@@ -642,6 +642,33 @@ def _settings_set(sset: argparse.ArgumentParser) -> None:
     sset.add_argument("value", help="its new value")
 
 
+def _models(models: argparse.ArgumentParser) -> None:
+    """``mooring models``."""
+    _subcommands(
+        models,
+        "models_command",
+        "ACTION",
+        (
+            ("list", "the recommended local models and the ones here", None),
+            ("download", "download a recommended model (resumable, checksum-checked)", _model_key),
+            ("add", "make a GGUF file you have one of the local models (linked)", _model_path),
+            ("remove", "remove a local model file", _model_name),
+        ),
+    )
+
+
+def _model_key(download: argparse.ArgumentParser) -> None:
+    download.add_argument("key", help="the model's key (see models list)")
+
+
+def _model_path(add: argparse.ArgumentParser) -> None:
+    add.add_argument("path", help="the .gguf file")
+
+
+def _model_name(remove: argparse.ArgumentParser) -> None:
+    remove.add_argument("name", help="the model's file name (see models list)")
+
+
 COMMANDS: tuple[tuple[str, str, Fill | None], ...] = (
     ("gui", "open the desktop app (the default with no command)", None),
     ("doctor", "check the database, keyring, notifications and Qt; say what to fix", None),
@@ -655,6 +682,7 @@ COMMANDS: tuple[tuple[str, str, Fill | None], ...] = (
     ("issues", "problems that need you", _issues),
     ("traces", "task-lifecycle traces", _traces),
     ("providers", "model providers", _providers),
+    ("models", "local model files: download, add, remove", _models),
     ("chat", "send a message to a model; stream its reply", _chat),
     ("conversations", "conversations", _conversations),
     ("agent", "the data folder's engine, which owns every server connection", _agent),
