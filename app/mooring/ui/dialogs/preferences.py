@@ -97,7 +97,11 @@ class AddProviderDialog(_Form):
     that one ("Edit model provider"; an empty key keeps the stored one)."""
 
     def __init__(
-        self, parent: QWidget | None = None, provider: ProviderConfig | None = None
+        self,
+        parent: QWidget | None = None,
+        provider: ProviderConfig | None = None,
+        *,
+        kind: ProviderKind | None = None,
     ) -> None:
         super().__init__(
             EDIT_PROVIDER_TITLE if provider else PROVIDER_TITLE,
@@ -107,8 +111,8 @@ class AddProviderDialog(_Form):
         self.editing = provider
         self.name_edit = QLineEdit(self)
         self.kind_combo = QComboBox(self)
-        for kind, words in _KINDS:
-            self.kind_combo.addItem(words, kind.value)
+        for each, words in _KINDS:
+            self.kind_combo.addItem(words, each.value)
         self.url_edit = QLineEdit(self)
         self.model_edit = QLineEdit(self)
         self.model_edit.setPlaceholderText("e.g. gpt-4o-mini, llama3.1, claude-sonnet-4-5")
@@ -127,6 +131,8 @@ class AddProviderDialog(_Form):
         self._row("Key from variable:", self.key_env_edit)
         self.url_label = self.form.labelForField(self.url_edit)
         self.kind_combo.currentIndexChanged.connect(lambda _i: self._on_kind())
+        if kind is not None:
+            self.kind_combo.setCurrentIndex(max(0, self.kind_combo.findData(kind.value)))
         if provider is not None:
             self.add_button.setText("Save")
             self.add_button.setAccessibleName("Save")

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mooring.core.chat import ProviderConfig
+from mooring.core.chat import ProviderConfig, ProviderKind
 from mooring.core.errors import KnownError, Remedy
 from mooring.core.host_api import ProviderDeskApi
 from mooring.core.providers import KeySource, ProviderView, Verdict
@@ -445,14 +445,14 @@ class SettingsView(QWidget):
             if outcome is not None:
                 self.jobs.start(outcome)  # type: ignore[arg-type]
 
-    async def add_provider_interactively(self) -> None:
-        """Ask for a provider and add it; the dialog stays open until it is right or
-        cancelled. The key goes to the keyring and nowhere else."""
+    async def add_provider_interactively(self, kind: ProviderKind | None = None) -> None:
+        """Ask for a provider (of ``kind`` to begin with) and add it; the dialog stays open
+        until it is right or cancelled. The key goes to the keyring and nowhere else."""
         assert self.host is not None
         desk = self.host.provider_desk
         if desk is None:
             return
-        dialog = AddProviderDialog(self.window())
+        dialog = AddProviderDialog(self.window(), kind=kind)
         try:
             while await wait_dialog(dialog, self.dialog_opened.emit):
                 try:
