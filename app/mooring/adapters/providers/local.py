@@ -330,6 +330,10 @@ class LocalChatProvider:
     async def _stream(
         self, endpoint: LocalEndpoint, request: ChatRequest
     ) -> AsyncGenerator[ReplyEvent, None]:
+        if self._inner is not None and self._inner[0] != endpoint:
+            # The process was started again (idle stop, crash): the old client is done.
+            stale, self._inner = self._inner[1], None
+            await stale.aclose()
         provider = self._client(endpoint)
         hidden = ToolCallTextFilter()
         async with aclosing(
