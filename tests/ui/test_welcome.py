@@ -15,11 +15,14 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QComboBox
 from pytestqt.qtbot import QtBot
 
+from mooring.core.chat import ProviderKind
 from mooring.core.ids import new_id
 from mooring.core.tasks.states import LocalState
 from mooring.ui.dialogs.import_servers import ImportDialog
 from mooring.ui.dialogs.input_form import InputFormDialog
+from mooring.ui.dialogs.preferences import AddProviderDialog
 from mooring.ui.dialogs.welcome import WelcomeDialog
+from tests.helpers.local_model import smol_model
 from tests.services.conftest import SAMPLES, demo_definition
 from tests.ui.conftest import next_dialog, until
 from tests.ui.test_window_flows import open_window
@@ -40,6 +43,7 @@ async def test_the_welcome_does_not_block_and_esc_closes_it(tmp_path: Path, qtbo
             welcome.import_button,
             welcome.sample_button,
             welcome.providers_button,
+            welcome.local_button,
             welcome.close_button,
         ):
             assert button.accessibleName()
@@ -124,3 +128,35 @@ async def test_the_welcome_offers_the_servers_found_and_opens_the_import(
         assert window.tabs.currentWidget() is window.servers
         assert [e.name for e in dialog.chosen()] == ["notes"]
         dialog.reject()
+
+
+async def test_use_a_local_model_adds_a_model_file_as_a_provider_with_no_key(
+    tmp_path: Path, qtbot: QtBot
+) -> None:
+    async with open_window(tmp_path, qtbot) as (window, ui_host):
+        welcome = window.show_welcome()
+        opened: list[object] = []
+        window.settings.dialog_opened.connect(opened.append)
+        welcome.local_button.click()
+        await until(lambda: bool(opened), window.settings.dialog_opened)
+        dialog = opened.pop()
+        assert isinstance(dialog, AddProviderDialog)
+        assert window.tabs.currentWidget() is window.settings
+        assert dialog.kind() is ProviderKind.LOCAL
+        assert dialog.url_edit.accessibleName() == "Model file"
+        assert not dialog.key_edit.isVisibleTo(dialog)  # no key for a local model
+        assert not dialog.key_env_edit.isVisibleTo(dialog)
+        dialog.name_edit.setText("smol")
+        dialog.add_button.click()
+        assert dialog.error_label.text() == "Say which model file to run (a .gguf file)."
+        reports: list[str] = []
+        window.settings.report.connect(reports.append)
+        dialog.url_edit.setText(str(smol_model()))
+        dialog.add_button.click()
+        await until(lambda: bool(reports), window.settings.report, limit=30)
+        assert reports == ["Added smol: it is the default."]
+        desk = ui_host.host.provider_desk
+        assert desk is not None
+        [view] = await desk.providers()
+        assert (view.config.kind, view.config.model) == (ProviderKind.LOCAL, smol_model().stem)
+        assert not view.config.key_configured

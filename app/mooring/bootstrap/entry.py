@@ -45,6 +45,12 @@ def _run(args: argparse.Namespace) -> int:
         return int(run_settings(args, settings_paths.settings_file))
     if args.command == "agent":
         return int(run_agent(args))
+    if args.command == "models":
+        from mooring.cli.models_cmd import run_models
+
+        model_paths = resolve_paths(args.data_dir)
+        model_paths.check()
+        return int(run_models(args, model_paths))
     if args.command == "autostart":
         from mooring.cli.autostart_cmd import run_autostart
 

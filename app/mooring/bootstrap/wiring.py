@@ -202,6 +202,7 @@ def wire(
     from mooring.adapters.process import current_owner, owner_alive
     from mooring.adapters.providers.common import ProviderOptions
     from mooring.adapters.providers.factory import SdkProviderFactory
+    from mooring.adapters.providers.local import LocalModelRuntime
     from mooring.adapters.secrets import KeyringSecrets
     from mooring.adapters.server_configs import LocalConfigFiles
     from mooring.core.clock import SystemClock
@@ -241,6 +242,12 @@ def wire(
         ProviderOptions(
             connect_timeout=int(settings.get("providers.connect_timeout_ms")) / 1000,
             read_timeout=int(settings.get("providers.read_timeout_ms")) / 1000,
+        ),
+        local=LocalModelRuntime(
+            idle_stop_s=int(settings.get("local_models.idle_stop_s")),
+            context_tokens=int(settings.get("local_models.context_tokens")),
+            threads=int(settings.get("local_models.threads")),
+            log_file=paths.log_dir / "local-model.log",
         ),
     )
     host = Host(

@@ -499,7 +499,11 @@ def _providers(providers: argparse.ArgumentParser) -> None:
         "providers_command",
         "ACTION",
         (
-            ("add", "add an OpenAI-compatible or Anthropic endpoint", _providers_add),
+            (
+                "add",
+                "add an OpenAI-compatible or Anthropic endpoint, or a local model file",
+                _providers_add,
+            ),
             ("edit", "change a provider's name, address, model or key", _providers_edit),
             ("list", "list providers", None),
             ("remove", "remove a provider and its secrets", _provider_name),
@@ -512,14 +516,23 @@ def _providers(providers: argparse.ArgumentParser) -> None:
 
 def _providers_add(add: argparse.ArgumentParser) -> None:
     add.add_argument("name", help="the name Mooring calls the provider by")
-    add.add_argument("--kind", choices=["openai", "anthropic"], required=True)
+    add.add_argument("--kind", choices=["openai", "anthropic", "local"], required=True)
     add.add_argument(
         "--base-url",
         metavar="URL",
         help="the endpoint (default: OpenAI's or Anthropic's own; Ollama: "
         "http://127.0.0.1:11434/v1)",
     )
-    add.add_argument("--model", required=True, help="the model id to chat with")
+    add.add_argument(
+        "--model",
+        help="the model id to chat with (required but for --kind local, where it is a label: "
+        "default the file's name)",
+    )
+    add.add_argument(
+        "--model-path",
+        metavar="FILE",
+        help="with --kind local: the GGUF model file Mooring runs itself (no key, no network)",
+    )
     _provider_key(add)
     add.add_argument(
         "--header", action="append", metavar="K=V", help="HTTP header; kept in the keyring"
@@ -542,9 +555,10 @@ def _provider_key(parser: argparse.ArgumentParser) -> None:
 def _providers_edit(edit: argparse.ArgumentParser) -> None:
     edit.add_argument("name", help="the provider's name")
     edit.add_argument("--rename", metavar="NEW", help="call it NEW from now on")
-    edit.add_argument("--kind", choices=["openai", "anthropic"])
+    edit.add_argument("--kind", choices=["openai", "anthropic", "local"])
     edit.add_argument("--base-url", metavar="URL", help="the endpoint")
     edit.add_argument("--model", help="the model id to chat with")
+    edit.add_argument("--model-path", metavar="FILE", help="a local provider's GGUF model file")
     _provider_key(edit)
 
 
@@ -722,6 +736,33 @@ def _settings_set(sset: argparse.ArgumentParser) -> None:
     sset.add_argument("value", help="its new value")
 
 
+def _models(models: argparse.ArgumentParser) -> None:
+    """``mooring models``."""
+    _subcommands(
+        models,
+        "models_command",
+        "ACTION",
+        (
+            ("list", "the recommended local models and the ones here", None),
+            ("download", "download a recommended model (resumable, checksum-checked)", _model_key),
+            ("add", "make a GGUF file you have one of the local models (linked)", _model_path),
+            ("remove", "remove a local model file", _model_name),
+        ),
+    )
+
+
+def _model_key(download: argparse.ArgumentParser) -> None:
+    download.add_argument("key", help="the model's key (see models list)")
+
+
+def _model_path(add: argparse.ArgumentParser) -> None:
+    add.add_argument("path", help="the .gguf file")
+
+
+def _model_name(remove: argparse.ArgumentParser) -> None:
+    remove.add_argument("name", help="the model's file name (see models list)")
+
+
 COMMANDS: tuple[tuple[str, str, Fill | None], ...] = (
     ("gui", "open the desktop app (the default with no command)", None),
     ("doctor", "check the database, keyring, notifications and Qt; say what to fix", None),
@@ -737,6 +778,7 @@ COMMANDS: tuple[tuple[str, str, Fill | None], ...] = (
     ("issues", "problems that need you", _issues),
     ("traces", "task-lifecycle traces", _traces),
     ("providers", "model providers", _providers),
+    ("models", "local model files: download, add, remove", _models),
     ("chat", "send a message to a model; stream its reply", _chat),
     ("conversations", "conversations", _conversations),
     ("agent", "the data folder's engine, which owns every server connection", _agent),

@@ -99,6 +99,29 @@ def _read_key(ctx: CliContext, args: argparse.Namespace) -> str | None:
     return None
 
 
+def _address(kind: ProviderKind, args: argparse.Namespace) -> str | None:
+    """The address to store: ``--base-url``, or a local model's ``--model-path``."""
+    adding = getattr(args, "providers_command", "add") == "add"
+    if kind is ProviderKind.LOCAL:
+        if args.base_url:
+            raise KnownError(
+                "A local model has no address: give its file with --model-path FILE.gguf.",
+                code="usage",
+            )
+        if not args.model_path and adding:
+            raise KnownError(
+                "Say which model file to run: --model-path FILE.gguf.",
+                hint="docs/local-models.md lists small models that work well.",
+                code="usage",
+            )
+        return args.model_path or None
+    if args.model_path:
+        raise KnownError("--model-path is for --kind local only.", code="usage")
+    if not args.model and adding:
+        raise KnownError("Say which model to use: --model MODEL.", code="usage")
+    return args.base_url or None
+
+
 async def _durable(ctx: CliContext) -> tuple[bool, str]:
     """Whether secrets written now outlive this command (the keyring adapter's verdict)."""
     return await ctx.host.secrets_durable()
@@ -128,11 +151,12 @@ def _say_key(ctx: CliContext, config: ProviderConfig) -> None:
 async def add(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Add a provider; its key and header values go to the keyring (with no keyring, a key
     from ``--api-key-env`` is read from that variable at each use)."""
+    kind = ProviderKind(args.kind)
     draft = ProviderDraft(
         name=args.name,
-        kind=ProviderKind(args.kind),
-        model=args.model,
-        base_url=args.base_url,
+        kind=kind,
+        model=args.model or "",
+        base_url=_address(kind, args),
         headers=_headers(args.header),
         **await _key_fields(ctx, args),
     )
@@ -162,11 +186,18 @@ async def edit(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Change a provider's name, kind, address, model or key (what is not given is kept)."""
     config = await _named(ctx, args.name)
     kind = ProviderKind(args.kind) if args.kind else config.kind
+    address = _address(kind, args)
     draft = ProviderDraft(
         name=args.rename or config.name,
         kind=kind,
-        model=args.model or config.model,
-        base_url=args.base_url or (config.base_url if kind is config.kind else None),
+        # A local model given a new file (or newly local) is called by its file's name.
+        model=args.model
+        or (
+            ""
+            if kind is ProviderKind.LOCAL and (address or kind is not config.kind)
+            else config.model
+        ),
+        base_url=address or (config.base_url if kind is config.kind else None),
         **await _key_fields(ctx, args),
     )
     if not (draft.api_key or draft.api_key_env) and config.api_key_env:

@@ -21,6 +21,9 @@ class ProviderKind(StrEnum):
     OPENAI = "openai"
     """Any OpenAI-compatible chat-completions endpoint: OpenAI, Ollama, LM Studio, vLLM…"""
     ANTHROPIC = "anthropic"
+    LOCAL = "local"
+    """A GGUF model file run on this machine by Mooring itself (llama.cpp in a child process,
+    spoken to on the OpenAI wire); ``base_url`` is the file's ``file://`` address."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,7 +8,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from urllib.parse import urlsplit
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from mooring.core.chat import PROVIDER_SECRET_SCOPE, ProviderConfig, ProviderKind
 from mooring.core.errors import KnownError, Remedy
@@ -25,6 +26,9 @@ __all__ = [
     "api_key_name",
     "check_env_name",
     "header_name",
+    "local_model_name",
+    "local_model_path",
+    "local_model_url",
     "provider_base_url",
 ]
 
@@ -42,12 +46,50 @@ def header_name(provider_id: str, header: str) -> str:
 DEFAULT_URLS = {
     ProviderKind.OPENAI: "https://api.openai.com/v1",
     ProviderKind.ANTHROPIC: "https://api.anthropic.com",
+    ProviderKind.LOCAL: "",
 }
 """Where a provider of each kind lives when no address is given."""
 
 
+def local_model_url(given: str | None) -> str:
+    """The ``file://`` address to store for a local model: an existing GGUF file (a path or a
+    ``file://`` address), made absolute."""
+    text = (given or "").strip()
+    if not text:
+        raise KnownError(
+            "Say which model file to use.",
+            hint="A GGUF file, e.g. --model-path ~/models/Qwen3-0.6B-Q4_K_M.gguf.",
+            code="usage",
+        )
+    path = Path(unquote(urlsplit(text).path)) if text.startswith("file:") else Path(text)
+    path = path.expanduser().resolve()
+    if not path.is_file():
+        raise KnownError(f"There is no model file at {str(path)!r}.", code="not_found")
+    with path.open("rb") as file:
+        if file.read(4) != b"GGUF":
+            raise KnownError(
+                f"{path.name!r} is not a GGUF model file.",
+                hint="Local models are GGUF files (llama.cpp's format), e.g. from Hugging Face.",
+                code="usage",
+            )
+    return path.as_uri()
+
+
+def local_model_path(config: ProviderConfig) -> Path:
+    """Where a local provider's model file is (its ``base_url`` is the file's address)."""
+    return Path(unquote(urlsplit(config.base_url).path))
+
+
+def local_model_name(url: str) -> str:
+    """The name a local model is called by when none is given: its file's name, no suffix."""
+    return Path(unquote(urlsplit(url).path)).stem
+
+
 def provider_base_url(kind: ProviderKind, given: str | None) -> str:
-    """The endpoint address to store: the kind's default, cleaned; not http(s) is refused."""
+    """The endpoint address to store: the kind's default, cleaned; not http(s) is refused (a
+    local model's: its file's ``file://`` address)."""
+    if kind is ProviderKind.LOCAL:
+        return local_model_url(given)
     url = (given or DEFAULT_URLS[kind]).strip().rstrip("/")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:

@@ -955,15 +955,15 @@ class ChatService:
     ) -> tuple[Message, TaskRecord | None]:
         key = offers.names.get(call.name)
         record: TaskRecord | None = None
-        if key is None:
+        if (problem := _argument_problem(call)) is not None:
+            message = _tool_message(self._clock.now(), conversation_id, call, problem)
+        elif key is None:
             message = _tool_message(
                 self._clock.now(),
                 conversation_id,
                 call,
                 f"There is no tool called {call.name!r}; use one of the tools offered.",
             )
-        elif (problem := _argument_problem(call)) is not None:
-            message = _tool_message(self._clock.now(), conversation_id, call, problem)
         else:
             server = offers.servers[key.server_id]
             failure: str | None = None
@@ -1090,6 +1090,8 @@ class ChatService:
 
 
 def _argument_problem(call: ToolCallRequest) -> str | None:
+    if call.arguments_error:  # the adapter could not read the call (e.g. written as text)
+        return f"Not run: {call.arguments_error}. Send a JSON object."
     raw = call.raw_arguments.strip()
     if not raw:
         return None

@@ -291,6 +291,10 @@ class Host:
         """Stop the chat's background work and monitoring; close every server connection."""
         if self.chat is not None:
             await self.chat.aclose()
+        # A factory may run model processes of its own (local models): they end with the host.
+        close_factory = getattr(self.provider_factory, "aclose", None)
+        if close_factory is not None:
+            await close_factory()
         await self.monitor.stop()
         if self._scheduler is not None:
             self._scheduler.cancel()

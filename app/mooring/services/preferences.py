@@ -23,6 +23,7 @@ from mooring.core.chat import (
     ProviderError,
     ProviderFactory,
     ProviderFailure,
+    ProviderKind,
     ToolOffer,
     failure_remedy,
 )
@@ -40,6 +41,7 @@ from mooring.core.providers import (
     api_key_name,
     check_env_name,
     header_name,
+    local_model_name,
     provider_base_url,
 )
 from mooring.core.servers import ServerDefinition
@@ -104,6 +106,16 @@ async def check_provider(config: ProviderConfig, provider: ChatProvider) -> Verd
     return verdict
 
 
+def _model_name(draft: ProviderDraft, base_url: str) -> str:
+    """The model to ask for: as given; a local model's file name when none is given."""
+    model = draft.model.strip()
+    if not model and draft.kind is ProviderKind.LOCAL:
+        return local_model_name(base_url)
+    if not model:
+        raise KnownError("Say which model to use.", code="usage")
+    return model
+
+
 class ProviderDesk:
     """Add, list, test and remove model providers; keys go to the keyring only."""
 
@@ -166,9 +178,8 @@ class ProviderDesk:
         name = draft.name.strip()
         if not name:
             raise KnownError("A provider needs a name.", code="usage")
-        model = draft.model.strip()
-        if not model:
-            raise KnownError("Say which model to use.", code="usage")
+        base_url = provider_base_url(draft.kind, draft.base_url)
+        model = _model_name(draft, base_url)
         for header in draft.headers:
             if not header or any(c.isspace() or c == ":" for c in header):
                 raise KnownError(f"{header!r} is not a header name.", code="usage")
@@ -179,7 +190,7 @@ class ProviderDesk:
             id=new_id(),
             name=name,
             kind=draft.kind,
-            base_url=provider_base_url(draft.kind, draft.base_url),
+            base_url=base_url,
             model=model,
             header_names=tuple(draft.headers),
             has_api_key=key is not None,
@@ -207,15 +218,14 @@ class ProviderDesk:
         name = draft.name.strip()
         if not name:
             raise KnownError("A provider needs a name.", code="usage")
-        model = draft.model.strip()
-        if not model:
-            raise KnownError("Say which model to use.", code="usage")
+        base_url = provider_base_url(draft.kind, draft.base_url)
+        model = _model_name(draft, base_url)
         key, variable = await self._key_choice(draft, name)
         edited = replace(
             config,
             name=name,
             kind=draft.kind,
-            base_url=provider_base_url(draft.kind, draft.base_url),
+            base_url=base_url,
             model=model,
             has_api_key=key is not None or (variable is None and config.has_api_key),
             api_key_env=variable,

@@ -88,6 +88,25 @@ SETTINGS: tuple[Setting, ...] = (
         "A reply with no new piece for this long stopped halfway (local models may load first).",
     ),
     Setting(
+        "local_models.idle_stop_s",
+        int,
+        300,
+        "A local model's process (it holds the model in memory) ends after this many seconds "
+        "with no reply to make; the next message starts it again (a few seconds).",
+    ),
+    Setting(
+        "local_models.context_tokens",
+        int,
+        4096,
+        "How many tokens of conversation a local model keeps in view (more needs more memory).",
+    ),
+    Setting(
+        "local_models.threads",
+        int,
+        0,
+        "CPU threads a local model uses (0: llama.cpp's choice, about the number of cores).",
+    ),
+    Setting(
         "approval.max_argument_bytes",
         int,
         256 * 1024,

@@ -444,10 +444,18 @@ class MainWindow(QMainWindow):
         )
         dialog.sample_requested.connect(lambda: self.jobs.start(self.run_sample_import()))
         dialog.providers_requested.connect(lambda: self.show_view(self.settings))
+        dialog.local_requested.connect(self._add_local_model)
         dialog.show()
         self.jobs.start(self._fill_welcome(dialog))
         self.welcome_opened.emit(dialog)
         return dialog
+
+    def _add_local_model(self) -> None:
+        """Settings, with the add-provider dialog open on a local model file."""
+        from mooring.core.chat import ProviderKind
+
+        self.show_view(self.settings)
+        self.jobs.start(self.settings.add_provider_interactively(ProviderKind.LOCAL))
 
     async def _fill_welcome(self, dialog: WelcomeDialog) -> None:
         previews = await self.host.server_desk.find_configs()

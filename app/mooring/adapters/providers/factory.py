@@ -6,6 +6,7 @@ import logging
 import os
 
 from mooring.adapters.providers.common import ProviderOptions
+from mooring.adapters.providers.local import LocalChatProvider, LocalModelRuntime
 from mooring.core.chat import (
     PROVIDER_SECRET_SCOPE,
     ChatProvider,
@@ -25,11 +26,25 @@ class SdkProviderFactory:
     call it through ``asyncio.to_thread``) and builds the client; the SDK is imported then.
     """
 
-    def __init__(self, secrets: SecretStore, options: ProviderOptions | None = None) -> None:
+    def __init__(
+        self,
+        secrets: SecretStore,
+        options: ProviderOptions | None = None,
+        *,
+        local: LocalModelRuntime | None = None,
+    ) -> None:
         self._secrets = secrets
         self.options = options or ProviderOptions()
+        self.local = local or LocalModelRuntime()
+        """Runs the ``local`` providers' models (one process per model file, on first use)."""
+
+    async def aclose(self) -> None:
+        """Stop the local models' processes (the host is stopping)."""
+        await self.local.aclose()
 
     def __call__(self, config: ProviderConfig) -> ChatProvider:
+        if config.kind is ProviderKind.LOCAL:
+            return LocalChatProvider(config, self.local, options=self.options)
         api_key: str | None = None
         if config.api_key_env:
             # Read at each use, in this process's environment (Mooring's engine): no secret

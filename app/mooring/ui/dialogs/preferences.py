@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 
 from mooring.core.approval.rules import Decision, Scope
 from mooring.core.chat import ProviderConfig, ProviderKind
-from mooring.core.providers import DEFAULT_URLS, ProviderDraft
+from mooring.core.providers import DEFAULT_URLS, ProviderDraft, local_model_path
 from mooring.core.servers import ServerDefinition
 from mooring.ui.text import inert
 
@@ -31,6 +31,7 @@ RULE_TITLE = "Add approval rule"
 _KINDS = (
     (ProviderKind.OPENAI, "OpenAI-compatible (OpenAI, Ollama, LM Studio, OpenRouter…)"),
     (ProviderKind.ANTHROPIC, "Anthropic"),
+    (ProviderKind.LOCAL, "Local model file (GGUF: runs on this computer, no key, no network)"),
 )
 _DECISIONS = (
     (Decision.ALLOW, "Allow without asking"),
@@ -96,7 +97,11 @@ class AddProviderDialog(_Form):
     that one ("Edit model provider"; an empty key keeps the stored one)."""
 
     def __init__(
-        self, parent: QWidget | None = None, provider: ProviderConfig | None = None
+        self,
+        parent: QWidget | None = None,
+        provider: ProviderConfig | None = None,
+        *,
+        kind: ProviderKind | None = None,
     ) -> None:
         super().__init__(
             EDIT_PROVIDER_TITLE if provider else PROVIDER_TITLE,
@@ -106,8 +111,8 @@ class AddProviderDialog(_Form):
         self.editing = provider
         self.name_edit = QLineEdit(self)
         self.kind_combo = QComboBox(self)
-        for kind, words in _KINDS:
-            self.kind_combo.addItem(words, kind.value)
+        for each, words in _KINDS:
+            self.kind_combo.addItem(words, each.value)
         self.url_edit = QLineEdit(self)
         self.model_edit = QLineEdit(self)
         self.model_edit.setPlaceholderText("e.g. gpt-4o-mini, llama3.1, claude-sonnet-4-5")
@@ -124,7 +129,10 @@ class AddProviderDialog(_Form):
         self._row("Model:", self.model_edit)
         self._row("API key:", self.key_edit)
         self._row("Key from variable:", self.key_env_edit)
+        self.url_label = self.form.labelForField(self.url_edit)
         self.kind_combo.currentIndexChanged.connect(lambda _i: self._on_kind())
+        if kind is not None:
+            self.kind_combo.setCurrentIndex(max(0, self.kind_combo.findData(kind.value)))
         if provider is not None:
             self.add_button.setText("Save")
             self.add_button.setAccessibleName("Save")
@@ -135,7 +143,12 @@ class AddProviderDialog(_Form):
         # Shown inert: plain-text fields, names neutralised as everywhere else.
         self.name_edit.setText(inert(provider.name, limit=200))
         self.kind_combo.setCurrentIndex(max(0, self.kind_combo.findData(provider.kind.value)))
-        self.url_edit.setText(inert(provider.base_url, limit=2000))
+        address = (
+            str(local_model_path(provider))
+            if provider.kind is ProviderKind.LOCAL
+            else provider.base_url
+        )
+        self.url_edit.setText(inert(address, limit=2000))
         self.model_edit.setText(inert(provider.model, limit=200))
         self.key_env_edit.setText(provider.api_key_env or "")
         if provider.has_api_key:
@@ -148,7 +161,27 @@ class AddProviderDialog(_Form):
         self.key_env_edit.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _on_kind(self) -> None:
-        self.url_edit.setPlaceholderText(DEFAULT_URLS[self.kind()])
+        local = self.kind() is ProviderKind.LOCAL
+        # A local model is a file Mooring runs itself: its path instead of an address, no key.
+        label = "Model file" if local else "Address"
+        if isinstance(self.url_label, QLabel):
+            self.url_label.setText(f"{label}:")
+        self.url_edit.setAccessibleName(label)
+        self.url_edit.setPlaceholderText(
+            "the .gguf file, e.g. ~/models/qwen3-0.6b-q4_k_m.gguf"
+            if local
+            else DEFAULT_URLS[self.kind()]
+        )
+        self.model_edit.setPlaceholderText(
+            "a name for it (default: the file's name)"
+            if local
+            else "e.g. gpt-4o-mini, llama3.1, claude-sonnet-4-5"
+        )
+        for field in (self.key_edit, self.key_env_edit):
+            field.setVisible(not local)
+            label_widget = self.form.labelForField(field)
+            if label_widget is not None:
+                label_widget.setVisible(not local)
 
     def kind(self) -> ProviderKind:
         """The chosen kind of endpoint."""
@@ -158,6 +191,10 @@ class AddProviderDialog(_Form):
     def _problem(self) -> str:
         if not self.name_edit.text().strip():
             return "Give the provider a name."
+        if self.kind() is ProviderKind.LOCAL:
+            if not self.url_edit.text().strip():
+                return "Say which model file to run (a .gguf file)."
+            return ""
         if not self.model_edit.text().strip():
             return "Say which model to use."
         if self.key_edit.text().strip() and self.key_env_edit.text().strip():
@@ -166,13 +203,14 @@ class AddProviderDialog(_Form):
 
     def draft(self) -> ProviderDraft:
         """What was typed (the key included: hand it to the desk, then forget the dialog)."""
+        local = self.kind() is ProviderKind.LOCAL
         return ProviderDraft(
             name=self.name_edit.text(),
             kind=self.kind(),
             model=self.model_edit.text(),
             base_url=self.url_edit.text().strip() or None,
-            api_key=self.key_edit.text().strip() or None,
-            api_key_env=self.key_env_edit.text().strip() or None,
+            api_key=None if local else self.key_edit.text().strip() or None,
+            api_key_env=None if local else self.key_env_edit.text().strip() or None,
         )
 
 

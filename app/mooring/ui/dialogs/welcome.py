@@ -1,5 +1,6 @@
-"""The first-run welcome: what Mooring does in two sentences and three ways to start — import
-servers from other apps, try the sample import on the bundled server, set up a model provider.
+"""The first-run welcome: what Mooring does in two sentences and ways to start — import
+servers from other apps, try the sample import on the bundled server, set up a model provider,
+or use a local model (a GGUF file Mooring runs itself).
 
 It is not modal and closes with Esc: nothing waits for it, and a user who just wants to look
 around closes it or ignores it.
@@ -38,6 +39,7 @@ class WelcomeDialog(QDialog):
     import_requested = Signal()
     sample_requested = Signal()
     providers_requested = Signal()
+    local_requested = Signal()
     filled = Signal()
     """What other apps' settings hold, and whether the sample can run, are shown."""
 
@@ -81,10 +83,18 @@ class WelcomeDialog(QDialog):
             "Settings. Tools work without one (File → Run a tool…, Ctrl+K).",
             self,
         )
+        self.local_button = QPushButton("Use a local model", self)
+        self.local_button.setAccessibleName("Use a local model")
+        self.local_note = QLabel(
+            "Chat with a model that runs on this computer: no key, no account, no network. "
+            "Give its GGUF file (docs/local-models.md lists small ones that call tools).",
+            self,
+        )
         for button, note in (
             (self.import_button, self.import_note),
             (self.sample_button, self.sample_note),
             (self.providers_button, self.providers_note),
+            (self.local_button, self.local_note),
         ):
             note.setTextFormat(Qt.TextFormat.PlainText)
             note.setWordWrap(True)
@@ -103,6 +113,7 @@ class WelcomeDialog(QDialog):
         self.import_button.clicked.connect(lambda: self._then(self.import_requested))
         self.sample_button.clicked.connect(lambda: self._then(self.sample_requested))
         self.providers_button.clicked.connect(lambda: self._then(self.providers_requested))
+        self.local_button.clicked.connect(lambda: self._then(self.local_requested))
         self.import_button.setEnabled(False)
         self.close_button.setFocus()
 

@@ -5,6 +5,7 @@ data lives — each change made through the host's desks (the same use cases as 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QUrl, Signal
@@ -27,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mooring.core.chat import ProviderConfig
+from mooring.core.chat import ProviderConfig, ProviderKind
 from mooring.core.errors import KnownError, Remedy
 from mooring.core.host_api import ProviderDeskApi
 from mooring.core.providers import KeySource, ProviderView, Verdict
@@ -194,6 +195,7 @@ class SettingsView(QWidget):
         self.models_button = QPushButton("List models", box)
         self.default_provider_button = QPushButton("Make default", box)
         self.remove_provider_button = QPushButton("Remove provider", box)
+        self.local_models_button = QPushButton("Local models…", box)
         for button in (
             self.add_provider_button,
             self.edit_provider_button,
@@ -201,6 +203,7 @@ class SettingsView(QWidget):
             self.models_button,
             self.default_provider_button,
             self.remove_provider_button,
+            self.local_models_button,
         ):
             button.setAccessibleName(button.text().rstrip("…"))
             row.addWidget(button)
@@ -228,7 +231,19 @@ class SettingsView(QWidget):
             lambda: self._with_provider(self.remove_provider_interactively)
         )
         self.providers_list.currentRowChanged.connect(lambda _r: self._on_provider_selection())
+        self.local_models_button.clicked.connect(lambda: self.jobs.start(self.show_local_models()))
         return box
+
+    async def show_local_models(self) -> None:
+        """The recommended local models and the ones here; downloads with a progress bar."""
+        from mooring.adapters.model_files import models_dir
+        from mooring.ui.dialogs.local_models import LocalModelsDialog
+
+        dialog = LocalModelsDialog(models_dir(Path(self.info.data_dir)), self.window())
+        try:
+            await wait_dialog(dialog, self.dialog_opened.emit)
+        finally:
+            dialog.deleteLater()
 
     def _rules(self, parent: QWidget) -> QGroupBox:
         box = QGroupBox("Approval rules", parent)
@@ -445,14 +460,14 @@ class SettingsView(QWidget):
             if outcome is not None:
                 self.jobs.start(outcome)  # type: ignore[arg-type]
 
-    async def add_provider_interactively(self) -> None:
-        """Ask for a provider and add it; the dialog stays open until it is right or
-        cancelled. The key goes to the keyring and nowhere else."""
+    async def add_provider_interactively(self, kind: ProviderKind | None = None) -> None:
+        """Ask for a provider (of ``kind`` to begin with) and add it; the dialog stays open
+        until it is right or cancelled. The key goes to the keyring and nowhere else."""
         assert self.host is not None
         desk = self.host.provider_desk
         if desk is None:
             return
-        dialog = AddProviderDialog(self.window())
+        dialog = AddProviderDialog(self.window(), kind=kind)
         try:
             while await wait_dialog(dialog, self.dialog_opened.emit):
                 try:
