@@ -305,11 +305,6 @@ class MainWindow(QMainWindow):
         """Put the shown conversation's last reply on the clipboard (Ctrl+Shift+C)."""
         self.conversations.copy_last_reply()
 
-    def find_in_conversation(self) -> None:
-        """Find words in the shown conversation: its find bar opened (Ctrl+F)."""
-        self.show_view(self.conversations)
-        self.conversations.find_bar.open_bar()
-
     def find_conversations(self) -> None:
         """Search the conversations: the search field focused, what it holds selected
         (Ctrl+Shift+F)."""

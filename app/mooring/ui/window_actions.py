@@ -55,7 +55,7 @@ class WindowActions:
         file_menu.addAction(self.export_traces)
         self.copy_reply = self._action("&Copy last reply", window.copy_last_reply)
         self.copy_reply.setObjectName("copy-last-reply")
-        self.find = self._action("&Find in conversation", window.find_in_conversation)
+        self.find = self._action("&Find in conversation", self.find_in_conversation)
         self.find.setObjectName("find-in-conversation")
         self.search = self._action("&Search conversations", window.find_conversations)
         self.search.setObjectName("search-conversations")
@@ -103,6 +103,12 @@ class WindowActions:
             self.find,
             self.search,
         )
+
+    def find_in_conversation(self) -> None:
+        """Find words in the shown conversation: its find bar opened (Ctrl+F)."""
+        window = self._window
+        window.show_view(window.conversations)
+        window.conversations.find_bar.open_bar()
 
     def bind_shortcuts(self) -> None:
         """Give the actions their shortcuts (once; later calls do nothing).
