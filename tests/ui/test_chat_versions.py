@@ -14,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from mooring.ui.dialogs.system_prompt import SystemPromptDialog
 from mooring.ui.models.conversations import MessageRole
+from mooring.ui.views.conversations_view import ConversationsView
 from tests.helpers.scripted_model import ScriptedModel
 from tests.ui.conftest import until
 from tests.ui.test_conversations import open_chat, wait_turn
@@ -21,6 +22,13 @@ from tests.ui.test_conversations import open_chat, wait_turn
 pytestmark = pytest.mark.anyio
 
 CODE = "Two blocks:\n\n```python\nprint('a')\n```\n\nand\n\n```sh\necho b\n```"
+
+
+async def say(view: ConversationsView, text: str) -> None:
+    """Type ``text`` in the composer, send it with Enter, wait for the reply's turn to end."""
+    QTest.keyClicks(view.composer, text)
+    QTest.keyClick(view.composer, Qt.Key.Key_Return)
+    await wait_turn(view)
 
 
 def texts(view: object) -> list[str]:
@@ -33,9 +41,7 @@ async def test_regenerate_keeps_the_old_reply_as_a_version_stepped_to_with_the_k
 ) -> None:
     chat_model.reply("Bonjour.").reply("Hello.")
     async with open_chat(tmp_path, qtbot, chat_model) as (_window, view, _chat):
-        QTest.keyClicks(view.composer, "Greet me")
-        QTest.keyClick(view.composer, Qt.Key.Key_Return)
-        await wait_turn(view)
+        await say(view, "Greet me")
         pane = view.pane
         view.transcript.setCurrentIndex(view.messages.index(1, 0))
         assert pane.regenerate_button.isEnabled()
@@ -69,9 +75,7 @@ async def test_edit_sends_new_words_in_place_of_the_users_message(
 ) -> None:
     chat_model.reply("12 suppliers.").reply("3 files.")
     async with open_chat(tmp_path, qtbot, chat_model) as (_window, view, _chat):
-        QTest.keyClicks(view.composer, "How many suppliers?")
-        QTest.keyClick(view.composer, Qt.Key.Key_Return)
-        await wait_turn(view)
+        await say(view, "How many suppliers?")
         view.transcript.setCurrentIndex(view.messages.index(0, 0))
         assert view.pane.edit_button.accessibleName() == "Edit message"
 
@@ -95,9 +99,7 @@ async def test_each_code_block_is_copied_on_its_own(
 ) -> None:
     chat_model.reply(CODE)
     async with open_chat(tmp_path, qtbot, chat_model) as (_window, view, _chat):
-        QTest.keyClicks(view.composer, "Show me code")
-        QTest.keyClick(view.composer, Qt.Key.Key_Return)
-        await wait_turn(view)
+        await say(view, "Show me code")
         view.transcript.setCurrentIndex(view.messages.index(1, 0))
         pane = view.pane
         assert pane.copy_code_button.isEnabled()
@@ -116,9 +118,7 @@ async def test_the_system_prompt_button_saves_the_conversations_own_words(
 ) -> None:
     chat_model.reply("D'accord.").reply("Oui.")
     async with open_chat(tmp_path, qtbot, chat_model) as (_window, view, chat):
-        QTest.keyClicks(view.composer, "Hi")
-        QTest.keyClick(view.composer, Qt.Key.Key_Return)
-        await wait_turn(view)
+        await say(view, "Hi")
         assert view.system_button.isEnabled()
 
         def answer(dialog: object) -> None:
@@ -139,7 +139,5 @@ async def test_the_system_prompt_button_saves_the_conversations_own_words(
             view.report,
         )
         assert (await chat.get(conversation_id)).system_prompt == "Answer in French."
-        QTest.keyClicks(view.composer, "Again")
-        QTest.keyClick(view.composer, Qt.Key.Key_Return)
-        await wait_turn(view)
+        await say(view, "Again")
         assert "Answer in French." in (chat_model.requests[-1].system or "")
