@@ -58,6 +58,7 @@ class FindBar(QWidget):
         layout.addWidget(self.field, 1)
         self.status = QLabel(self)
         self.status.setAccessibleName("Find result")
+        self.status.setMinimumWidth(self.status.fontMetrics().horizontalAdvance("999 of 999"))
         layout.addWidget(self.status)
         self.previous_button = QPushButton("Previous", self)
         self.previous_button.setAccessibleName("Previous match")
