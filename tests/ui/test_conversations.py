@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from pytestqt.qtbot import QtBot
 from mooring.bootstrap import build_host
 from mooring.core.chat import ProviderFailure
 from mooring.core.conversation import Conversation, Message, MessageStatus, Role
+from mooring.core.tasks.states import LocalState
 from mooring.services.chat import ChatService
 from mooring.settings.paths import Paths
 from mooring.settings.store import Settings
@@ -32,6 +33,7 @@ from mooring.ui.models.conversations import (
     MessageListModel,
 )
 from mooring.ui.views.conversations_view import ConversationsView
+from tests.core.tasks.factories import make_record
 from tests.helpers.scripted_model import ScriptedModel
 from tests.ui.conftest import until
 
@@ -80,7 +82,7 @@ def transcript(view: ConversationsView) -> list[str]:
 
 def titles(view: ConversationsView) -> list[str]:
     model = view.conversations
-    return [str(model.index(r, 0).data()) for r in range(model.rowCount())]
+    return [str(model.index(r, 0).data()).split("\n")[0] for r in range(model.rowCount())]
 
 
 async def wait_turn(view: ConversationsView, count: int = 1) -> None:
@@ -93,28 +95,56 @@ def message(id_: str, role: Role, text: str, **more: object) -> Message:
     return Message(id=id_, conversation_id="c1", role=role, content=text, created_at=T0, **more)  # type: ignore[arg-type]
 
 
+LATER = T0 + timedelta(minutes=5)
+
+
 def test_the_conversation_model_passes_the_tester(qtmodeltester: ModelTester) -> None:
-    conversations = ConversationListModel()
+    conversations = ConversationListModel(now=lambda: LATER)
     first = Conversation(id="c1", title="Suppliers", created_at=T0, updated_at=T0)
     second = Conversation(id="c2", title="Orders\u202e", created_at=T0, updated_at=T0)
     qtmodeltester.check(conversations, force_py=True)  # type: ignore[no-untyped-call]
     conversations.set_rows([ConversationRow(first), ConversationRow(second, "a <b>match</b>")])
-    assert conversations.index(1, 0).data(ACCESSIBLE) == "Orders<U+202E>: a <b>match</b>"
+    assert conversations.index(1, 0).data(ACCESSIBLE) == (
+        "Orders<U+202E> (default model · 5 min ago): a <b>match</b>"
+    )
     assert conversations.row_of("c2") == 1
     conversations.set_rows([ConversationRow(second)])
     assert conversations.rowCount() == 1
 
 
 def test_a_search_snippet_across_lines_reads_as_one_line() -> None:
-    conversations = ConversationListModel()
+    conversations = ConversationListModel(now=lambda: LATER)
     found = Conversation(id="c1", title="Suppliers", created_at=T0, updated_at=T0)
     conversations.set_rows([ConversationRow(found, "…the [first] line \r\nand\n\tthe next\x1b…")])
     row = conversations.index(0, 0)
     # The line break is a space, not a literal "\x0a"; other controls stay visible and inert.
-    assert row.data(ACCESSIBLE) == "Suppliers: …the [first] line and the next\\x1b…"
-    assert row.data(Qt.ItemDataRole.DisplayRole) == (
-        "Suppliers\n…the [first] line and the next\\x1b…"
+    assert row.data(ACCESSIBLE) == (
+        "Suppliers (default model · 5 min ago): …the [first] line and the next\\x1b…"
     )
+    assert row.data(Qt.ItemDataRole.DisplayRole) == (
+        "Suppliers\ndefault model · 5 min ago\n…the [first] line and the next\\x1b…"
+    )
+
+
+def test_each_conversation_says_its_model_its_last_activity_and_its_running_tasks() -> None:
+    conversations = ConversationListModel(now=lambda: T0 + timedelta(hours=3))
+    chat = Conversation(id="c1", title="Import", created_at=T0, updated_at=T0, model="qwen\u202e3")
+    other = Conversation(id="c2", title="Other", created_at=T0, updated_at=T0 + timedelta(hours=3))
+    conversations.set_rows([ConversationRow(chat), ConversationRow(other)])
+    conversations.set_running([("c1", "r1"), ("c1", "r2")])
+    about = conversations.index(0, 0).data(Qt.ItemDataRole.DisplayRole).split("\n")[1]
+    assert about == "qwen<U+202E>3 · 3 h ago · 2 tasks running"  # the model's name inert
+    assert conversations.index(1, 0).data(ACCESSIBLE) == "Other (default model · just now)"
+    changed: list[int] = []
+    conversations.dataChanged.connect(lambda top, _b, _r: changed.append(top.row()))
+    ended = make_record(LocalState.COMPLETED, id="r1", conversation_id="c1")
+    conversations.task_changed(ended)
+    assert conversations.index(0, 0).data(ACCESSIBLE).endswith("· 1 task running)")
+    assert changed == [0]
+    conversations.task_changed(ended)  # told again: nothing changes
+    assert changed == [0]
+    conversations.task_changed(make_record(LocalState.COMPLETED, id="r2", conversation_id="c1"))
+    assert "running" not in conversations.index(0, 0).data(ACCESSIBLE)
 
 
 def test_the_message_model_passes_the_tester_and_streams(qtmodeltester: ModelTester) -> None:

@@ -10,8 +10,9 @@ or as plain text, never as HTML, and the renderer never loads a resource (no ima
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from enum import IntEnum
 from typing import Any
 
@@ -66,12 +67,30 @@ class ConversationRow:
     snippet: str | None = None
 
 
-class ConversationListModel(QAbstractListModel):
-    """Conversations, most recently active first (the service's order)."""
+def activity(when: datetime, now: datetime) -> str:
+    """When a conversation was last active, as a list says it ("5 min ago", "Dec 04")."""
+    seconds = (now - when).total_seconds()
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86_400:
+        return f"{int(seconds // 3600)} h ago"
+    local = when.astimezone()
+    if local.year != now.astimezone().year:
+        return local.strftime("%b %d %Y")
+    return local.strftime("%b %d")
 
-    def __init__(self, parent: Any = None) -> None:
+
+class ConversationListModel(QAbstractListModel):
+    """Conversations, most recently active first (the service's order), each with its model,
+    its last activity and how many of its tasks still run."""
+
+    def __init__(self, parent: Any = None, *, now: Callable[[], datetime] | None = None) -> None:
         super().__init__(parent)
         self._rows: list[ConversationRow] = []
+        self._running: dict[str, set[str]] = {}
+        self._now = now or (lambda: datetime.now(UTC))
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008  # Qt API
         return 0 if parent.isValid() else len(self._rows)
@@ -83,11 +102,12 @@ class ConversationListModel(QAbstractListModel):
         title = inert(row.conversation.title, limit=120)
         one_line = _LINE_BREAKS.sub(" ", row.snippet) if row.snippet else ""
         snippet = inert(one_line, limit=200)
+        about = self.about(row.conversation)
         match role:
             case Qt.ItemDataRole.DisplayRole:
-                return f"{title}\n{snippet}" if snippet else title
+                return f"{title}\n{about}" + (f"\n{snippet}" if snippet else "")
             case Qt.ItemDataRole.AccessibleTextRole:
-                return f"{title}: {snippet}" if snippet else title
+                return f"{title} ({about})" + (f": {snippet}" if snippet else "")
             case Qt.ItemDataRole.ToolTipRole:
                 return plain_tooltip(title)
             case ConversationRole.ID:
@@ -113,6 +133,35 @@ class ConversationListModel(QAbstractListModel):
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+    def about(self, conversation: Conversation) -> str:
+        """Its model, its last activity, and its running tasks (when it has any)."""
+        model = inert(conversation.model, limit=40) if conversation.model else "default model"
+        words = f"{model} · {activity(conversation.updated_at, self._now())}"
+        running = len(self._running.get(conversation.id, ()))
+        return words + (f" · {running} task{'s' if running > 1 else ''} running" if running else "")
+
+    def set_running(self, tasks: Iterable[tuple[str, str]]) -> None:
+        """The unfinished tasks, as ``(conversation id, record id)`` pairs."""
+        self._running = {}
+        for conversation_id, record_id in tasks:
+            self._running.setdefault(conversation_id, set()).add(record_id)
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, 0))
+
+    def task_changed(self, record: TaskRecord) -> None:
+        """A task changed: its conversation's count of running tasks follows."""
+        if record.conversation_id is None:
+            return
+        ids = self._running.setdefault(record.conversation_id, set())
+        before = len(ids)
+        if record.is_terminal:
+            ids.discard(record.id)
+        else:
+            ids.add(record.id)
+        row = self.row_of(record.conversation_id)
+        if len(ids) != before and row >= 0:
+            self.dataChanged.emit(self.index(row, 0), self.index(row, 0))
 
     def set_rows(self, rows: list[ConversationRow]) -> None:
         """Show exactly ``rows``, in this order."""

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from mooring.core.conversation import Conversation, Role
 from mooring.core.errors import KnownError
-from mooring.core.events import MessageDidAppend, VersionsDidChange
+from mooring.core.events import MessageDidAppend, TaskDidChange, VersionsDidChange
 from mooring.ui.models.conversations import ConversationListModel, ConversationRow, MessageListModel
 from mooring.ui.presenters.conversations import PAGE_SIZE, ConversationPresenter, file_name
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
@@ -104,6 +104,8 @@ class ConversationsView(QWidget):
         self.setAccessibleName("Conversations")
         self.jobs = Jobs(self.report.emit)
         self.presenter = ConversationPresenter(host.chat, host.events, self, self.jobs.start)
+        self._active_tasks = host.tasks
+        self._running_read = False
         self._reload: asyncio.Future[None] | None = None
         self._stale = False
         self._choosing = False
@@ -247,6 +249,7 @@ class ConversationsView(QWidget):
 
         self._unsubscribers = [
             host.events.on(MessageDidAppend, self._on_appended),
+            host.events.on(TaskDidChange, lambda e: self.conversations.task_changed(e.record)),
             host.events.on(VersionsDidChange, self.rewrites.on_versions),
             *self.pane.follow(host.events),
         ]
@@ -274,6 +277,12 @@ class ConversationsView(QWidget):
         if listed is None:
             return  # a newer search is on its way
         chosen = self.current_id
+        if not self._running_read:
+            self._running_read = True  # then TaskDidChange keeps the counts
+            active = await self._active_tasks(active=True)
+            self.conversations.set_running(
+                (v.record.conversation_id, v.id) for v in active if v.record.conversation_id
+            )
         self.conversations.set_rows([ConversationRow(r.conversation, r.snippet) for r in listed])
         if chosen is not None:
             self.select(chosen, quietly=True)
