@@ -30,6 +30,7 @@ from mooring.core.events import (
     ReplyDidStream,
     TaskDidChange,
     TurnDidEnd,
+    TurnDidStart,
 )
 from mooring.core.ids import new_id
 from mooring.core.servers import ServerDefinition, Transport
@@ -443,6 +444,23 @@ async def test_stopping_mid_stream_keeps_the_partial_text_marked_interrupted(cha
     assert reply.content == "The answer is partly here"
     assert not chat.service.is_busy(conversation.id)
     assert chat.model.closed == 1
+
+
+async def test_a_stop_as_the_turn_starts_ends_it_before_the_model_writes(chat: Chat) -> None:
+    # Stop pressed right after Send: the turn has started, its model request not yet. The stop
+    # must not be lost (the reply would go on, here forever: the model never finishes).
+    chat.model.hang("Once upon a time")
+    conversation = await chat.service.create()
+    started = Expect(chat.host.events, lambda e: isinstance(e, TurnDidStart))
+    turn = asyncio.create_task(chat.service.send(conversation.id, "Tell me a long story"))
+    await started.wait()
+    assert await chat.service.stop(conversation.id)  # before the stream exists
+    with anyio.fail_after(30):
+        result = await turn
+    assert result.interrupted
+    reply = (await chat.service.messages(conversation.id))[-1]
+    assert reply.status is MessageStatus.INTERRUPTED
+    assert not chat.service.is_busy(conversation.id)
 
 
 async def test_search_and_export_round_trip(chat: Chat, tmp_path: Path) -> None:

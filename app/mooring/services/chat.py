@@ -923,6 +923,8 @@ class ChatService:
 
         task = asyncio.ensure_future(consume())
         turn.stream = task
+        if turn.stopped:
+            task.cancel()  # stopped before the stream existed (say, while the client was made)
         try:
             await task
         except asyncio.CancelledError:
