@@ -2,7 +2,9 @@
 
 Starts a scripted OpenAI-compatible endpoint on 127.0.0.1, adds it as the provider of the data
 folder in ``MOORING_DATA_DIR``, and runs ``window_probe.py chat`` with a shots folder: the
-approval dialog and the conversation with its task waiting for input are saved as PNGs.
+approval dialog and the conversation with its task waiting for input are saved as PNGs; then a
+second conversation, a reply with a code block regenerated once, and the composer's prompt
+picker (``chat_probe.py shots``).
 Usage: ``python tests/ui/chat_shots.py SHOTS_DIR``.
 """
 
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 from tests.helpers.model_endpoints import ModelEndpoint, Text, ToolCall, ToolCalls
+from tests.ui.chat_seed import seed_versions
 
 HERE = Path(__file__).resolve().parent
 SAMPLES = HERE.parents[1] / "resources" / "samples"
@@ -48,7 +51,25 @@ def main() -> int:
         )  # fmt: skip
         if done.returncode:
             sys.stderr.write(done.stderr[-3000:])
+            return done.returncode
+        # A reply with a code block, regenerated (two versions), then the prompt picker.
+        seed_versions(mooring, endpoint)
+        done = subprocess.run(
+            [sys.executable, str(HERE / "chat_probe.py"), "shots", shots],
+            env=os.environ, capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        if done.returncode:
+            sys.stderr.write(done.stderr[-3000:])
         return done.returncode
+
+
+def mooring(*args: str) -> str:
+    """One ``mooring`` command in the data folder: its output (it must succeed)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mooring", *args],
+        env=os.environ, capture_output=True, text=True, timeout=180, check=True,
+    )  # fmt: skip
+    return done.stdout
 
 
 if __name__ == "__main__":

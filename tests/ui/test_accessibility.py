@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import SAMPLES, Cli, add_demo
+from tests.helpers.model_endpoints import ModelEndpoint
+from tests.ui.chat_seed import seed_versions
 
 HERE = Path(__file__).parent
 LAUNCHER = Path("/usr/libexec/at-spi-bus-launcher")
@@ -149,3 +151,76 @@ def test_a_screen_reader_user_finds_the_panels_and_allows_a_call(
     report = json.loads(out.strip().splitlines()[-1])
     assert report["seen"][0] == "waiting for your approval"
     assert report["seen"][-1] == "completed"
+
+
+# What a screen reader must find in the conversation view, by name: (role, description words).
+CHAT_CONTROLS = {
+    "Transcript": ("list", ""),
+    "Message": ("text", ""),
+    "Copy message": ("push button", "Ctrl+Shift+C"),
+    "Copy code": ("push button", "code block"),
+    "Edit message": ("push button", ""),
+    "Regenerate reply": ("push button", ""),
+    "Previous version": ("push button", "Alt+Left"),
+    "Next version": ("push button", "Alt+Right"),
+    "System prompt": ("push button", ""),
+    "Conversation list": ("list", ""),
+    "Search conversations": ("text", ""),
+}
+
+
+def test_a_screen_reader_user_finds_the_chat_controls_and_steps_back_a_version(
+    cli: Cli, desktop: dict[str, str], model_endpoint: ModelEndpoint
+) -> None:
+    done = cli.run(
+        "providers", "add", "scripted", "--kind", "openai",
+        "--base-url", model_endpoint.openai_url, "--model", "model-small",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+    def run(*args: str) -> str:
+        ran = cli.run(*args)
+        assert ran.returncode == 0, (args, ran.stderr)
+        return ran.stdout
+
+    seed_versions(run, model_endpoint)
+    env = {
+        **os.environ,
+        **desktop,
+        "MOORING_DATA_DIR": str(cli.data_dir),
+        "QT_QPA_PLATFORM": "xcb",
+        "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
+        "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")]),
+    }
+    env.update({k: v for k, v in cli.env.items() if v is not None})
+    app = subprocess.Popen(
+        [sys.executable, str(HERE / "chat_probe.py"), "hold"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        driver = subprocess.run(
+            [str(SYSTEM_PYTHON), str(HERE / "atspi_chat_driver.py")],
+            capture_output=True,
+            text=True,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | desktop,
+            timeout=150,
+        )
+        assert driver.returncode == 0, (driver.stdout, driver.stderr[-2000:])
+        seen = json.loads(driver.stdout.strip().splitlines()[-1])
+        out, err = app.communicate(timeout=120)
+    finally:
+        stop(app)
+    controls = seen["controls"]
+    for name, (role, words) in CHAT_CONTROLS.items():
+        assert name in controls, (name, sorted(controls))
+        assert controls[name]["role"] == role, (name, controls[name])
+        assert controls[name]["focusable"], (name, controls[name])  # reachable by Tab
+        assert words in controls[name]["description"], (name, controls[name])
+    assert app.returncode == 0, err[-3000:]
+    said = [json.loads(line) for line in out.strip().splitlines() if line.startswith("{")]
+    assert [s["version"] for s in said] == ["2 of 2", "1 of 2"]  # the press stepped back
+    assert "A shorter way" in said[0]["transcript"][-1]
+    assert "Here is one way" in said[-1]["transcript"][-1]

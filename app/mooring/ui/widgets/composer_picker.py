@@ -68,6 +68,9 @@ class PickerDialog(QDialog):
         self.resize(560, 360)
         self.choices = tuple(choices)
         layout = QVBoxLayout(self)
+        self.heading = QLabel(f"{title}: type to narrow, Enter chooses, Esc leaves.", self)
+        self.heading.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.heading)
         self.filter_edit = QLineEdit(self)
         self.filter_edit.setAccessibleName("Find")
         self.filter_edit.setPlaceholderText("Type to find")
@@ -75,10 +78,15 @@ class PickerDialog(QDialog):
         self.list = QListWidget(self)
         self.list.setObjectName("picker-list")
         self.list.setAccessibleName(title)
+        # A row is the name, and under it what the server says of it: wrapped, never scrolled
+        # sideways.
+        self.list.setWordWrap(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.setAlternatingRowColors(True)
         for index, choice in enumerate(self.choices):
             shown = inert(choice.label, limit=120)
             if choice.description:
-                shown += "  —  " + inert(choice.description, limit=160)
+                shown += "\n" + inert(choice.description, limit=160)
             item = QListWidgetItem(shown, self.list)
             item.setData(Qt.ItemDataRole.UserRole, index)
             if choice.description:
