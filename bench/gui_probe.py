@@ -10,6 +10,9 @@
 - ``cards DATA_DIR SECONDS``: the real app; for SECONDS the unfinished task cards update (each
   record saved through the ledger, then ``TaskDidChange``, as the monitor does) while a reply
   streams into the open conversation (``ReplyDidStream`` every 20 ms); the worst gap meanwhile.
+- ``bigresult DATA_DIR SECONDS``: the real app; a message sent from the composer makes the
+  (scripted) model call a tool whose result is megabytes of text; the worst gap from the send
+  until the turn ended and was drawn.
 - ``idle SECONDS``: the baseline heartbeat in a bare, idle ``QMainWindow``.
 
 Times are ``time.monotonic()`` (system-wide on Linux): the parent compares them with its own.
@@ -29,7 +32,7 @@ from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any, NamedTuple
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLabel, QMainWindow
 
 BEAT_MS = 10
@@ -456,7 +459,37 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
             report["cards"] = len(records)
             window.close()
 
-        work = {"paint": paint, "reconcile": reconcile, "cards": cards}[mode]
+        async def big_result() -> None:
+            # Typed and sent from the composer, as a user would: the model (scripted by the
+            # bench) asks for a tool whose result is megabytes of text; the engine calls it,
+            # stores the round and answers the model, and the window shows the round.
+            view = window.conversations
+            window.show_view(view)
+            ended: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+            def on_end(_id: str) -> None:
+                if not ended.done():
+                    ended.set_result(None)
+
+            view.turn_ended.connect(on_end)
+            start = time.monotonic()
+            view.composer.setPlainText("Show me every supplier row")
+            view.send_button.click()
+            async with asyncio.timeout(seconds):
+                await ended
+            turn_s = time.monotonic() - start
+            await asyncio.sleep(0.5)  # what the turn's last events lay out and paint
+            report.update(beat.report(start, time.monotonic()))
+            report["turn_s"] = turn_s
+            report["transcript"] = [
+                str(view.messages.index(r, 0).data(Qt.ItemDataRole.AccessibleTextRole))[:120]
+                for r in range(view.messages.rowCount())
+            ]
+            window.close()
+
+        work = {"paint": paint, "reconcile": reconcile, "cards": cards, "bigresult": big_result}[
+            mode
+        ]
 
         async def guarded() -> None:  # a probe that breaks says so and ends, never hangs
             try:

@@ -18,6 +18,7 @@ import pytest
 from mooring.core.approval.request import ApprovalAnswer, ApprovalOutcome
 from mooring.core.approval.rules import Decision, Scope
 from mooring.core.events import ApprovalDidEnd, ApprovalRequested, TaskDidChange
+from mooring.core.results import CLIPPED_KEY
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.states import LocalState, TaskFlag
 from mooring.services.host import CancelResult
@@ -75,6 +76,28 @@ async def test_a_plain_tool_answers_at_once_and_its_round_completes(
     view = await host.host.task_view(record)
     assert "Ada" in json.dumps(view.result)
     assert demo.servers.opened == 1
+
+
+async def test_a_face_showing_a_results_start_gets_its_start_and_the_ledger_keeps_it_whole(
+    demo: Demo, hosts: HostFactory
+) -> None:
+    # The window shows a result's first 2,000 characters: a 1 MB result crosses to it clipped
+    # (its words read from the whole), while a command asking for the task gets all of it.
+    host = await demo.host(hosts)
+    record = await host.host.call(demo.definition, "large_text", {"megabytes": 1})
+    whole = await host.host.task_view(record)
+    assert whole.result is not None
+    [block] = whole.result["content"]
+    assert len(block["text"]) >= 1_000_000
+    [listed] = await host.host.tasks(result_limit=5_000)
+    [viewed] = await host.host.task_views([record], result_limit=5_000)
+    for clipped in (listed, viewed, await host.host.task_view(record, result_limit=5_000)):
+        assert clipped.result is not None
+        assert clipped.result["content"] == [{"type": "text", "text": block["text"][:5_000]}]
+        assert clipped.result["_meta"][CLIPPED_KEY] == len(block["text"])
+        assert clipped.words == whole.words
+    [full] = await host.host.tasks()
+    assert full.result == whole.result
 
 
 async def test_a_task_capable_tool_starts_a_task_with_its_id_on_record(

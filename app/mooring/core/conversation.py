@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from mooring.core.results import clipped
 
 if TYPE_CHECKING:
     from mooring.core.approval.rules import ApprovalAuditEntry
@@ -151,6 +153,14 @@ class ConversationRound:
     server_alias: str | None = None
     approval: ApprovalAuditEntry | None = None
     """How its approval ended: who decided, why, and what was remembered (the newest entry)."""
+
+    def result_clipped(self, limit: int) -> ConversationRound:
+        """This round with its result cut to ``limit`` characters of text (for a face that
+        shows only its start: :func:`mooring.core.results.clipped`)."""
+        result = clipped(self.round.result, limit)
+        if result is self.round.result:
+            return self
+        return replace(self, round=replace(self.round, result=result))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -88,8 +88,11 @@ class ChatApi(Protocol):
         """A page of a conversation, oldest first, before ``before_id`` (``None``: newest)."""
         ...
 
-    async def rounds(self, conversation_id: str) -> list[ConversationRound]:
-        """A conversation's tool rounds with their operation records."""
+    async def rounds(
+        self, conversation_id: str, *, result_limit: int | None = None
+    ) -> list[ConversationRound]:
+        """A conversation's tool rounds with their operation records; ``result_limit``: each
+        result clipped to that many characters of text (:func:`mooring.core.results.clipped`)."""
         ...
 
     async def search(self, words: str, *, limit: int = 50) -> list[SearchHit]:
@@ -393,22 +396,30 @@ class HostApi(Protocol):
 
     # -- tasks ---------------------------------------------------------------------------------
 
-    async def task_view(self, record: TaskRecord) -> TaskView:
-        """Everything a face shows about one task."""
+    async def task_view(self, record: TaskRecord, *, result_limit: int | None = None) -> TaskView:
+        """Everything a face shows about one task (``result_limit``: as :meth:`tasks`)."""
         ...
 
     async def task_views(
-        self, records: Sequence[TaskRecord], *, fresh: bool = False
+        self,
+        records: Sequence[TaskRecord],
+        *,
+        fresh: bool = False,
+        result_limit: int | None = None,
     ) -> list[TaskView]:
-        """The views of ``records`` in their order (``fresh``: each as stored now)."""
+        """The views of ``records`` in their order (``fresh``: each as stored now;
+        ``result_limit``: as :meth:`tasks`)."""
         ...
 
     async def find_task(self, key: str) -> TaskRecord:
         """The record a person means by ``key``: an id, a task id, or a unique prefix."""
         ...
 
-    async def tasks(self, *, active: bool = False, limit: int | None = None) -> list[TaskView]:
-        """Task views, newest first (``active``: only unfinished ones)."""
+    async def tasks(
+        self, *, active: bool = False, limit: int | None = None, result_limit: int | None = None
+    ) -> list[TaskView]:
+        """Task views, newest first (``active``: only unfinished ones); ``result_limit``: each
+        result clipped to that many characters of text (:func:`mooring.core.results.clipped`)."""
         ...
 
     async def record(self, record_id: str) -> TaskRecord | None:

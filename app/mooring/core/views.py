@@ -7,7 +7,7 @@ own types, so a face reads them without loading anything of the host.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -17,6 +17,7 @@ from mooring.core.errors import KnownError
 from mooring.core.ids import short_id
 from mooring.core.issues import Issue, IssueAction
 from mooring.core.ports import ConnectionStatus
+from mooring.core.results import clipped
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.inputs import TaskInput
 from mooring.core.tasks.record import TaskRecord
@@ -53,6 +54,18 @@ class TaskView:
     @property
     def result(self) -> dict[str, Any] | None:
         return self.tool_round.result if self.tool_round else None
+
+    def result_clipped(self, limit: int) -> TaskView:
+        """This view with its result cut to ``limit`` characters of text (for a face that
+        shows only its start: :func:`mooring.core.results.clipped`); its words were read from
+        the whole result."""
+        round_ = self.tool_round
+        if round_ is None:
+            return self
+        result = clipped(round_.result, limit)
+        if result is round_.result:
+            return self
+        return replace(self, tool_round=replace(round_, result=result))
 
     @property
     def error(self) -> dict[str, Any] | None:

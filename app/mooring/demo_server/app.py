@@ -19,7 +19,7 @@ from pydantic import Field
 from mooring.demo_server import __version__, oauth
 from mooring.demo_server.config import ServerConfig
 from mooring.demo_server.extension import TasksExtension, caller_scope
-from mooring.demo_server.fixtures import FIXTURE_JOBS, gather_user_name
+from mooring.demo_server.fixtures import FIXTURE_JOBS, gather_user_name, large_rows
 from mooring.demo_server.jobs import (
     EXPORT_DESCRIPTION,
     EXPORT_JOB,
@@ -317,6 +317,12 @@ def _add_fixture_tools(
     def greet(name: str) -> str:
         """Say hello (synchronous only)."""
         return f"Hello, {name}!"
+
+    @server.tool(name="large_text", structured_output=False)
+    def large_text(megabytes: float = 1.0) -> str:
+        """Return `megabytes` MB (at most 64) of supplier rows as one text result, at once: for
+        testing how a host carries, stores and shows a very large result."""
+        return large_rows(megabytes)
 
     @server.tool(name="slow_compute", meta=meta("slow_compute"), structured_output=False)
     async def slow_compute(seconds: float, label: str = "") -> CallToolResult:

@@ -1,6 +1,7 @@
 """The MCP conformance suite's task fixture tools (exposed with ``--conformance-fixtures``).
 
-``greet`` is synchronous only; ``slow_compute`` can run either way; the rest need a task.
+``greet`` and ``large_text`` are synchronous only; ``slow_compute`` can run either way; the
+rest need a task.
 ``test_tool_with_task`` first gathers a name through an MRTR round on ``tools/call`` and only
 then creates its task (the suite's MRTR-to-Tasks composition scenario).
 """
@@ -152,3 +153,22 @@ FIXTURE_JOBS = [
     JobSpec("test_tool_with_task", greet_task, GreetTaskArgs, "required"),
     JobSpec("hostile_text", hostile_text, NoArgs, "required"),
 ]
+
+LARGE_TEXT_LIMIT_MB = 64.0
+
+
+def large_rows(megabytes: float) -> str:
+    """About ``megabytes`` MB of CSV rows (one header line; at most :data:`LARGE_TEXT_LIMIT_MB`)."""
+    wanted = int(min(max(megabytes, 0.0), LARGE_TEXT_LIMIT_MB) * 1_000_000)
+    lines = ["id,name,city,amount"]
+    size = len(lines[0]) + 1
+    n = 0
+    while size < wanted:
+        n += 1
+        line = f"{n:08d},Supplier {n:08d},{_CITIES[n % len(_CITIES)]},{n % 10_000 / 100:.2f}"
+        lines.append(line)
+        size += len(line) + 1
+    return "\n".join(lines) + "\n"
+
+
+_CITIES = ("Amsterdam", "Lyon", "Porto", "Gdańsk", "Tampere", "Graz", "Cork")

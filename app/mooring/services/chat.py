@@ -436,9 +436,15 @@ class ChatService:
         the newest), oldest first."""
         return await self._book.messages_before(conversation_id, before_id, limit)
 
-    async def rounds(self, conversation_id: str) -> list[ConversationRound]:
-        """A conversation's tool rounds with their operation records."""
-        return await self._book.conversation_rounds(conversation_id)
+    async def rounds(
+        self, conversation_id: str, *, result_limit: int | None = None
+    ) -> list[ConversationRound]:
+        """A conversation's tool rounds with their operation records; ``result_limit``: each
+        result clipped to that many characters of text."""
+        rounds = await self._book.conversation_rounds(conversation_id)
+        if result_limit is None:
+            return rounds
+        return [item.result_clipped(result_limit) for item in rounds]
 
     async def search(self, words: str, *, limit: int = 50) -> list[SearchHit]:
         """Conversations with a title or a message that contains every word."""

@@ -348,17 +348,21 @@ class Host:
 
     # -- views ---------------------------------------------------------------------------------
 
-    async def task_view(self, record: TaskRecord) -> TaskView:
-        """Everything a face shows about one task."""
-        return (await self.task_views([record]))[0]
+    async def task_view(self, record: TaskRecord, *, result_limit: int | None = None) -> TaskView:
+        """Everything a face shows about one task (``result_limit``: as :meth:`tasks`)."""
+        return (await self.task_views([record], result_limit=result_limit))[0]
 
     async def task_views(
-        self, records: Sequence[TaskRecord], *, fresh: bool = False
+        self,
+        records: Sequence[TaskRecord],
+        *,
+        fresh: bool = False,
+        result_limit: int | None = None,
     ) -> list[TaskView]:
         """The views of ``records`` in their order, read together in one database round
         whatever their number (a list never costs a read per row). ``fresh``: each record as
-        stored now (one no longer stored: as given)."""
-        return [
+        stored now (one no longer stored: as given); ``result_limit``: as :meth:`tasks`."""
+        views = [
             TaskView(
                 record=p.record,
                 server_alias=p.server_alias,
@@ -368,6 +372,9 @@ class Host:
             )
             for p in await self.ledger.parts(records, fresh=fresh)
         ]
+        if result_limit is None:
+            return views
+        return [view.result_clipped(result_limit) for view in views]
 
     async def find_task(self, key: str) -> TaskRecord:
         """The record a person means by ``key``: an id, a task id, or a unique prefix."""
@@ -379,13 +386,16 @@ class Host:
             raise AmbiguousId(key, matches)
         raise NotFound("task", key)
 
-    async def tasks(self, *, active: bool = False, limit: int | None = None) -> list[TaskView]:
-        """Task views, newest first (``active``: only unfinished ones)."""
+    async def tasks(
+        self, *, active: bool = False, limit: int | None = None, result_limit: int | None = None
+    ) -> list[TaskView]:
+        """Task views, newest first (``active``: only unfinished ones); ``result_limit``: each
+        result clipped to that many characters of text."""
         if active:
             records = await self.ledger.unfinished()
         else:
             records = await self.ledger.list_records(limit=limit)
-        return await self.task_views(records)
+        return await self.task_views(records, result_limit=result_limit)
 
     async def server(self, alias: str) -> ServerDefinition:
         """The server called ``alias``, or a clear error."""

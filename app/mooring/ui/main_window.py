@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mooring.core.results import SHOWN_RESULT_CHARS
 from mooring.ui import QT_IMPORTS
 from mooring.ui.loading import LoadingPage
 from mooring.ui.window_actions import WindowActions
@@ -323,7 +324,7 @@ class MainWindow(QMainWindow):
         if record is None:
             self.say("That task is no longer in the ledger.")
             return
-        self.tasks.model.upsert(await self.host.task_view(record))
+        self.tasks.model.upsert(await self.host.task_view(record, result_limit=SHOWN_RESULT_CHARS))
         self.tasks.select(record_id)
 
     def show_conversation(self, conversation_id: str, *, then_continue: bool = False) -> None:

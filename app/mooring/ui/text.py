@@ -18,8 +18,13 @@ def inert(text: Any, *, multiline: bool = False, limit: int | None = None) -> st
 
     ``multiline`` keeps newlines and tabs; ``limit`` cuts very long text with an ellipsis.
     """
-    shown = neutralize("" if text is None else str(text), multiline=multiline)
-    if limit is not None and len(shown) > limit:
+    raw = "" if text is None else str(text)
+    if limit is None:
+        return neutralize(raw, multiline=multiline)
+    # Every character neutralises to one or more, so the first ``limit`` decide what is shown:
+    # a 5 MB tool result costs what its shown part costs (on the GUI thread).
+    shown = neutralize(raw[:limit], multiline=multiline)
+    if len(raw) > limit or len(shown) > limit:
         shown = shown[: max(limit - 1, 0)] + "…"
     return shown
 

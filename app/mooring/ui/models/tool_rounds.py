@@ -119,7 +119,10 @@ def outcome_words(item: ConversationRound, message: Message) -> tuple[str, bool,
             LocalState.UNKNOWN_OUTCOME
         ):
             return "Outcome unknown", False, False
-    text = inert(" ".join(message.content.split()), limit=MAX_RESULT_CHARS)
+    # One line of its start: a huge result is never split whole on the GUI thread.
+    head = message.content[: MAX_RESULT_CHARS * 8]
+    line = " ".join(head.split()) + (" …" if len(head) < len(message.content) else "")
+    text = inert(line, limit=MAX_RESULT_CHARS)
     label = "Error" if message.is_error else "Result"
     return f"{label}: {text}" if text else f"{label}: (empty)", False, False
 

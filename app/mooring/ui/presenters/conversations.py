@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from mooring.core.errors import KnownError
 from mooring.core.events import TurnDidEnd, TurnDidStart
+from mooring.core.results import SHOWN_RESULT_CHARS
 from mooring.ui.text import inert
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ class ConversationPresenter:
         self.current_id = conversation_id
         messages, rounds, conversation, versions = await asyncio.gather(
             self.chat.messages_before(conversation_id, None, limit=PAGE_SIZE),
-            self.chat.rounds(conversation_id),
+            self.chat.rounds(conversation_id, result_limit=SHOWN_RESULT_CHARS),
             self.chat.get(conversation_id),
             self.chat.versions(conversation_id),
         )
@@ -217,7 +218,11 @@ class ConversationPresenter:
         if self.chat is None:
             return Page([], [], has_older=False)
         messages = await self.chat.messages_before(conversation_id, before_id, limit=PAGE_SIZE)
-        rounds = await self.chat.rounds(conversation_id) if messages else []
+        rounds = (
+            await self.chat.rounds(conversation_id, result_limit=SHOWN_RESULT_CHARS)
+            if messages
+            else []
+        )
         wanted = {m.tool_round_id for m in messages if m.tool_round_id}
         return Page(
             messages, [r for r in rounds if r.round.id in wanted], len(messages) >= PAGE_SIZE
@@ -225,7 +230,11 @@ class ConversationPresenter:
 
     async def rounds(self, conversation_id: str) -> list[ConversationRound]:
         """A conversation's tool rounds (their cards), read again."""
-        return [] if self.chat is None else await self.chat.rounds(conversation_id)
+        return (
+            []
+            if self.chat is None
+            else await self.chat.rounds(conversation_id, result_limit=SHOWN_RESULT_CHARS)
+        )
 
     # -- provider and model --------------------------------------------------------------------
 

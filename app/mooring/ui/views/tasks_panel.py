@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 
 from mooring.core.clock import SystemClock
 from mooring.core.events import AnswerDidSettle, TaskDidChange, ToolRoundDidFinish
+from mooring.core.results import SHOWN_RESULT_CHARS
 from mooring.core.tasks.inputs import is_form
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState, TaskFlag
@@ -121,7 +122,7 @@ class TaskFeed:
 
     async def load(self, limit: int = 200) -> None:
         """Show what the ledger knows now (no server is asked)."""
-        self.model.reset_views(await self.host.tasks(limit=limit))
+        self.model.reset_views(await self.host.tasks(limit=limit, result_limit=SHOWN_RESULT_CHARS))
 
     def refresh(self, record: TaskRecord, *, urgent: bool = False) -> None:
         """Show ``record`` soon (its inputs and tool round are read off the GUI thread): at
@@ -170,7 +171,9 @@ class TaskFeed:
             for record in batch:
                 del self._pending[record.id]
             try:
-                views = await self.host.task_views(batch, fresh=True)
+                views = await self.host.task_views(
+                    batch, fresh=True, result_limit=SHOWN_RESULT_CHARS
+                )
             except Exception:
                 log.exception("could not read %d task(s)", len(batch))
                 continue
