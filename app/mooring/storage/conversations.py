@@ -400,16 +400,24 @@ def fts_query(words: str) -> str | None:
     return " ".join('"' + term.replace('"', '""') + '"*' for term in terms)
 
 
+_SHOWN_ONLY = (
+    "AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.id = conversation_search.message_id"
+    " AND messages.version_id IS NOT NULL)"
+)
+"""Search rows of shown messages and titles only: a message in a hidden version (an edited
+message, a regenerated reply) is not what the conversation shows, so it is not found."""
+
+
 def search(session: Session, words: str, *, limit: int = 50) -> list[SearchHit]:
-    """Conversations with a title or a message that contains every word, best match first,
-    each with the excerpt of its best match."""
+    """Conversations with a title or a shown message that contains every word, best match
+    first, each with the excerpt of its best match (hidden versions are not searched)."""
     query = fts_query(words)
     if query is None:
         return []
     best = session.execute(
         text(
             "SELECT conversation_id FROM conversation_search WHERE conversation_search MATCH :q "
-            "GROUP BY conversation_id ORDER BY min(rank) LIMIT :limit"
+            f"{_SHOWN_ONLY} GROUP BY conversation_id ORDER BY min(rank) LIMIT :limit"
         ),
         {"q": query, "limit": limit},
     ).scalars()
@@ -422,7 +430,7 @@ def search(session: Session, words: str, *, limit: int = 50) -> list[SearchHit]:
             text(
                 "SELECT message_id, snippet(conversation_search, 0, '[', ']', '…', 12) "
                 "FROM conversation_search WHERE conversation_search MATCH :q "
-                "AND conversation_id = :cid ORDER BY rank LIMIT 1"
+                f"AND conversation_id = :cid {_SHOWN_ONLY} ORDER BY rank LIMIT 1"
             ),
             {"q": query, "cid": conversation_id},
         ).one()
