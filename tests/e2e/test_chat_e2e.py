@@ -533,3 +533,55 @@ def test_regenerate_and_edit_keep_every_version_and_show_any_of_them(chat: Chat)
         "Greet me",
         "Bonjour.",
     ]
+
+
+def test_branch_copies_a_conversation_up_to_a_message_and_runs_no_tool_again(chat: Chat) -> None:
+    chat.endpoint.script(
+        ToolCalls([ToolCall("demo__list_suppliers", {"limit": 3})]),
+        Text("You have no suppliers yet."),
+        Text("Bonjour."),
+        Text("Hello."),
+        Text("Branch reply."),
+    )
+    first = chat.send("who are my suppliers?")
+    conversation_id = first["conversation_id"]
+    chat.send("--conversation", conversation_id, "greet me")
+    assert chat.cli.run("conversations", "regenerate", conversation_id).returncode == 0
+    original = chat.shown(conversation_id)
+    reply = original["messages"][3]
+    assert reply["content"] == "You have no suppliers yet."
+    # The first greeting sits only in a hidden version now: search does not find it.
+    assert chat.cli.json("conversations", "search", "bonjour") == []
+
+    made = chat.cli.json("conversations", "branch", conversation_id[:8], "--from", reply["id"][:10])
+    assert made["title"] == "who are my suppliers? (branch)"
+    assert made["branched_from"] == {"conversation_id": conversation_id, "message_id": reply["id"]}
+    assert made["messages_copied"] == 4
+    branch = chat.shown(made["id"])
+    assert [(m["role"], m["content"]) for m in branch["messages"][1:]] == [
+        (m["role"], m["content"]) for m in original["messages"][:4]
+    ]
+    assert branch["messages"][0]["role"] == "system"
+    assert conversation_id in branch["messages"][0]["content"]
+    assert [r["tool"] for r in branch["tool_rounds"]] == ["list_suppliers"]  # the same round
+    again = chat.shown(conversation_id)
+    assert again == original | {"exported_at": again["exported_at"]}  # untouched
+    listed = chat.cli.run("conversations", "branch", conversation_id, "--from", reply["id"][:10])
+    assert listed.returncode == 0, listed.stderr
+    assert "4 messages copied" in listed.stdout
+
+    went_on = chat.send("--conversation", made["id"], "and now?")
+    assert went_on["reply"] == "Branch reply."
+    assert [text_of(m) for m in said(chat.endpoint.last)] == [
+        "who are my suppliers?",
+        "",
+        "0 of 0 suppliers",
+        "You have no suppliers yet.",
+        "and now?",
+    ]
+    assert chat.demo.count("tools/call", "list_suppliers") == 1
+
+    wrong = chat.cli.run("conversations", "branch", conversation_id, "--from", "zzzz")
+    assert wrong.returncode != 0
+    assert "No single message shown" in wrong.stderr
+    assert "Traceback" not in wrong.stderr

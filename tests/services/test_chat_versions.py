@@ -123,3 +123,29 @@ async def test_a_regenerated_turn_asks_again_before_a_tool_runs(chat: Chat) -> N
     await chat.service.regenerate(conversation.id, first.reply_message_id or "")
     assert len(chat.host.asked) == 2  # asked again, and the user said no
     assert chat.requests_to(chat.demo, "list_sample_files") == 2  # nothing more was sent
+
+
+async def test_search_finds_only_the_version_shown_and_follows_the_one_shown_again(
+    chat: Chat,
+) -> None:
+    chat.model.reply("The pelican ledger holds 12 suppliers.").reply("Twelve suppliers.")
+    conversation = await chat.service.create(title="Counting")
+    first = await chat.service.send(conversation.id, "How many suppliers?")
+    [hit] = await chat.service.search("pelican")
+    assert hit.message_id == first.reply_message_id
+
+    await chat.service.regenerate(conversation.id, first.reply_message_id or "")
+    # The pelican reply now sits only in a hidden version: opening the conversation would not
+    # show it, so the search does not offer it.
+    assert await chat.service.search("pelican") == []
+    [hit] = await chat.service.search("twelve")
+    assert hit.conversation.id == conversation.id
+    # Words of the title and of shown messages are still found.
+    assert [h.conversation.id for h in await chat.service.search("counting")] == [conversation.id]
+
+    [point] = await chat.service.versions(conversation.id)
+    assert await chat.service.show_version(conversation.id, point.after_message_id, 1)
+    [hit] = await chat.service.search("pelican")
+    assert hit.message_id == first.reply_message_id
+    assert "[pelican]" in hit.snippet
+    assert await chat.service.search("twelve") == []

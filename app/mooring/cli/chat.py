@@ -21,6 +21,7 @@ from mooring.cli.exit_codes import ExitCode
 from mooring.cli.remedies import remedy_words
 from mooring.cli.tasks import follow
 from mooring.core.chat import TurnResult, failure_remedy
+from mooring.core.chat_export import conversation_json
 from mooring.core.conversation import Role
 from mooring.core.errors import KnownError
 from mooring.core.events import Event, MessageDidAppend, ReplyDidStream
@@ -104,6 +105,41 @@ async def edit_message(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     with _shown(ctx, conversation.id), _stop_on_interrupt(ctx, service, conversation.id):
         turns = [await service.edit(conversation.id, message_id, text)]
     return await _report(ctx, service, conversation.id, turns, waited=False, waiting=False)
+
+
+async def branch(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
+    """A new conversation from a message: copies of the shown messages up to it (tool rounds
+    as history, nothing runs again); prints the new conversation."""
+    service = chat_service(ctx)
+    branches = ctx.host.branches
+    if branches is None:
+        raise KnownError("Conversations are not available in this command.", code="internal")
+    conversation = await service.get(args.id)
+    message_id = await _message_id(service, conversation.id, args.from_message)
+    made = await branches.branch(conversation.id, message_id)
+    copied = len(await service.messages(made.id)) - 1  # its first message is the note
+    if ctx.as_json:
+        ctx.say(
+            json.dumps(
+                {
+                    **conversation_json(made),
+                    "branched_from": {
+                        "conversation_id": conversation.id,
+                        "message_id": message_id,
+                    },
+                    "messages_copied": copied,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    else:
+        ctx.say(
+            f"{made.id[:8]} {printable(made.title)!r}: {copied} message"
+            f"{'s' if copied != 1 else ''} copied from {conversation.id[:8]} "
+            f"up to {message_id[:8]}"
+        )
+    return ExitCode.OK
 
 
 async def _message_id(service: ChatApi, conversation_id: str, key: str) -> str:

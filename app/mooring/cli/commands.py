@@ -64,6 +64,7 @@ HANDLERS: dict[tuple[str, str | None], str] = {
     ("conversations", "set"): "conversations:configure",
     ("conversations", "regenerate"): "chat:regenerate",
     ("conversations", "edit"): "chat:edit_message",
+    ("conversations", "branch"): "chat:branch",
     ("conversations", "versions"): "conversations:versions",
     ("conversations", "show-version"): "conversations:show_version",
 }

@@ -618,6 +618,11 @@ def _conversations(conv: argparse.ArgumentParser) -> None:
                 "send new words in place of a message of yours; the old ones are kept",
                 _conversations_edit,
             ),
+            (
+                "branch",
+                "a new conversation from a message: copies of what is shown up to it",
+                _conversations_branch,
+            ),
             ("versions", "the places with more than one version", _conversation_id),
             ("show-version", "show another version of a place", _conversations_show_version),
         ),
@@ -635,6 +640,17 @@ def _conversations_edit(ce: argparse.ArgumentParser) -> None:
     _conversation_id(ce)
     ce.add_argument("message", metavar="MSG", help="the message of yours (id or a prefix)")
     ce.add_argument("text", nargs="+", help="its new words (joined by spaces)")
+
+
+def _conversations_branch(cb: argparse.ArgumentParser) -> None:
+    _conversation_id(cb)
+    cb.add_argument(
+        "--from",
+        dest="from_message",
+        metavar="MSG",
+        required=True,
+        help="the last message to copy (id or a prefix; conversations show --json lists them)",
+    )
 
 
 def _conversations_show_version(cv: argparse.ArgumentParser) -> None:

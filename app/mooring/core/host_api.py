@@ -173,6 +173,17 @@ class ChatApi(Protocol):
         ...
 
 
+class BranchApi(Protocol):
+    """Branching conversations (the host's ``branches`` part)."""
+
+    async def branch(self, key: str, message_id: str) -> Conversation:
+        """A new conversation holding copies of the shown messages of ``key`` up to and
+        including ``message_id`` (hidden versions are not copied), with the same provider,
+        model and system prompt, titled "<title> (branch)" and starting with a note of where
+        it came from. Tool rounds in the copy are history: nothing runs again."""
+        ...
+
+
 class ProviderDeskApi(Protocol):
     """Adding, testing and removing model providers (the host's ``provider_desk`` part)."""
 
@@ -357,6 +368,11 @@ class HostApi(Protocol):
     @property
     def chat(self) -> ChatApi | None:
         """Conversations with a model (``None``: this host talks to no model)."""
+        ...
+
+    @property
+    def branches(self) -> BranchApi | None:
+        """Branching conversations (``None``: this host has no conversations)."""
         ...
 
     @property
@@ -558,6 +574,7 @@ HOST_CALLS = calls_of(HostApi)
 
 PART_CALLS: Mapping[str, frozenset[str]] = {
     "chat": calls_of(ChatApi),
+    "branches": calls_of(BranchApi),
     "provider_desk": calls_of(ProviderDeskApi),
     "rule_desk": calls_of(RuleDeskApi),
     "server_desk": calls_of(ServerDeskApi),

@@ -439,7 +439,12 @@ class ProviderBook(Protocol):
 class ConversationBook(Protocol):
     """Conversations and their messages, with full-text search (kept in step with every write)."""
 
-    async def create_conversation(self, conversation: Conversation) -> None: ...
+    async def create_conversation(
+        self, conversation: Conversation, messages: Sequence[Message] = ()
+    ) -> None:
+        """Store a new conversation with ``messages`` (a branch's copies) in one transaction."""
+        ...
+
     async def get_conversation(self, conversation_id: str) -> Conversation | None: ...
     async def find_conversation(self, key: str) -> Conversation | None:
         """By id or a unique prefix of it."""

@@ -59,6 +59,7 @@ from mooring.core.views import ServerView as ServerView
 from mooring.core.views import TaskView as TaskView
 from mooring.services.approvals import ApprovalBroker, Preview
 from mooring.services.chat import ChatService, ProviderResolver
+from mooring.services.chat_branch import Branches
 from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
 from mooring.services.library import Library
 from mooring.services.preferences import ProviderDesk, RuleDesk
@@ -262,6 +263,12 @@ class Host:
                 instructions=instructions,
             )
             self.chat.start()
+        self.branches: Branches | None = (
+            Branches(conversations=conversations, clock=clock)
+            if self.chat is not None and conversations is not None
+            else None
+        )
+        """Branching conversations (with the chat)."""
         self._scheduler: asyncio.Task[None] | None = None
         self._prepared = False
         gateway.add_status_listener(self._on_connection)

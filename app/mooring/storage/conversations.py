@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Row, bindparam, delete, func, insert, select, text, update
+from sqlalchemy import Row, bindparam, delete, func, insert, or_, select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -400,16 +400,24 @@ def fts_query(words: str) -> str | None:
     return " ".join('"' + term.replace('"', '""') + '"*' for term in terms)
 
 
+_SHOWN_ONLY = (
+    "AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.id = conversation_search.message_id"
+    " AND messages.version_id IS NOT NULL)"
+)
+"""Search rows of shown messages and titles only: a message in a hidden version (an edited
+message, a regenerated reply) is not what the conversation shows, so it is not found."""
+
+
 def search(session: Session, words: str, *, limit: int = 50) -> list[SearchHit]:
-    """Conversations with a title or a message that contains every word, best match first,
-    each with the excerpt of its best match."""
+    """Conversations with a title or a shown message that contains every word, best match
+    first, each with the excerpt of its best match (hidden versions are not searched)."""
     query = fts_query(words)
     if query is None:
         return []
     best = session.execute(
         text(
             "SELECT conversation_id FROM conversation_search WHERE conversation_search MATCH :q "
-            "GROUP BY conversation_id ORDER BY min(rank) LIMIT :limit"
+            f"{_SHOWN_ONLY} GROUP BY conversation_id ORDER BY min(rank) LIMIT :limit"
         ),
         {"q": query, "limit": limit},
     ).scalars()
@@ -422,7 +430,7 @@ def search(session: Session, words: str, *, limit: int = 50) -> list[SearchHit]:
             text(
                 "SELECT message_id, snippet(conversation_search, 0, '[', ']', '…', 12) "
                 "FROM conversation_search WHERE conversation_search MATCH :q "
-                "AND conversation_id = :cid ORDER BY rank LIMIT 1"
+                f"AND conversation_id = :cid {_SHOWN_ONLY} ORDER BY rank LIMIT 1"
             ),
             {"q": query, "cid": conversation_id},
         ).one()
@@ -434,11 +442,21 @@ def search(session: Session, words: str, *, limit: int = 50) -> list[SearchHit]:
 
 
 def conversation_rounds(session: Session, conversation_id: str) -> list[ConversationRound]:
-    """A conversation's tool rounds, oldest first, each with its operation record and server."""
+    """A conversation's tool rounds, oldest first, each with its operation record and server:
+    those it ran, and those its messages show (a branch's copied history: the rounds ran in
+    the conversation it was branched from, ``round.conversation_id``)."""
+    shown = select(_m.tool_round_id).where(
+        _m.conversation_id == conversation_id, _m.tool_round_id.is_not(None)
+    )
     rows = session.execute(
         select(t.tool_rounds.c.id, t.servers.c.alias)
         .join(t.servers, t.servers.c.id == t.tool_rounds.c.server_id)
-        .where(t.tool_rounds.c.conversation_id == conversation_id)
+        .where(
+            or_(
+                t.tool_rounds.c.conversation_id == conversation_id,
+                t.tool_rounds.c.id.in_(shown),
+            )
+        )
         .order_by(t.tool_rounds.c.created_at, t.tool_rounds.c.id)
     ).all()
     found: list[ConversationRound] = []
@@ -505,8 +523,18 @@ class SqlConversations:
         self.db = db
         self.clock = clock
 
-    async def create_conversation(self, conversation: Conversation) -> None:
-        await self.db.run(lambda s: add_conversation(s, conversation))
+    async def create_conversation(
+        self, conversation: Conversation, messages: Sequence[Message] = ()
+    ) -> None:
+        def write(session: Session) -> None:
+            add_conversation(session, conversation)
+            for message in messages:  # the conversation's updated_at is left as given
+                session.execute(
+                    _APPEND_MESSAGE,
+                    {**_message_values(message), "b_conversation": message.conversation_id},
+                )
+
+        await self.db.run(write)
 
     async def get_conversation(self, conversation_id: str) -> Conversation | None:
         return await self.db.run(lambda s: get_conversation(s, conversation_id))

@@ -51,6 +51,12 @@ class WindowActions:
             "&Import servers…", lambda: window.jobs.start(window.import_servers())
         )
         file_menu.addAction(self.import_servers)
+        self.export_conversation = self._action(
+            "Export &conversation…", self.export_shown_conversation
+        )
+        self.export_conversation.setObjectName("export-conversation")
+        self.export_conversation.setStatusTip("Save the shown conversation as Markdown or JSON")
+        file_menu.addAction(self.export_conversation)
         self.export_traces = self._action("&Export traces…", window.ask_export_traces)
         file_menu.addAction(self.export_traces)
         self.copy_reply = self._action("&Copy last reply", window.copy_last_reply)
@@ -76,6 +82,7 @@ class WindowActions:
             (self.copy_reply, QKeySequence("Ctrl+Shift+C")),
             (self.find, QKeySequence.StandardKey.Find),
             (self.search, QKeySequence("Ctrl+Shift+F")),
+            (self.export_conversation, QKeySequence("Ctrl+Shift+E")),
         ]
         for number, (words, shortcut) in enumerate(views):
             action = self._action(words, partial(show_view, number))
@@ -98,6 +105,7 @@ class WindowActions:
             self.palette,
             self.add_server,
             self.import_servers,
+            self.export_conversation,
             self.export_traces,
             self.copy_reply,
             self.find,
@@ -109,6 +117,12 @@ class WindowActions:
         window = self._window
         window.show_view(window.conversations)
         window.conversations.find_bar.open_bar()
+
+    def export_shown_conversation(self) -> None:
+        """Save the shown conversation where the user chooses (Ctrl+Shift+E)."""
+        window = self._window
+        window.show_view(window.conversations)
+        window.conversations.jobs.start(window.conversations.export_interactively())
 
     def bind_shortcuts(self) -> None:
         """Give the actions their shortcuts (once; later calls do nothing).
@@ -139,8 +153,12 @@ class WindowActions:
                 keys = action.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
                 if keys:
                     rows.append((keys, action.text().replace("&", "")))
+        from mooring.ui.views.transcript import BRANCH_KEYS
+
         rows.append(("Esc", "Stop the reply being written"))
         rows.append(("Ctrl+C", "Copy the chosen message (in the transcript)"))
+        branch_keys = QKeySequence(BRANCH_KEYS).toString(QKeySequence.SequenceFormat.NativeText)
+        rows.append((branch_keys, "Branch from the chosen message (in the transcript)"))
         return rows
 
     def show_shortcuts(self) -> None:

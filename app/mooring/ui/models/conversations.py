@@ -90,7 +90,8 @@ class ConversationListModel(QAbstractListModel):
         super().__init__(parent)
         self._rows: list[ConversationRow] = []
         self._running: dict[str, set[str]] = {}
-        self._now = now or (lambda: datetime.now(UTC))
+        self.now = now or (lambda: datetime.now(UTC))
+        """The clock the relative times are told by (a test's own)."""
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008  # Qt API
         return 0 if parent.isValid() else len(self._rows)
@@ -137,9 +138,19 @@ class ConversationListModel(QAbstractListModel):
     def about(self, conversation: Conversation) -> str:
         """Its model, its last activity, and its running tasks (when it has any)."""
         model = inert(conversation.model, limit=40) if conversation.model else "default model"
-        words = f"{model} · {activity(conversation.updated_at, self._now())}"
+        words = f"{model} · {activity(conversation.updated_at, self.now())}"
         running = len(self._running.get(conversation.id, ()))
         return words + (f" · {running} task{'s' if running > 1 else ''} running" if running else "")
+
+    def tick(self) -> None:
+        """Time passed: the rows' relative times ("5 min ago") are drawn again, from what is
+        held (nothing is read)."""
+        if self._rows:
+            self.dataChanged.emit(
+                self.index(0, 0),
+                self.index(len(self._rows) - 1, 0),
+                [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole],
+            )
 
     def set_running(self, tasks: Iterable[tuple[str, str]]) -> None:
         """The unfinished tasks, as ``(conversation id, record id)`` pairs."""

@@ -8,7 +8,10 @@ tells its :class:`ConversationScreen` (the view) what changed; every widget stay
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import re
+import tempfile
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +44,7 @@ __all__ = [
     "Opened",
     "Page",
     "file_name",
+    "write_atomically",
 ]
 
 PAGE_SIZE = 200
@@ -55,6 +59,22 @@ def file_name(title: str) -> str:
     digits, spaces, dots, dashes and underscores are kept)."""
     name = re.sub(r"[^\w .-]+", "", title, flags=re.ASCII).strip(" .")[:60]
     return name or "conversation"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: a file next to it, then renamed over
+    it (a failure leaves what was there)."""
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 class ConversationScreen(Protocol):
@@ -377,7 +397,7 @@ class ConversationPresenter:
             return
         text = await self.chat.export(conversation_id, fmt)
         try:
-            await asyncio.to_thread(path.write_text, text, encoding="utf-8")
+            await asyncio.to_thread(write_atomically, path, text)
         except OSError as exc:
             raise KnownError(
                 f"Could not save {path.name}: {exc.strerror or exc}.",

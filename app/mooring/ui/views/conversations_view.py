@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListView,
+    QMenu,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -56,6 +57,8 @@ __all__ = ["PADDING", "PAGE_SIZE", "ConversationsView", "MessageDelegate"]
 ``presenters.conversations`` now; named here too for code written against this module."""
 
 SEARCH_DELAY_MS = 250
+ACTIVITY_TICK_MS = 60_000
+"""How often the list's relative times ("5 min ago") are drawn again (no read)."""
 NO_CHAT = (
     "Chat is not available here: this window has no conversation storage. "
     "Tools still run from the palette (Ctrl+K)."
@@ -91,6 +94,10 @@ class ConversationsView(QWidget):
     """Whether "Continue with result" can be pressed changed (or was checked again)."""
     deletion_done = Signal(str)
     """A deleted conversation (its id) is gone for good (the undo time ran out)."""
+    menu_opened = Signal(object)
+    """The conversation list's context menu opened (the :class:`QMenu`)."""
+    exported = Signal(str)
+    """A conversation was saved (the path), or could not be (``""``: the notice says why)."""
 
     def __init__(
         self,
@@ -222,7 +229,7 @@ class ConversationsView(QWidget):
         self.notice_bar.remedy_requested.connect(self.remedy_requested)
         self.pane.report.connect(self.report)
         self.pane.show_task.connect(self.show_task)
-        self.rewrites = Rewrites(self, default_system_prompt)
+        self.rewrites = Rewrites(self, default_system_prompt, host.branches)
         self.system_button.clicked.connect(
             lambda: jobs.start(self.rewrites.system_prompt_interactively())
         )
@@ -246,6 +253,13 @@ class ConversationsView(QWidget):
         self._search_timer.timeout.connect(self.schedule_reload)
         self.search_field.textChanged.connect(lambda _t: self._search_timer.start())
         self.list_view.selectionModel().currentChanged.connect(self._on_current)
+        self.list_view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list_view.customContextMenuRequested.connect(self._show_list_menu)
+        self._list_menu: QMenu | None = None
+        self.activity_timer = QTimer(self)
+        self.activity_timer.setInterval(ACTIVITY_TICK_MS)
+        self.activity_timer.timeout.connect(self.conversations.tick)
+        self.activity_timer.start()
 
         self._unsubscribers = [
             host.events.on(MessageDidAppend, self._on_appended),
@@ -509,13 +523,65 @@ class ConversationsView(QWidget):
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setNameFilters(EXPORT_FILTERS)
         dialog.setDefaultSuffix("md")
+        dialog.filterSelected.connect(
+            lambda chosen: dialog.setDefaultSuffix("json" if "json" in chosen else "md")
+        )
         dialog.selectFile(file_name(shown.title if shown else "conversation") + ".md")
         dialog.setAccessibleName("Export conversation")
         if await wait_dialog(dialog, self.dialog_opened.emit) != QDialog.DialogCode.Accepted:
             return
         [chosen] = dialog.selectedFiles()
-        fmt = "json" if chosen.lower().endswith(".json") else "md"
-        await self.presenter.export(conversation_id, Path(chosen), fmt)
+        await self.export_to(Path(chosen), conversation_id)
+
+    async def export_to(self, path: Path, conversation_id: str | None = None) -> bool:
+        """Save a conversation (the shown one) to ``path``, whole or not at all: JSON for a
+        ``.json`` name, else Markdown. Says where; a failure is told above the transcript.
+        Whether it was saved."""
+        conversation_id = conversation_id or self.current_id
+        if self.presenter.chat is None or conversation_id is None:
+            return False
+        fmt = "json" if path.suffix.lower() == ".json" else "md"
+        try:
+            await self.presenter.export(conversation_id, path, fmt)
+        except KnownError as exc:
+            self.notice_bar.show_text(error_text(exc))
+            self.report.emit(error_text(exc))
+            self.exported.emit("")
+            return False
+        self.notice_bar.show_text(None)
+        self.exported.emit(str(path))
+        return True
+
+    def list_menu(self) -> QMenu | None:
+        """The chosen conversation's context menu in the list: rename, export, delete."""
+        if self.presenter.chat is None or self.current_id is None:
+            return None
+        menu = QMenu(self.list_view)
+        menu.setAccessibleName("Conversation actions")
+        for words, button in (
+            ("Rename…", self.rename_button),
+            ("Export conversation…", self.export_button),
+            ("Delete…", self.delete_button),
+        ):
+            action = menu.addAction(words)
+            action.setEnabled(button.isEnabled())
+            action.triggered.connect(lambda _c=False, b=button: b.click())
+        return menu
+
+    def _show_list_menu(self, at: QPoint) -> None:
+        index = self.list_view.indexAt(at)
+        if index.isValid():
+            self.list_view.setCurrentIndex(index)  # the conversation right-clicked is chosen
+        else:
+            at = self.list_view.visualRect(self.list_view.currentIndex()).center()
+        menu = self.list_menu()
+        if menu is None:
+            return
+        if self._list_menu is not None:
+            self._list_menu.deleteLater()
+        self._list_menu = menu
+        menu.popup(self.list_view.viewport().mapToGlobal(at))
+        self.menu_opened.emit(menu)
 
     # -- turns ---------------------------------------------------------------------------------
 

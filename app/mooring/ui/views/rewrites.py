@@ -1,6 +1,7 @@
 """What the Conversations view does about versions and the system prompt: regenerate a reply,
 edit a message of the user's (each keeps what it replaces as a version), step through the
-versions of a place, and choose the conversation's system prompt."""
+versions of a place, branch a new conversation from a message, and choose the conversation's
+system prompt."""
 
 from __future__ import annotations
 
@@ -12,19 +13,27 @@ from PySide6.QtWidgets import QDialog, QInputDialog
 from mooring.core.errors import KnownError
 from mooring.ui.dialogs.system_prompt import SystemPromptDialog
 from mooring.ui.qt_async import error_text, wait_dialog
+from mooring.ui.text import inert
 
 if TYPE_CHECKING:
     from mooring.core.chat import TurnResult
     from mooring.core.events import VersionsDidChange
+    from mooring.core.host_api import BranchApi
     from mooring.ui.views.conversations_view import ConversationsView
 
 
 class Rewrites:
     """Regenerate, edit, versions and the system prompt, for one Conversations view."""
 
-    def __init__(self, view: ConversationsView, default_system_prompt: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        view: ConversationsView,
+        default_system_prompt: Callable[[], str],
+        branches: BranchApi | None = None,
+    ) -> None:
         self._view = view
         self._default_system_prompt = default_system_prompt
+        self._branches = branches
         pane = view.pane
         jobs = view.jobs
         pane.edit_wanted.connect(
@@ -34,6 +43,27 @@ class Rewrites:
         pane.version_wanted.connect(
             lambda after, number: jobs.start(self.show_version(after or None, number))
         )
+        pane.branch_wanted.connect(lambda message_id: jobs.start(self.branch(message_id)))
+        pane.branch_action.setVisible(branches is not None)
+
+    async def branch(self, message_id: str) -> str | None:
+        """Start a new conversation with copies of the shown messages up to ``message_id``
+        and open it; its id (``None``: nothing was made, the notice says why)."""
+        view = self._view
+        conversation_id = view.current_id
+        if conversation_id is None or self._branches is None:
+            return None
+        try:
+            made = await self._branches.branch(conversation_id, message_id)
+        except KnownError as exc:
+            view.notice_bar.show_text(error_text(exc), (exc.remedy, exc.subject))
+            return None
+        view.notice_bar.show_text(None)
+        view.search_field.clear()
+        await view.load()
+        await view.show_conversation(made.id)
+        view.report.emit(f"Branched into “{inert(made.title, limit=80)}”.")
+        return made.id
 
     def on_versions(self, event: VersionsDidChange) -> None:
         """A conversation was forked (drop the hidden rows; the new turn's arrive as usual) or

@@ -23,7 +23,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QFont, QGuiApplication, QKeyEvent, QKeySequence, QPainter
+from PySide6.QtGui import QAction, QFont, QGuiApplication, QKeyEvent, QKeySequence, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -42,16 +42,18 @@ from PySide6.QtWidgets import (
 from mooring.core.conversation import Role, VersionPoint
 from mooring.core.events import ReplyDidStream, TaskDidChange
 from mooring.ui.highlight import CodeBlock, code_blocks
-from mooring.ui.models.conversations import MessageListModel, MessageRole, render
+from mooring.ui.models.conversations import STREAMING, MessageListModel, MessageRole, render
 
 if TYPE_CHECKING:
     from mooring.core.events import EventBus
     from mooring.ui.presenters.conversations import Page
 
-__all__ = ["PADDING", "MessageDelegate", "StickToBottom", "TranscriptPane"]
+__all__ = ["BRANCH_KEYS", "PADDING", "MessageDelegate", "StickToBottom", "TranscriptPane"]
 
 _Index = QModelIndex | QPersistentModelIndex
 
+BRANCH_KEYS = "Ctrl+Shift+B"
+"""Start a new conversation from the chosen message (in the transcript)."""
 PADDING = 8
 """Space around a message's text, in pixels (its top-left is where a row's text starts)."""
 
@@ -149,6 +151,10 @@ class TranscriptPane(QWidget):
     """(message id): answer the user's message at or before it again."""
     version_wanted = Signal(str, int)
     """(the id of the message the versions follow, ``""`` for the start; which version)."""
+    branch_wanted = Signal(str)
+    """(message id): start a new conversation holding the messages up to this one."""
+    menu_opened = Signal(object)
+    """The chosen message's context menu opened (the :class:`QMenu`)."""
 
     def __init__(self, messages: MessageListModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -214,6 +220,19 @@ class TranscriptPane(QWidget):
         self.open_task_button = self._button("Open task", card_row)
         self.open_task_button.setToolTip("Show this call's task card in the Tasks view")
         column.addLayout(card_row)
+
+        self.branch_action = QAction("Branch from here", self.transcript)
+        self.branch_action.setObjectName("branch-from-here")
+        self.branch_action.setToolTip(
+            f"Start a new conversation with the messages up to the chosen one ({BRANCH_KEYS})"
+        )
+        self.branch_action.setShortcut(QKeySequence(BRANCH_KEYS))
+        self.branch_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.branch_action.triggered.connect(lambda _checked=False: self._branch_chosen())
+        self.transcript.addAction(self.branch_action)
+        self.transcript.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.transcript.customContextMenuRequested.connect(self._show_message_menu)
+        self._menu: QMenu | None = None
 
         self.copy_button.clicked.connect(self.copy_message)
         self.copy_code_button.clicked.connect(self._copy_only_code_block)
@@ -383,6 +402,47 @@ class TranscriptPane(QWidget):
         if chosen is not None:
             self.regenerate_wanted.emit(chosen[0])
 
+    def _branch_chosen(self) -> None:
+        if self.branch_action.isEnabled():
+            chosen = self._chosen()
+            if chosen is not None:
+                self.branch_wanted.emit(chosen[0])
+
+    def message_menu(self) -> QMenu | None:
+        """The chosen message's context menu: copy, edit, regenerate, branch (``None``: no
+        message is chosen)."""
+        if self._chosen() is None:
+            return None
+        menu = QMenu(self.transcript)
+        menu.setAccessibleName("Message actions")
+        for words, button in (
+            ("Copy message", self.copy_button),
+            ("Edit…", self.edit_button),
+            ("Regenerate", self.regenerate_button),
+        ):
+            action = menu.addAction(words)
+            action.setEnabled(button.isEnabled())
+            action.triggered.connect(lambda _c=False, b=button: b.click())
+        menu.addSeparator()
+        menu.addAction(self.branch_action)
+        return menu
+
+    def _show_message_menu(self, at: QPoint) -> None:
+        """A right click (or the menu key) on a message: its actions."""
+        index = self.transcript.indexAt(at)
+        if index.isValid():
+            self.transcript.setCurrentIndex(index)
+        else:  # the menu key: by the chosen message
+            at = self.transcript.visualRect(self.transcript.currentIndex()).center()
+        menu = self.message_menu()
+        if menu is None:
+            return
+        if self._menu is not None:
+            self._menu.deleteLater()
+        self._menu = menu
+        menu.popup(self.transcript.viewport().mapToGlobal(at))
+        self.menu_opened.emit(menu)
+
     def _code_blocks(self) -> list[CodeBlock]:
         chosen = self._chosen()
         if chosen is None or chosen[2] is not Role.ASSISTANT:
@@ -404,6 +464,9 @@ class TranscriptPane(QWidget):
         role = chosen[2] if chosen is not None else None
         self.edit_button.setEnabled(role is Role.USER)
         self.regenerate_button.setEnabled(role in (Role.USER, Role.ASSISTANT))
+        index = self.transcript.currentIndex()
+        stored = index.isValid() and index.data(MessageRole.STATUS) != STREAMING
+        self.branch_action.setEnabled(chosen is not None and stored)
         blocks = self._code_blocks()
         self.copy_code_button.setEnabled(bool(blocks))
         self.code_menu.clear()
