@@ -14,7 +14,7 @@ def test_a_result_within_the_limit_is_passed_as_it_is() -> None:
 
 
 def test_text_is_cut_in_order_and_the_whole_size_said() -> None:
-    result = {
+    result: dict[str, Any] = {
         "content": [{"type": "text", "text": "a" * 6}, {"type": "text", "text": "b" * 6}],
         "isError": True,
         "_meta": {"seen": 1},
