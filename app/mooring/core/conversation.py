@@ -7,6 +7,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from mooring.core.files import FileAttachment
+
 if TYPE_CHECKING:
     from mooring.core.approval.rules import ApprovalAuditEntry
     from mooring.core.chat import ProviderConfig, ToolCallRequest
@@ -90,6 +92,8 @@ class Message:
     followup: bool = False
     model: str | None = None
     """For an assistant message: the model that wrote it."""
+    files: tuple[FileAttachment, ...] = ()
+    """For a user message: the files attached to it (stored in ``message_attachments``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
