@@ -8,7 +8,7 @@ import zlib
 
 
 def tiny_png(width: int = 4, height: int = 3) -> bytes:
-    """A ``width`` × ``height`` red RGB PNG that QImage (and any decoder) reads."""
+    """A ``width`` by ``height`` red RGB PNG that QImage (and any decoder) reads."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         body = kind + data
