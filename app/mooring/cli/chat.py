@@ -13,6 +13,7 @@ import contextlib
 import json
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from mooring.cli.context import CliContext
@@ -25,7 +26,9 @@ from mooring.core.chat_export import conversation_json
 from mooring.core.conversation import Role
 from mooring.core.errors import KnownError
 from mooring.core.events import Event, MessageDidAppend, ReplyDidStream
+from mooring.core.files import IMAGE_LIMIT, FileAttachment, attach_file, check_total
 from mooring.core.host_api import ChatApi
+from mooring.core.ids import new_id
 from mooring.core.library import ATTACHMENT_LIMIT, Attachment
 from mooring.core.tasks.states import LocalState
 
@@ -48,12 +51,27 @@ async def _attachment(ctx: CliContext, given: str) -> Attachment:
     return attached
 
 
+def _read_file(given: str) -> FileAttachment:
+    """``--file PATH`` read and checked (a :class:`KnownError` when it cannot be sent)."""
+    path = Path(given).expanduser()
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(IMAGE_LIMIT + 1)
+    except OSError as exc:
+        raise KnownError(
+            f"Cannot read --file {given!r}: {exc.strerror or exc}.", code="usage"
+        ) from None
+    return attach_file(new_id(), path.name, data)
+
+
 async def chat(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     """Send a message (in a new conversation unless ``--conversation``) and show the reply."""
     service = chat_service(ctx)
     text = " ".join(args.message).strip()
     if not text:
         raise KnownError("The message is empty.", code="usage")
+    files = [_read_file(given) for given in args.file or []]
+    check_total(files)
     if args.conversation:
         conversation = await service.get(args.conversation)
         if args.provider:
@@ -68,7 +86,14 @@ async def chat(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     turns: list[TurnResult] = []
     waiting = False
     with _shown(ctx, conversation.id), _stop_on_interrupt(ctx, service, conversation.id):
-        turns.append(await service.send(conversation.id, text, attachments=attachments))
+        try:
+            turns.append(
+                await service.send(conversation.id, text, attachments=attachments, files=files)
+            )
+        except KnownError:
+            if not args.conversation and not await service.messages(conversation.id):
+                await service.delete(conversation.id)  # refused: no empty conversation left
+            raise
         if args.wait:
             waiting = await _wait_and_continue(
                 ctx, service, conversation.id, turns, give_up_after=args.timeout

@@ -588,6 +588,15 @@ def _chat(chat: argparse.ArgumentParser) -> None:
         help="send a server's resource with the message (its text, at most 32,000 characters; "
         "repeat for more)",
     )
+    chat.add_argument(
+        "--file",
+        action="append",
+        metavar="PATH",
+        # core.files.LIMITS_WORDS, written out: the quick listing imports no more than it must
+        help="send a file with the message: text files (UTF-8) up to 200 KB, images (PNG, "
+        "JPEG, GIF, WebP) up to 5 MB; at most 10 files, 10 MB in all; images only to a model "
+        "that reads them (repeat for more)",
+    )
 
 
 def _conversations(conv: argparse.ArgumentParser) -> None:

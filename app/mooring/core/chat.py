@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from mooring.core.conversation import Role
 from mooring.core.errors import Remedy
+from mooring.core.files import FileAttachment
 
 
 class ProviderKind(StrEnum):
@@ -94,6 +95,9 @@ class ChatTurnMessage:
     tool_call_id: str | None = None
     is_error: bool = False
     """For a tool result: the tool (or the host) reports a failure or a refusal."""
+    images: tuple[FileAttachment, ...] = ()
+    """For a user message: images attached to it, sent as image parts after its text (text
+    files are in ``content``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

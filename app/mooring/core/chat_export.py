@@ -7,6 +7,7 @@ servers are hostile: in Markdown they are fenced or escaped so they cannot add s
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from mooring.core.conversation import (
     MessageStatus,
     Role,
 )
+from mooring.core.files import FileAttachment, FileKind, size_words
 
 EXPORT_FORMAT = 1
 """Version of the JSON export's shape (bumped when a field changes meaning)."""
@@ -48,7 +50,26 @@ def message_json(message: Message) -> dict[str, Any]:
         "is_error": message.is_error,
         "awaits_task": message.awaits_task,
         "followup": message.followup,
+        "attachments": [file_json(f) for f in message.files],
     }
+
+
+def file_json(file: FileAttachment) -> dict[str, Any]:
+    """A file attached to a message as exported: a text file's text, an image's bytes in
+    base64."""
+    out: dict[str, Any] = {
+        "id": file.id,
+        "kind": file.kind.value,
+        "name": file.name,
+        "mime": file.mime,
+        "size": file.size,
+        "sha256": file.sha256,
+    }
+    if file.kind is FileKind.TEXT:
+        out["text"] = file.text
+    else:
+        out["base64"] = base64.b64encode(file.data).decode("ascii")
+    return out
 
 
 def round_json(item: ConversationRound) -> dict[str, Any]:
@@ -189,6 +210,11 @@ def export_markdown(
             # Fenced for every author: a "## Assistant" line, a table or HTML the user typed
             # stays text, as the model's does.
             lines += [_fence(m.content, "text"), ""]
+        for file in m.files:
+            what = "Attached file" if file.kind is FileKind.TEXT else "Attached image"
+            lines += [f"{what} {_code(file.name)} ({file.mime}, {size_words(file.size)})", ""]
+            if file.kind is FileKind.TEXT:
+                lines += [_fence(file.text, "text"), ""]
         if m.error:
             lines += [f"> {_inline(m.error)}", ""]
         for call in m.tool_calls:

@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from mooring.core.files import FileAttachment
 from mooring.core.results import clipped
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ class Message:
     followup: bool = False
     model: str | None = None
     """For an assistant message: the model that wrote it."""
+    files: tuple[FileAttachment, ...] = ()
+    """For a user message: the files attached to it (stored in ``message_attachments``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,6 +27,7 @@ from mooring.core.conversation import (
     VersionPoint,
 )
 from mooring.core.events import AnswerDidSettle, EventBus
+from mooring.core.files import FileAttachment
 from mooring.core.issues import Issue
 from mooring.core.library import Attachment, PromptInfo, PromptText, ResourceInfo
 from mooring.core.ports import ConnectionStatus, OpenUrl
@@ -128,10 +129,16 @@ class ChatApi(Protocol):
         ...
 
     async def send(
-        self, conversation_id: str, text: str, *, attachments: Sequence[Attachment] = ()
+        self,
+        conversation_id: str,
+        text: str,
+        *,
+        attachments: Sequence[Attachment] = (),
+        files: Sequence[FileAttachment] = (),
     ) -> TurnResult:
-        """Store the user's message (with the text of the resources attached to it) and run a
-        model turn on it."""
+        """Store the user's message (with the text of the resources attached to it, and the
+        ``files`` attached to it) and run a model turn on it. Files too big, or an image for a
+        model that takes none, are refused with nothing stored."""
         ...
 
     async def regenerate(self, conversation_id: str, message_id: str) -> TurnResult:

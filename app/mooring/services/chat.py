@@ -70,6 +70,7 @@ from mooring.core.events import (
     TurnDidStart,
     VersionsDidChange,
 )
+from mooring.core.files import FileAttachment, accepts_images, check_total
 from mooring.core.ids import is_whole_id, new_id
 from mooring.core.library import Attachment, with_attachments
 from mooring.core.ports import ConversationBook, ServerCatalog, TaskLedger
@@ -88,6 +89,7 @@ from mooring.services.chat_context import (
     result_for_model,
     tool_result_text,
 )
+from mooring.services.chat_files import guard_images
 from mooring.services.keyed_locks import KeyedLocks
 from mooring.services.provider_clients import ProviderClients
 from mooring.services.task_monitor import TaskMonitor
@@ -538,7 +540,12 @@ class ChatService:
         return conversation_id in self._active
 
     async def send(
-        self, conversation_id: str, text: str, *, attachments: Sequence[Attachment] = ()
+        self,
+        conversation_id: str,
+        text: str,
+        *,
+        attachments: Sequence[Attachment] = (),
+        files: Sequence[FileAttachment] = (),
     ) -> TurnResult:
         """Store the user's message and run a model turn on it.
 
@@ -554,29 +561,39 @@ class ChatService:
 
         ``attachments`` (resources the user attached) are stored as part of the message, after
         its text, each marked as a resource (:func:`~mooring.core.library.with_attachments`).
+        ``files`` are stored with the message (``message_attachments``); they are refused,
+        with nothing stored, when too big or when an image goes to a model that takes none.
         """
         text = with_attachments(text.strip(), attachments)
-        if not text:
+        if not text and not files:
             raise KnownError("The message is empty.", code="usage")
+        check_total(files)
         key = conversation_id.strip()
-        if self._stored_providers and is_whole_id(key):
+        if self._stored_providers and is_whole_id(key) and not files:
             async with self._locks.hold(key):
                 opened = await self._open_turn(key, text, None)
                 if opened is not None:
                     conversation, config, stored, servers = opened
                     return await self._turn(conversation, config, stored=stored, servers=servers)
         # A prefix, no such conversation, no stored provider, or a lookup of the host's own:
-        # the provider's absence is said by the lookup, before anything is stored.
+        # the provider's absence is said by the lookup, before anything is stored. With files,
+        # the provider is known before anything is stored (images only to a model that reads
+        # them).
         conversation, config = await self._with_provider(key)
+        guard_images(files, config, conversation.model or config.model)
         async with self._locks.hold(conversation.id):
-            opened = await self._open_turn(conversation.id, text, config)
+            opened = await self._open_turn(conversation.id, text, config, files)
             if opened is None:
                 raise NotFound("conversation", key)  # deleted meanwhile
             conversation, config, stored, servers = opened
             return await self._turn(conversation, config, stored=stored, servers=servers)
 
     async def _open_turn(
-        self, conversation_id: str, text: str, config: ProviderConfig | None
+        self,
+        conversation_id: str,
+        text: str,
+        config: ProviderConfig | None,
+        files: Sequence[FileAttachment] = (),
     ) -> (
         tuple[Conversation, ProviderConfig, list[Message], Sequence[ServerDefinition] | None] | None
     ):
@@ -590,8 +607,9 @@ class ChatService:
             role=Role.USER,
             content=text,
             created_at=self._clock.now(),
+            files=tuple(dataclasses.replace(f, id=new_id()) for f in files),
         )
-        title = _title_from(text)
+        title = _title_from(text or ", ".join(f.name for f in files))
         opening = await self._book.open_turn(message, title=title, with_provider=config is None)
         if opening is None:
             return None
@@ -639,6 +657,7 @@ class ChatService:
                     "There is no message of yours at or before that one to answer again.",
                     code="usage",
                 )
+            guard_images(asked.files, config, conversation.model or config.model)
             await self._book.fork(conversation.id, asked.id)
             self._events.emit(VersionsDidChange(conversation.id, asked.id, forked=True))
             return await self._turn(conversation, config, redo=True)
@@ -647,8 +666,6 @@ class ChatService:
         """Send ``text`` in place of the user's message ``message_id``: it and what followed
         are kept as a version of that place, and a new turn runs on the new text."""
         text = text.strip()
-        if not text:
-            raise KnownError("The message is empty.", code="usage")
         conversation, config = await self._with_provider(conversation_id)
         async with self._locks.hold(conversation.id):
             stored = await self._book.messages(conversation.id)
@@ -657,10 +674,14 @@ class ChatService:
                 raise KnownError(
                     "Only a message of yours that is shown can be edited.", code="usage"
                 )
+            files = stored[at].files  # the edited message keeps its files
+            if not text and not files:
+                raise KnownError("The message is empty.", code="usage")
+            guard_images(files, config, conversation.model or config.model)
             after = stored[at - 1].id if at else None
             await self._book.fork(conversation.id, after)
             self._events.emit(VersionsDidChange(conversation.id, after, forked=True))
-            opened = await self._open_turn(conversation.id, text, config)
+            opened = await self._open_turn(conversation.id, text, config, files)
             if opened is None:
                 raise NotFound("conversation", conversation_id)  # deleted meanwhile
             conversation, config, stored, servers = opened
@@ -782,7 +803,7 @@ class ChatService:
                 if round_number:
                     stored = await self._book.messages(conversation.id)
                 assert stored is not None
-                context = build_context(stored)
+                context = build_context(stored, images=accepts_images(config.kind, model))
                 request = ChatRequest(
                     model=model,
                     messages=context,

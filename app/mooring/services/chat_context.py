@@ -9,6 +9,7 @@ from typing import Any
 
 from mooring.core.chat import ChatTurnMessage, ProviderError, ProviderFailure
 from mooring.core.conversation import Message, MessageStatus, Role, ToolRound
+from mooring.core.files import FileAttachment, FileKind
 from mooring.core.tasks.record import TaskRecord
 from mooring.core.tasks.states import LocalState
 
@@ -131,14 +132,38 @@ def followup_text(record: TaskRecord, tool_round: ToolRound | None, server_alias
             return f"{head} Its result is lost: the server no longer has it{why}."
 
 
-def build_context(messages: Sequence[Message]) -> tuple[ChatTurnMessage, ...]:
+def file_text(file: FileAttachment) -> str:
+    """An attached text file as the model reads it, inside the user's message."""
+    return f"[Attached file {file.describe()}]\n{file.text}\n[End of {file.name}]"
+
+
+def _user_parts(message: Message, images: bool) -> tuple[str, tuple[FileAttachment, ...]]:
+    """A user message's text with its text files, and the images that go as image parts
+    (described instead when the model takes none)."""
+    parts = [message.content] if message.content else []
+    sent: list[FileAttachment] = []
+    for file in message.files:
+        if file.kind is FileKind.TEXT:
+            parts.append(file_text(file))
+        elif images:
+            sent.append(file)
+        else:
+            parts.append(f"[Attached image {file.describe()}: not sent, this model takes none]")
+    return "\n\n".join(parts), tuple(sent)
+
+
+def build_context(
+    messages: Sequence[Message], *, images: bool = True
+) -> tuple[ChatTurnMessage, ...]:
     """The stored conversation as the model must see it.
 
     Every assistant tool call is answered by exactly one tool message right after it (a call
     left unanswered by a crash gets "no result recorded"); follow-ups become user-side notes
     (the call they belong to was already answered); a failed reply keeps only its text, an
     empty one is left out (one wire refuses empty assistant turns);
-    consecutive user-side messages are joined (one wire requires alternating turns).
+    consecutive user-side messages are joined (one wire requires alternating turns). A user's
+    text files go inside its text; its images as image parts (``images``: the model takes
+    them), else described in words.
     """
     out: list[ChatTurnMessage] = []
     pending: list[str] = []
@@ -152,16 +177,20 @@ def build_context(messages: Sequence[Message]) -> tuple[ChatTurnMessage, ...]:
             )
         pending.clear()
 
-    def user(text: str) -> None:
+    def user(text: str, attached: tuple[FileAttachment, ...] = ()) -> None:
         flush()
         if out and out[-1].role is Role.USER:
-            out[-1] = ChatTurnMessage(role=Role.USER, content=out[-1].content + "\n\n" + text)
+            out[-1] = ChatTurnMessage(
+                role=Role.USER,
+                content=out[-1].content + "\n\n" + text,
+                images=out[-1].images + attached,
+            )
         else:
-            out.append(ChatTurnMessage(role=Role.USER, content=text))
+            out.append(ChatTurnMessage(role=Role.USER, content=text, images=attached))
 
     for m in messages:
         if m.role is Role.USER:
-            user(m.content)
+            user(*_user_parts(m, images))
         elif m.role is Role.ASSISTANT:
             flush()
             if m.status is MessageStatus.COMPLETE and (m.content or m.tool_calls):

@@ -33,6 +33,7 @@ from mooring.core.conversation import (
     VersionPoint,
 )
 from mooring.core.errors import KnownError
+from mooring.core.files import FileAttachment, FileKind
 from mooring.core.tasks.states import LocalState, is_terminal
 from mooring.storage import repositories as repo
 from mooring.storage import tables as t
@@ -227,12 +228,70 @@ def append_message(session: Session, message: Message) -> None:
     session.execute(
         _TOUCH_CONVERSATION, {"b_id": message.conversation_id, "updated_at": message.created_at}
     )
+    if message.files:
+        session.execute(insert(t.message_attachments), _file_rows(message))
+
+
+def _file_rows(message: Message) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f.id,
+            "message_id": message.id,
+            "kind": f.kind.value,
+            "name": f.name,
+            "mime": f.mime,
+            "size": f.size,
+            "sha256": f.sha256,
+            "content": f.data,
+            "created": message.created_at,
+        }
+        for f in message.files
+    ]
+
+
+def _file_from(values: Mapping[Any, Any]) -> FileAttachment:
+    return FileAttachment(
+        id=values["id"],
+        name=values["name"],
+        kind=FileKind(values["kind"]),
+        mime=values["mime"],
+        size=values["size"],
+        sha256=values["sha256"],
+        data=bytes(values["content"]),
+    )
+
+
+def _with_files(messages: list[Message], rows: Sequence[Any]) -> list[Message]:
+    """The messages with their attached files (``rows``: the files' columns, in order)."""
+    if not rows:
+        return messages
+    files: dict[str, list[FileAttachment]] = {}
+    for row in rows:
+        files.setdefault(row["message_id"], []).append(_file_from(row))
+    return [
+        dataclasses.replace(m, files=tuple(files[m.id])) if m.id in files else m for m in messages
+    ]
+
+
+_FILES_OF_CONVERSATION = (
+    select(t.message_attachments)
+    .join(t.messages, t.messages.c.id == t.message_attachments.c.message_id)
+    .where(_m.conversation_id == bindparam("b_conversation"))
+    .order_by(t.message_attachments.c.message_id, text("message_attachments.rowid"))
+)
+
+
+def _files_loaded(session: Session, conversation_id: str, messages: list[Message]) -> list[Message]:
+    if not any(m.role is Role.USER for m in messages):
+        return messages
+    rows = session.execute(_FILES_OF_CONVERSATION, {"b_conversation": conversation_id})
+    return _with_files(messages, [r._mapping for r in rows])
 
 
 def list_messages(session: Session, conversation_id: str) -> list[Message]:
-    """A conversation's messages in the order they were appended."""
+    """A conversation's messages in the order they were appended (with their files)."""
     rows = session.execute(_LIST_MESSAGES, {"b_conversation": conversation_id})
-    return [_message(r) for r in rows]
+    return _files_loaded(session, conversation_id, [_message(r) for r in rows])
 
 
 def list_messages_before(
@@ -252,7 +311,7 @@ def list_messages_before(
     rows = session.execute(
         query.order_by(t.messages.c.seq.desc(), t.messages.c.id.desc()).limit(limit)
     ).all()
-    return [_message(r) for r in reversed(rows)]
+    return _files_loaded(session, conversation_id, [_message(r) for r in reversed(rows)])
 
 
 def has_followup(session: Session, tool_round_id: str) -> bool:
@@ -335,6 +394,18 @@ _SQL_MESSAGES = (
     " ORDER BY seq, created_at, id"
 )
 
+_FILE_COLUMNS = ("id", "message_id", "kind", "name", "mime", "size", "sha256", "content", "created")
+_SQL_APPEND_FILE = (
+    f"INSERT INTO message_attachments ({', '.join(_FILE_COLUMNS)})"
+    f" VALUES ({', '.join(':' + name for name in _FILE_COLUMNS)})"
+)
+_SQL_FILES = (
+    "SELECT message_attachments.* FROM message_attachments"
+    " JOIN messages ON messages.id = message_attachments.message_id"
+    " WHERE messages.conversation_id = ?"
+    " ORDER BY message_attachments.message_id, message_attachments.rowid"
+)
+
 
 def open_turn(
     conn: sqlite3.Connection,
@@ -378,7 +449,13 @@ def open_turn(
     for flag in ("is_error", "awaits_task", "followup"):
         values[flag] = int(values[flag])
     cursor.execute(_SQL_APPEND, values)
+    if message.files:
+        cursor.executemany(
+            _SQL_APPEND_FILE,
+            [{**row, "created": values["created_at"]} for row in _file_rows(message)],
+        )
     stored = [_raw_message(row) for row in cursor.execute(_SQL_MESSAGES, (conversation_id,))]
+    stored = _with_files(stored, cursor.execute(_SQL_FILES, (conversation_id,)).fetchall())
     servers = tuple(live_servers(cursor))
     return TurnOpening(conversation=conversation, provider=provider, stored=stored, servers=servers)
 

@@ -14,6 +14,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -142,6 +143,27 @@ Index(
     unique=True,
     sqlite_where=messages.c.followup.is_(True),
 )
+
+message_attachments = Table(
+    "message_attachments",
+    metadata,
+    _id(),
+    Column(
+        "message_id",
+        ForeignKey("messages.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    ),
+    Column("kind", String(16), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("mime", String(100), nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("content", LargeBinary, nullable=False),
+    Column("created", UtcDateTime, nullable=False),
+)
+"""Files the user attached to a message (migration 0016): text files and images, their bytes
+as they were read; ordered by ``rowid`` (the order they were attached)."""
 
 message_versions = Table(
     "message_versions",

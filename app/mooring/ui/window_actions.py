@@ -65,6 +65,9 @@ class WindowActions:
         self.find.setObjectName("find-in-conversation")
         self.search = self._action("&Search conversations", window.find_conversations)
         self.search.setObjectName("search-conversations")
+        self.attach = self._action("&Attach files…", self.attach_files)
+        self.attach.setObjectName("attach-files")
+        self.attach.setToolTip("Attach text files or images to the next message")
         for needs_host in self._host_actions():
             needs_host.setEnabled(False)  # until the host is attached
         file_menu.addSeparator()
@@ -74,6 +77,7 @@ class WindowActions:
         edit_menu.addAction(self.copy_reply)
         edit_menu.addAction(self.find)
         edit_menu.addAction(self.search)
+        edit_menu.addAction(self.attach)
         view_menu = bar.addMenu("&View")
         self._shortcuts: list[tuple[QAction, QKeySequence | QKeySequence.StandardKey]] = [
             (self.new_conversation, QKeySequence.StandardKey.New),
@@ -83,6 +87,7 @@ class WindowActions:
             (self.find, QKeySequence.StandardKey.Find),
             (self.search, QKeySequence("Ctrl+Shift+F")),
             (self.export_conversation, QKeySequence("Ctrl+Shift+E")),
+            (self.attach, QKeySequence("Ctrl+Shift+A")),
         ]
         for number, (words, shortcut) in enumerate(views):
             action = self._action(words, partial(show_view, number))
@@ -110,7 +115,15 @@ class WindowActions:
             self.copy_reply,
             self.find,
             self.search,
+            self.attach,
         )
+
+    def attach_files(self) -> None:
+        """Pick files to attach to the next message (Ctrl+Shift+A): the Conversations view is
+        shown and its file dialog opened."""
+        window = self._window
+        window.show_view(window.conversations)
+        window.jobs.start(window.conversations.files.pick())
 
     def find_in_conversation(self) -> None:
         """Find words in the shown conversation: its find bar opened (Ctrl+F)."""

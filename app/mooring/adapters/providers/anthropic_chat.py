@@ -8,6 +8,7 @@ arrived; a stream that ends without one, or breaks, is ``STREAM_BROKEN`` with th
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
@@ -110,6 +111,17 @@ def _content(message: ChatTurnMessage) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if message.content:
         blocks.append({"type": "text", "text": message.content})
+    for image in message.images:
+        blocks.append(
+            {
+                "type": "image",
+                "source": {
+                    "type": "base64",
+                    "media_type": image.mime,
+                    "data": base64.b64encode(image.data).decode("ascii"),
+                },
+            }
+        )
     for call in message.tool_calls:
         blocks.append(
             {"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)}

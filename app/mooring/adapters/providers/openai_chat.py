@@ -7,6 +7,7 @@ arrived — a stream that ends without one, or breaks, is ``STREAM_BROKEN`` with
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -131,7 +132,21 @@ def _message(message: ChatTurnMessage) -> dict[str, Any]:
         elif not message.content:
             out["content"] = ""
         return out
+    if message.images:
+        parts: list[dict[str, Any]] = []
+        if message.content:
+            parts.append({"type": "text", "text": message.content})
+        parts.extend(
+            {"type": "image_url", "image_url": {"url": data_url(image.mime, image.data)}}
+            for image in message.images
+        )
+        return {"role": message.role.value, "content": parts}
     return {"role": message.role.value, "content": message.content}
+
+
+def data_url(mime: str, data: bytes) -> str:
+    """An image as a ``data:`` URL (base64), as the chat-completions wire takes it."""
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
 
 
 def request_body(request: ChatRequest) -> dict[str, Any]:

@@ -19,5 +19,6 @@ REVISIONS: tuple[str, ...] = (
     "0012",
     "0013",
     "0014",
+    "0016",  # follows 0015 once merged (another branch adds it)
 )
 HEAD = REVISIONS[-1]

@@ -3,7 +3,7 @@
 The schema every migration up to ``REVISION`` leaves, as the statements that build it
 on an empty file (see :mod:`mooring.storage.migrations.snapshot`)."""
 
-REVISION = "0014"
+REVISION = "0016"
 STATEMENTS: tuple[str, ...] = (
     "CREATE TABLE alembic_version (\n\tversion_num VARCHAR(32) NOT NULL, \n\tCONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)\n)",
     "CREATE TABLE conversations (\n\tid VARCHAR(64) NOT NULL, \n\ttitle TEXT NOT NULL, \n\tcreated_at VARCHAR(32) NOT NULL, \n\tupdated_at VARCHAR(32) NOT NULL, provider_id VARCHAR(64), model TEXT, auto_continue BOOLEAN DEFAULT '0' NOT NULL, muted BOOLEAN DEFAULT '0' NOT NULL, system_prompt TEXT, \n\tCONSTRAINT pk_conversations PRIMARY KEY (id)\n)",
@@ -21,6 +21,7 @@ STATEMENTS: tuple[str, ...] = (
     "CREATE VIRTUAL TABLE conversation_search USING fts5(text, conversation_id UNINDEXED, message_id UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')",
     "CREATE TABLE conversation_search_rows (key TEXT NOT NULL PRIMARY KEY, fts_rowid INTEGER NOT NULL)",
     "CREATE TABLE message_versions (\n\tid VARCHAR(64) NOT NULL, \n\tconversation_id VARCHAR(64) NOT NULL, \n\tafter_message_id VARCHAR(64), \n\tcreated_at VARCHAR(32) NOT NULL, \n\tCONSTRAINT pk_message_versions PRIMARY KEY (id), \n\tCONSTRAINT fk_message_versions_conversation_id_conversations FOREIGN KEY(conversation_id) REFERENCES conversations (id) ON DELETE CASCADE\n)",
+    "CREATE TABLE message_attachments (\n\tid VARCHAR(64) NOT NULL, \n\tmessage_id VARCHAR(64) NOT NULL, \n\tkind VARCHAR(16) NOT NULL, \n\tname TEXT NOT NULL, \n\tmime VARCHAR(100) NOT NULL, \n\tsize INTEGER NOT NULL, \n\tsha256 VARCHAR(64) NOT NULL, \n\tcontent BLOB NOT NULL, \n\tcreated VARCHAR(32) NOT NULL, \n\tCONSTRAINT pk_message_attachments PRIMARY KEY (id), \n\tCONSTRAINT fk_message_attachments_message_id_messages FOREIGN KEY(message_id) REFERENCES messages (id) ON DELETE CASCADE\n)",
     "CREATE UNIQUE INDEX uq_issues_open ON issues (kind, subject) WHERE resolved_at IS NULL",
     "CREATE UNIQUE INDEX uq_servers_alias_live ON servers (alias) WHERE removed_at IS NULL",
     "CREATE INDEX ix_approval_rules_server_identity ON approval_rules (server_identity)",
@@ -36,6 +37,7 @@ STATEMENTS: tuple[str, ...] = (
     "CREATE INDEX ix_task_records_task_id ON task_records (task_id)",
     "CREATE INDEX ix_task_records_newest ON task_records (created_at DESC, id)",
     "CREATE INDEX ix_message_versions_conversation_id ON message_versions (conversation_id)",
+    "CREATE INDEX ix_message_attachments_message_id ON message_attachments (message_id)",
     "CREATE TRIGGER conversation_search_title_ai AFTER INSERT ON conversations BEGIN INSERT INTO conversation_search (text, conversation_id, message_id) VALUES (new.title, new.id, NULL); INSERT INTO conversation_search_rows (key, fts_rowid) VALUES ('c:' || new.id, last_insert_rowid()); END",
     "CREATE TRIGGER conversation_search_title_au AFTER UPDATE OF title ON conversations BEGIN UPDATE conversation_search SET text = new.title WHERE rowid = (SELECT fts_rowid FROM conversation_search_rows WHERE key = 'c:' || old.id); END",
     "CREATE TRIGGER conversation_search_title_ad AFTER DELETE ON conversations BEGIN DELETE FROM conversation_search WHERE rowid = (SELECT fts_rowid FROM conversation_search_rows WHERE key = 'c:' || old.id); DELETE FROM conversation_search_rows WHERE key = 'c:' || old.id; END",

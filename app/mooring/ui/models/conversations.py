@@ -24,7 +24,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QGuiApplication, QTextDocument
+from PySide6.QtGui import QGuiApplication, QImage, QTextDocument
 
 from mooring.core.conversation import (
     Conversation,
@@ -34,6 +34,7 @@ from mooring.core.conversation import (
     Role,
     VersionPoint,
 )
+from mooring.core.files import FileAttachment, FileKind, size_words
 from mooring.core.tasks.record import TaskRecord
 from mooring.ui.highlight import highlight
 from mooring.ui.models.tool_rounds import RoundCard, card_text, round_card
@@ -214,6 +215,9 @@ class MessageRole(IntEnum):
     """For the first message of a version shown: its :class:`VersionPoint` (else ``None``)."""
     ROLE = Qt.ItemDataRole.UserRole + 10
     """Who wrote it (:class:`Role`; a task result is a tool message)."""
+    THUMBNAILS = Qt.ItemDataRole.UserRole + 11
+    """The images attached to a user's message, as small :class:`QImage` thumbnails decoded
+    from their stored bytes (a tuple; empty when none)."""
 
 
 STREAMING = "streaming"
@@ -284,7 +288,33 @@ def body(row: TranscriptRow) -> str:
         notes.append(f"(error: {inert(row.error or 'the reply failed', limit=500)})")
     elif row.status == STREAMING:
         notes.append("(writing…)")
+    if row.message is not None and row.message.files:
+        notes.append("\n".join(f"📎 {file_words(f)}" for f in row.message.files))
     return "\n\n".join([text, *notes] if text else notes)
+
+
+def file_words(file: FileAttachment) -> str:
+    """An attached file as the transcript names it (inert): name, type and size."""
+    what = "image" if file.kind is FileKind.IMAGE else "file"
+    return f"Attached {what} {inert(file.name, limit=120)} ({file.mime}, {size_words(file.size)})"
+
+
+THUMBNAIL_SIZE = 96
+"""The longest side of an attached image's thumbnail in the transcript, in pixels."""
+
+
+def thumbnail(file: FileAttachment) -> QImage | None:
+    """A small image of an attached image, decoded from its stored bytes (never fetched);
+    ``None`` when they do not decode."""
+    image = QImage()
+    if not image.loadFromData(file.data) or image.isNull():
+        return None
+    return image.scaled(
+        THUMBNAIL_SIZE,
+        THUMBNAIL_SIZE,
+        Qt.AspectRatioMode.KeepAspectRatio,
+        Qt.TransformationMode.SmoothTransformation,
+    )
 
 
 class _InertDocument(QTextDocument):
@@ -343,6 +373,7 @@ class MessageListModel(QAbstractListModel):
         self.reader_at_top = False
         self._fetching = False
         self._versions: dict[str, VersionPoint] = {}
+        self._thumbnails: dict[str, QImage | None] = {}
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008  # Qt API
         return 0 if parent.isValid() else len(self._rows)
@@ -376,7 +407,23 @@ class MessageListModel(QAbstractListModel):
                 return row.expanded
             case MessageRole.TEXT:
                 return row.content
+            case MessageRole.THUMBNAILS:
+                return self._thumbnails_of(row)
         return None
+
+    def _thumbnails_of(self, row: TranscriptRow) -> tuple[QImage, ...]:
+        if row.message is None:
+            return ()
+        images: list[QImage] = []
+        for file in row.message.files:
+            if file.kind is not FileKind.IMAGE:
+                continue
+            if file.id not in self._thumbnails:
+                self._thumbnails[file.id] = thumbnail(file)
+            shown = self._thumbnails[file.id]
+            if shown is not None:
+                images.append(shown)
+        return tuple(images)
 
     def _speaker(self, row: TranscriptRow) -> str:
         point = self._versions.get(row.id)
@@ -406,6 +453,7 @@ class MessageListModel(QAbstractListModel):
                 MessageRole.CARD.value: QByteArray(b"card"),
                 MessageRole.EXPANDED.value: QByteArray(b"expanded"),
                 MessageRole.TEXT.value: QByteArray(b"text"),
+                MessageRole.THUMBNAILS.value: QByteArray(b"thumbnails"),
             }
         )
         return names

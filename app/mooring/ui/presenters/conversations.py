@@ -31,8 +31,9 @@ if TYPE_CHECKING:
         VersionPoint,
     )
     from mooring.core.events import EventBus
+    from mooring.core.files import FileAttachment
     from mooring.core.host_api import ChatApi
-    from mooring.core.library import Attachment
+from mooring.core.library import Attachment
 
 __all__ = [
     "PAGE_SIZE",
@@ -408,11 +409,16 @@ class ConversationPresenter:
     # -- turns ---------------------------------------------------------------------------------
 
     async def send(
-        self, conversation_id: str, text: str, *, attachments: Sequence[Attachment] = ()
+        self,
+        conversation_id: str,
+        text: str,
+        *,
+        attachments: Sequence[Attachment] = (),
+        files: Sequence[FileAttachment] = (),
     ) -> TurnResult | None:
-        """Store the user's message (with the resources attached to it) and run a model turn
-        on it."""
-        return await self._turn(conversation_id, text, attachments=attachments)
+        """Store the user's message (with the resources and files attached to it) and run a
+        model turn on it."""
+        return await self._turn(conversation_id, text, attachments=attachments, files=files)
 
     async def continue_with_result(self, conversation_id: str) -> TurnResult | None:
         """Give the background results stored since the model last spoke to the model."""
@@ -434,6 +440,7 @@ class ConversationPresenter:
         *,
         again: str | None = None,
         attachments: Sequence[Attachment] = (),
+        files: Sequence[FileAttachment] = (),
     ) -> TurnResult | None:
         if self.chat is None:
             return None
@@ -446,7 +453,7 @@ class ConversationPresenter:
                 return await self.chat.edit(conversation_id, again, text)
             if text is None:
                 return await self.chat.continue_with_result(conversation_id)
-            return await self.chat.send(conversation_id, text, attachments=attachments)
+            return await self.chat.send(conversation_id, text, attachments=attachments, files=files)
         finally:
             self._sending.discard(conversation_id)
             self._screen.busy_changed()

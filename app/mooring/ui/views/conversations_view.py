@@ -47,6 +47,7 @@ from mooring.ui.views.composer import Composer
 from mooring.ui.views.rewrites import Rewrites
 from mooring.ui.views.transcript import PADDING, MessageDelegate, TranscriptPane
 from mooring.ui.widgets.composer_picker import ComposerPicker
+from mooring.ui.widgets.file_tray import FileTray
 from mooring.ui.widgets.find_bar import FindBar
 
 if TYPE_CHECKING:
@@ -201,6 +202,14 @@ class ConversationsView(QWidget):
         choice_row.addStretch(1)
         main_layout.addLayout(choice_row)
         main_layout.addWidget(self.picker.row)
+        self.files = FileTray(
+            self.jobs,
+            lambda exc: self.notice_bar.show_text(error_text(exc)),
+            main,
+            self.dialog_opened.emit,
+        )
+        self.composer.files_dropped.connect(self.files.add_paths)
+        main_layout.addWidget(self.files)
         main_layout.addWidget(self.composer)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -588,7 +597,7 @@ class ConversationsView(QWidget):
     async def send(self) -> None:
         """Send what is in the message box to the shown conversation (a new one if none)."""
         text = self.composer.toPlainText()
-        if self.presenter.chat is None or not text.strip():
+        if self.presenter.chat is None or not (text.strip() or self.files.files):
             return
         conversation_id = self.current_id or await self.new_conversation()
         if conversation_id is None:
@@ -596,12 +605,17 @@ class ConversationsView(QWidget):
         self.composer.clear()
         self.pane.stick.at_bottom = True
         attached = self.picker.take_attachments()
+        files = self.files.take()
         try:
-            result = await self.presenter.send(conversation_id, text, attachments=attached)
+            result = await self.presenter.send(
+                conversation_id, text, attachments=attached, files=files
+            )
         except KnownError as exc:
             if not self.composer.toPlainText():
                 self.composer.setPlainText(text)  # nothing was stored: nothing is lost
                 self.picker.attach(*attached)
+            if not self.files.files:
+                self.files.add(files)
             self.notice_bar.show_text(error_text(exc), (exc.remedy, exc.subject))
             return
         self.notice_bar.show_text(None)

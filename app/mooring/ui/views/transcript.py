@@ -93,7 +93,9 @@ class MessageDelegate(QStyledItemDelegate):
         width = self._view.viewport().width() or option.rect.width() or 600
         document = self._document(index, width)
         header = option.fontMetrics.height()
-        return QSize(width, int(document.size().height()) + header + 2 * PADDING)
+        images = index.data(MessageRole.THUMBNAILS) or ()
+        below = max((image.height() for image in images), default=-PADDING) + PADDING
+        return QSize(width, int(document.size().height()) + header + 2 * PADDING + below)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
         rect = option.rect
@@ -116,6 +118,10 @@ class MessageDelegate(QStyledItemDelegate):
         document = self._document(index, rect.width())
         painter.translate(rect.left() + PADDING, rect.top() + PADDING + header)
         document.drawContents(painter)
+        x, y = 0, int(document.size().height()) + PADDING
+        for image in index.data(MessageRole.THUMBNAILS) or ():
+            painter.drawImage(x, y, image)
+            x += image.width() + PADDING
         painter.restore()
 
 
