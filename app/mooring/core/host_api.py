@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from mooring.core.approval.rules import ApprovalRule, Decision, Scope
+from mooring.core.assistants import Assistant, AssistantDraft, AssistantEdit, AssistantView
 from mooring.core.chat import ProviderConfig, TurnResult
 from mooring.core.conversation import (
     Conversation,
@@ -167,6 +168,38 @@ class ChatApi(Protocol):
 
     async def idle(self) -> list[TurnResult]:
         """Wait until follow-ups (and the turns they started) are done; those turns."""
+        ...
+
+
+class AssistantDeskApi(Protocol):
+    """Saved assistants, presets for new conversations (the host's ``assistants`` part).
+
+    A conversation started from one gets a copy of its settings: editing or removing the
+    assistant later changes no conversation already started."""
+
+    async def assistants(self) -> list[AssistantView]:
+        """Every assistant, by name."""
+        ...
+
+    async def get(self, name: str) -> AssistantView:
+        """An assistant by name (or id), else ``NotFound``."""
+        ...
+
+    async def add(self, draft: AssistantDraft) -> AssistantView:
+        """Store a new assistant (its provider and servers must exist; names are unique)."""
+        ...
+
+    async def edit(self, name: str, edit: AssistantEdit) -> AssistantView:
+        """Change what ``edit`` gives (conversations already started keep their settings)."""
+        ...
+
+    async def remove(self, name: str) -> Assistant:
+        """Remove an assistant (its conversations keep their settings)."""
+        ...
+
+    async def start(self, name: str, *, title: str | None = None) -> Conversation:
+        """A new conversation from an assistant: its system prompt, provider and model, and
+        only its servers' and tools' tools offered to the model."""
         ...
 
 
@@ -354,6 +387,11 @@ class HostApi(Protocol):
     @property
     def chat(self) -> ChatApi | None:
         """Conversations with a model (``None``: this host talks to no model)."""
+        ...
+
+    @property
+    def assistants(self) -> AssistantDeskApi | None:
+        """Saved assistants (``None``: this host talks to no model)."""
         ...
 
     @property
@@ -547,6 +585,7 @@ HOST_CALLS = calls_of(HostApi)
 
 PART_CALLS: Mapping[str, frozenset[str]] = {
     "chat": calls_of(ChatApi),
+    "assistants": calls_of(AssistantDeskApi),
     "provider_desk": calls_of(ProviderDeskApi),
     "rule_desk": calls_of(RuleDeskApi),
     "server_desk": calls_of(ServerDeskApi),

@@ -19,5 +19,6 @@ REVISIONS: tuple[str, ...] = (
     "0012",
     "0013",
     "0014",
+    "0015",
 )
 HEAD = REVISIONS[-1]

@@ -3,10 +3,10 @@
 The schema every migration up to ``REVISION`` leaves, as the statements that build it
 on an empty file (see :mod:`mooring.storage.migrations.snapshot`)."""
 
-REVISION = "0014"
+REVISION = "0015"
 STATEMENTS: tuple[str, ...] = (
     "CREATE TABLE alembic_version (\n\tversion_num VARCHAR(32) NOT NULL, \n\tCONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)\n)",
-    "CREATE TABLE conversations (\n\tid VARCHAR(64) NOT NULL, \n\ttitle TEXT NOT NULL, \n\tcreated_at VARCHAR(32) NOT NULL, \n\tupdated_at VARCHAR(32) NOT NULL, provider_id VARCHAR(64), model TEXT, auto_continue BOOLEAN DEFAULT '0' NOT NULL, muted BOOLEAN DEFAULT '0' NOT NULL, system_prompt TEXT, \n\tCONSTRAINT pk_conversations PRIMARY KEY (id)\n)",
+    "CREATE TABLE conversations (\n\tid VARCHAR(64) NOT NULL, \n\ttitle TEXT NOT NULL, \n\tcreated_at VARCHAR(32) NOT NULL, \n\tupdated_at VARCHAR(32) NOT NULL, provider_id VARCHAR(64), model TEXT, auto_continue BOOLEAN DEFAULT '0' NOT NULL, muted BOOLEAN DEFAULT '0' NOT NULL, system_prompt TEXT, assistant_id VARCHAR(64) CONSTRAINT fk_conversations_assistant_id_assistants REFERENCES assistants (id) ON DELETE SET NULL, offered_tools TEXT, \n\tCONSTRAINT pk_conversations PRIMARY KEY (id)\n)",
     "CREATE TABLE issues (\n\tid VARCHAR(64) NOT NULL, \n\tkind VARCHAR(32) NOT NULL, \n\tsubject VARCHAR(64) NOT NULL, \n\ttitle TEXT NOT NULL, \n\tdetail TEXT NOT NULL, \n\tcreated_at VARCHAR(32) NOT NULL, \n\tresolved_at VARCHAR(32), \n\tCONSTRAINT pk_issues PRIMARY KEY (id)\n)",
     "CREATE TABLE servers (\n\tid VARCHAR(64) NOT NULL, \n\talias VARCHAR(200) NOT NULL, \n\ttransport VARCHAR(16) NOT NULL, \n\tcommand TEXT, \n\targs JSON NOT NULL, \n\tenv JSON NOT NULL, \n\tcwd TEXT, \n\turl TEXT, \n\theaders JSON NOT NULL, \n\ttrusted BOOLEAN NOT NULL, \n\tenabled BOOLEAN NOT NULL, \n\tbuiltin BOOLEAN NOT NULL, \n\tcreated_at VARCHAR(32) NOT NULL, \n\tremoved_at VARCHAR(32), allowed_tools JSON, hidden_tools JSON DEFAULT '[]' NOT NULL, env_refs JSON DEFAULT '{}' NOT NULL, \n\tCONSTRAINT pk_servers PRIMARY KEY (id)\n)",
     "CREATE TABLE approval_rules (\n\tid VARCHAR(64) NOT NULL, \n\tserver_identity TEXT NOT NULL, \n\ttool_pattern VARCHAR(200) NOT NULL, \n\tdecision VARCHAR(16) NOT NULL, \n\tscope VARCHAR(16) NOT NULL, \n\tconversation_id VARCHAR(64), \n\tcreated_at VARCHAR(32) NOT NULL, \n\tCONSTRAINT pk_approval_rules PRIMARY KEY (id), \n\tCONSTRAINT fk_approval_rules_conversation_id_conversations FOREIGN KEY(conversation_id) REFERENCES conversations (id) ON DELETE CASCADE\n)",
@@ -21,6 +21,7 @@ STATEMENTS: tuple[str, ...] = (
     "CREATE VIRTUAL TABLE conversation_search USING fts5(text, conversation_id UNINDEXED, message_id UNINDEXED, tokenize = 'unicode61 remove_diacritics 2')",
     "CREATE TABLE conversation_search_rows (key TEXT NOT NULL PRIMARY KEY, fts_rowid INTEGER NOT NULL)",
     "CREATE TABLE message_versions (\n\tid VARCHAR(64) NOT NULL, \n\tconversation_id VARCHAR(64) NOT NULL, \n\tafter_message_id VARCHAR(64), \n\tcreated_at VARCHAR(32) NOT NULL, \n\tCONSTRAINT pk_message_versions PRIMARY KEY (id), \n\tCONSTRAINT fk_message_versions_conversation_id_conversations FOREIGN KEY(conversation_id) REFERENCES conversations (id) ON DELETE CASCADE\n)",
+    "CREATE TABLE assistants (\n\tid VARCHAR(64) NOT NULL, \n\tname VARCHAR(200) NOT NULL, \n\tsystem_prompt TEXT DEFAULT '' NOT NULL, \n\tprovider_id VARCHAR(64), \n\tmodel TEXT, \n\tservers JSON, \n\ttools JSON, \n\tcreated_at VARCHAR(32) NOT NULL, \n\tupdated_at VARCHAR(32) NOT NULL, \n\tCONSTRAINT pk_assistants PRIMARY KEY (id), \n\tCONSTRAINT uq_assistants_name UNIQUE (name)\n)",
     "CREATE UNIQUE INDEX uq_issues_open ON issues (kind, subject) WHERE resolved_at IS NULL",
     "CREATE UNIQUE INDEX uq_servers_alias_live ON servers (alias) WHERE removed_at IS NULL",
     "CREATE INDEX ix_approval_rules_server_identity ON approval_rules (server_identity)",
