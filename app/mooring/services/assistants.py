@@ -106,7 +106,14 @@ class AssistantDesk:
         if edit.all_tools:
             offering = None
         elif edit.servers is not None or edit.tools is not None:
-            offering = _offering(servers, edit.servers or (), edit.tools or ())
+            # What is not given is kept (the servers when only tools are, and so on).
+            given = _offering(servers, edit.servers or (), edit.tools or ())
+            assert given is not None
+            kept = found.offering or ToolOffering()
+            offering = ToolOffering(
+                servers=given.servers if edit.servers is not None else kept.servers,
+                tools=given.tools if edit.tools is not None else kept.tools,
+            )
         provider_id, model = found.provider_id, found.model
         if edit.provider is not None:
             provider_id = await self._provider_id(edit.provider or None)
