@@ -12,7 +12,8 @@ from mooring.core.conversation import Role
 from mooring.core.errors import KnownError, NotFound
 from mooring.services.assistants import AssistantDesk
 from tests.helpers.scripted_model import CONFIG as SCRIPTED_CONFIG
-from tests.services.test_chat import Chat, chat  # noqa: F401  # the chat fixture
+from tests.services.test_chat import Chat
+from tests.services.test_chat import chat as chat  # the chat fixture
 
 pytestmark = pytest.mark.anyio
 
@@ -54,7 +55,8 @@ async def test_a_conversation_from_an_assistant_sends_its_prompt_and_offers_only
 
     assert result.reply == "I cannot import."
     first = chat.model.requests[0]
-    assert first.system is not None and first.system.endswith("Answer like a librarian.")
+    assert first.system is not None
+    assert first.system.endswith("Answer like a librarian.")
     assert {t.name for t in first.tools} == {"demo__list_sample_files"}
     stored = await chat.service.messages(conversation.id)
     [told] = [m for m in stored if m.role is Role.TOOL]
@@ -68,7 +70,8 @@ async def test_a_conversation_from_an_assistant_sends_its_prompt_and_offers_only
         chat, "SELECT assistant_id, offered_tools FROM conversations WHERE id = ?", conversation.id
     ) or (None, None)
     assert assistant_id == (await desk.get("Sample reader")).assistant.id
-    assert isinstance(offered, str) and "list_sample_files" in offered
+    assert isinstance(offered, str)
+    assert "list_sample_files" in offered
 
 
 async def test_an_assistant_of_whole_servers_offers_every_tool_of_those_servers_only(
@@ -102,7 +105,8 @@ async def test_editing_an_assistant_leaves_conversations_already_started_as_they
 
     kept = await chat.service.get(before.id)
     assert (kept.system_prompt, kept.assistant_id) == ("Be terse.", changed.assistant.id)
-    assert kept.offering is not None and kept.offering.servers == {chat.demo.id}
+    assert kept.offering is not None
+    assert kept.offering.servers == {chat.demo.id}
     assert (after.system_prompt, after.offering) == ("Be verbose.", None)
 
     removed = await desk.remove("verbose")
@@ -113,7 +117,8 @@ async def test_editing_an_assistant_leaves_conversations_already_started_as_they
             "SELECT assistant_id, system_prompt FROM conversations WHERE id = ?",
             conversation.id,
         )
-        assert row is not None and row[0] is None  # the link goes, the settings stay
+        assert row is not None
+        assert row[0] is None  # the link goes, the settings stay
     assert _row(chat, "SELECT system_prompt FROM conversations WHERE id = ?", before.id) == (
         "Be terse.",
     )
