@@ -141,11 +141,15 @@ class ConversationsView(QWidget):
         self.delete_button = self._button("Delete", side, buttons)
         self.export_button = self._button("Export…", side, buttons)
         self.export_button.setToolTip("Save this conversation as Markdown or JSON")
+        side_layout.addLayout(buttons)
+        # On a row of its own: the side column keeps its width (the window's layout with it).
         self.starter = AssistantStarter(
             host, side, self.jobs, lambda name: self.new_conversation(assistant=name)
         )
-        buttons.insertWidget(1, self.starter.button)
-        side_layout.addLayout(buttons)
+        starter_row = QHBoxLayout()
+        starter_row.addWidget(self.starter.button)
+        starter_row.addStretch(1)
+        side_layout.addLayout(starter_row)
         undo_row = QHBoxLayout()
         self.undo_label = QLabel(side)
         self.undo_label.setAccessibleName("Deleted conversation")
