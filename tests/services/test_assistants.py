@@ -125,6 +125,16 @@ async def test_editing_an_assistant_leaves_conversations_already_started_as_they
     assert await desk.assistants() == []
 
 
+async def test_an_assistant_without_a_prompt_leaves_the_default_of_settings(chat: Chat) -> None:
+    desk = _desk(chat)
+    await desk.add(AssistantDraft(name="Tools only", servers=("demo",)))
+    conversation = await desk.start("Tools only")
+    assert conversation.system_prompt is None
+    assert _row(chat, "SELECT system_prompt FROM conversations WHERE id = ?", conversation.id) == (
+        None,
+    )
+
+
 async def test_bad_assistants_are_clear_errors_and_store_nothing(chat: Chat) -> None:
     desk = _desk(chat)
     await desk.add(AssistantDraft(name="Helper"))

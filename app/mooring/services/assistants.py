@@ -146,8 +146,9 @@ class AssistantDesk:
         return found
 
     async def start(self, name: str, *, title: str | None = None) -> Conversation:
-        """A new conversation with a copy of the assistant's settings: its system prompt, its
-        provider and model, and only its servers' and tools' tools offered."""
+        """A new conversation with a copy of the assistant's settings: its system prompt (none:
+        the default of Settings), its provider and model, and only its servers' and tools'
+        tools offered."""
         found = await self._find(name)
         config = await self._providers(found.provider_id)  # a removed provider: a clear error
         now = self._clock.now()
@@ -159,7 +160,8 @@ class AssistantDesk:
             provider_id=config.id,
             model=found.model,
             auto_continue=self._auto_continue(),
-            system_prompt=found.system_prompt,
+            # No instructions of its own: the conversation follows the default of Settings.
+            system_prompt=found.system_prompt if found.system_prompt.strip() else None,
             assistant_id=found.id,
             offering=found.offering,
         )
