@@ -42,6 +42,9 @@ def test_a_conversation_from_an_assistant_carries_its_prompt_and_offers_only_its
     assert "There is no tool called 'demo__import_suppliers'" in tool_result(second)
     assert chat.demo.count("tools/call") == 0
     assert reply["tool_rounds"] == []
+    shown = chat.shown(reply["conversation_id"])["conversation"]
+    assert shown["assistant_id"] == added["id"]
+    assert [tool for _server, tool in shown["offered_tools"]["tools"]] == ["list_suppliers"]
 
     # Editing the assistant does not rewrite the conversation it started.
     edited = chat.cli.json("assistants", "edit", "Librarian", "--all-tools", "--system-prompt", "")
