@@ -211,6 +211,7 @@ def wire(
     from mooring.mcp.sign_in import OAuthSignIn
     from mooring.services.host import Host
     from mooring.services.sampling import InputBroker
+    from mooring.storage.assistants import SqlAssistants
     from mooring.storage.conversations import SqlConversations
     from mooring.storage.providers import SqlProviderBook
     from mooring.storage.store import SqlStore
@@ -268,6 +269,7 @@ def wire(
         provider_factory=models[1] if models else provider_factory,
         resolve_provider=models[0] if models else None,
         conversations=SqlConversations(db, clock),
+        assistants=SqlAssistants(db),
         auto_continue=bool(settings.get("chat.continue_automatically")),
         instructions=lambda: str(settings.get("chat.system_prompt")),
         inputs=inputs,

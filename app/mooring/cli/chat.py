@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mooring.cli.assistants import assistant_desk
 from mooring.cli.context import CliContext
 from mooring.cli.conversations import chat_service, printable
 from mooring.cli.exit_codes import ExitCode
@@ -70,12 +71,21 @@ async def chat(ctx: CliContext, args: argparse.Namespace) -> ExitCode:
     text = " ".join(args.message).strip()
     if not text:
         raise KnownError("The message is empty.", code="usage")
+    if args.conversation and args.assistant:
+        raise KnownError(
+            "An assistant starts a new conversation: give --assistant or --conversation, not both.",
+            code="usage",
+        )
     files = [_read_file(given) for given in args.file or []]
     check_total(files)
     if args.conversation:
         conversation = await service.get(args.conversation)
         if args.provider:
             conversation = await service.configure(conversation.id, provider=args.provider)
+    elif args.assistant:
+        conversation = await assistant_desk(ctx).start(args.assistant)
+        if not ctx.as_json:
+            ctx.warn(f"conversation {conversation.id} (assistant {printable(args.assistant)})")
     else:
         conversation = await service.create(provider=args.provider)
         if not ctx.as_json:

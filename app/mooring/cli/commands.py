@@ -55,6 +55,10 @@ HANDLERS: dict[tuple[str, str | None], str] = {
     ("providers", "test"): "providers:test",
     ("providers", "models"): "providers:models",
     ("chat", None): "chat:chat",
+    ("assistants", "list"): "assistants:list_assistants",
+    ("assistants", "add"): "assistants:add",
+    ("assistants", "edit"): "assistants:edit",
+    ("assistants", "remove"): "assistants:remove",
     ("conversations", "list"): "conversations:list_conversations",
     ("conversations", "show"): "conversations:show",
     ("conversations", "search"): "conversations:search",
@@ -84,6 +88,7 @@ HEADLESS = {
     "providers",
     "chat",
     "conversations",
+    "assistants",
 }
 """Commands that run without the GUI and need the host's services."""
 

@@ -574,7 +574,14 @@ def _chat(chat: argparse.ArgumentParser) -> None:
     """``mooring chat``."""
     chat.add_argument("message", nargs="+", help="what to say (words are joined by spaces)")
     chat.add_argument("--conversation", metavar="ID", help="continue this conversation")
-    chat.add_argument("--provider", metavar="NAME", help="the model provider to use")
+    start = chat.add_mutually_exclusive_group()
+    start.add_argument("--provider", metavar="NAME", help="the model provider to use")
+    start.add_argument(
+        "--assistant",
+        metavar="NAME",
+        help="start a new conversation from this assistant (its system prompt, provider, model "
+        "and tools; see mooring assistants)",
+    )
     chat.add_argument(
         "--wait",
         action="store_true",
@@ -597,6 +604,73 @@ def _chat(chat: argparse.ArgumentParser) -> None:
         "JPEG, GIF, WebP) up to 5 MB; at most 10 files, 10 MB in all; images only to a model "
         "that reads them (repeat for more)",
     )
+
+
+def _assistants(assistants: argparse.ArgumentParser) -> None:
+    """``mooring assistants``."""
+    _subcommands(
+        assistants,
+        "assistants_command",
+        "ACTION",
+        (
+            ("list", "saved assistants, by name", None),
+            ("add", "save an assistant: instructions, provider, model, tools", _assistants_add),
+            (
+                "edit",
+                "change an assistant (conversations already started keep theirs)",
+                _assistants_edit,
+            ),
+            ("remove", "remove an assistant (its conversations keep their settings)", _name),
+        ),
+    )
+
+
+def _name(action: argparse.ArgumentParser) -> None:
+    action.add_argument("name", help="the assistant's name")
+
+
+def _assistant_options(parser: argparse.ArgumentParser, *, editing: bool) -> None:
+    prompt = parser.add_mutually_exclusive_group()
+    prompt.add_argument("--system-prompt", metavar="TEXT", help="its instructions to the model")
+    prompt.add_argument(
+        "--system-prompt-file", metavar="FILE", help="the same, read from a UTF-8 text file"
+    )
+    parser.add_argument(
+        "--provider",
+        metavar="NAME",
+        help="the model provider ('' for the default one)"
+        if editing
+        else "the model provider (default: the default one when a conversation starts)",
+    )
+    parser.add_argument(
+        "--model",
+        help="the model to ask ('' for the provider's own)"
+        if editing
+        else "the model to ask (default: the provider's own)",
+    )
+    parser.add_argument(
+        "--servers",
+        metavar="A,B",
+        help="offer every tool of these servers ('' and no --tools: no tools at all)",
+    )
+    parser.add_argument(
+        "--tools",
+        metavar="SRV:TOOL,…",
+        help="offer these tools (with --servers: theirs too); with neither, every tool",
+    )
+    if editing:
+        parser.add_argument("--rename", metavar="NEW", help="call it NEW from now on")
+        parser.add_argument("--all-tools", action="store_true", help="offer every tool again")
+
+
+def _assistants_add(add: argparse.ArgumentParser) -> None:
+    _name(add)
+    _assistant_options(add, editing=False)
+
+
+def _assistants_edit(edit: argparse.ArgumentParser) -> None:
+    _name(edit)
+    _assistant_options(edit, editing=True)
 
 
 def _conversations(conv: argparse.ArgumentParser) -> None:
@@ -805,6 +879,7 @@ COMMANDS: tuple[tuple[str, str, Fill | None], ...] = (
     ("providers", "model providers", _providers),
     ("models", "local model files: download, add, remove", _models),
     ("chat", "send a message to a model; stream its reply", _chat),
+    ("assistants", "saved presets for new conversations", _assistants),
     ("conversations", "conversations", _conversations),
     ("agent", "the data folder's engine, which owns every server connection", _agent),
     (

@@ -107,6 +107,15 @@ def conversation_json(conversation: Conversation) -> dict[str, Any]:
         "auto_continue": conversation.auto_continue,
         "muted": conversation.muted,
         "system_prompt": conversation.system_prompt,
+        "assistant_id": conversation.assistant_id,
+        "offered_tools": (
+            None
+            if conversation.offering is None
+            else {
+                "servers": sorted(conversation.offering.servers),
+                "tools": [list(pair) for pair in sorted(conversation.offering.tools)],
+            }
+        ),
     }
 
 

@@ -12,6 +12,7 @@ from mooring.core.results import clipped
 
 if TYPE_CHECKING:
     from mooring.core.approval.rules import ApprovalAuditEntry
+    from mooring.core.assistants import ToolOffering
     from mooring.core.chat import ProviderConfig, ToolCallRequest
     from mooring.core.servers import ServerDefinition
     from mooring.core.tasks.record import TaskRecord
@@ -50,6 +51,11 @@ class Conversation:
     """The user's instructions to the model in this conversation (``None``: the default of
     Settings, ``chat.system_prompt``; ``""``: none). Mooring's own guidance on tools, tasks and
     approvals is always sent before them."""
+    assistant_id: str | None = None
+    """The assistant this conversation was started from (``None``: none, or it was removed);
+    its settings were copied when the conversation started."""
+    offering: ToolOffering | None = None
+    """The tools this conversation offers the model (``None``: every tool)."""
 
 
 class MessageStatus(StrEnum):

@@ -37,7 +37,16 @@ if TYPE_CHECKING:
     """Ask the user to fill a form elicitation: ``(server, method, params) -> ElicitResult``."""
 
 HOST_PARTS = frozenset(
-    {"chat", "branches", "provider_desk", "rule_desk", "server_desk", "account_desk", "library"}
+    {
+        "chat",
+        "provider_desk",
+        "rule_desk",
+        "server_desk",
+        "account_desk",
+        "library",
+        "branches",
+        "assistants",
+    }
 )
 """The host's parts whose public methods a face may call (``"chat.send"``)."""
 

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from mooring.core.approval.rules import ApprovalRule, Decision, Scope
+from mooring.core.assistants import Assistant, AssistantDraft, AssistantEdit, AssistantView
 from mooring.core.chat import ProviderConfig, TurnResult
 from mooring.core.conversation import (
     Conversation,
@@ -188,6 +189,38 @@ class BranchApi(Protocol):
         including ``message_id`` (hidden versions are not copied), with the same provider,
         model and system prompt, titled "<title> (branch)" and starting with a note of where
         it came from. Tool rounds in the copy are history: nothing runs again."""
+        ...
+
+
+class AssistantDeskApi(Protocol):
+    """Saved assistants, presets for new conversations (the host's ``assistants`` part).
+
+    A conversation started from one gets a copy of its settings: editing or removing the
+    assistant later changes no conversation already started."""
+
+    async def assistants(self) -> list[AssistantView]:
+        """Every assistant, by name."""
+        ...
+
+    async def get(self, name: str) -> AssistantView:
+        """An assistant by name (or id), else ``NotFound``."""
+        ...
+
+    async def add(self, draft: AssistantDraft) -> AssistantView:
+        """Store a new assistant (its provider and servers must exist; names are unique)."""
+        ...
+
+    async def edit(self, name: str, edit: AssistantEdit) -> AssistantView:
+        """Change what ``edit`` gives (conversations already started keep their settings)."""
+        ...
+
+    async def remove(self, name: str) -> Assistant:
+        """Remove an assistant (its conversations keep their settings)."""
+        ...
+
+    async def start(self, name: str, *, title: str | None = None) -> Conversation:
+        """A new conversation from an assistant: its system prompt, provider and model, and
+        only its servers' and tools' tools offered to the model."""
         ...
 
 
@@ -380,6 +413,11 @@ class HostApi(Protocol):
     @property
     def branches(self) -> BranchApi | None:
         """Branching conversations (``None``: this host has no conversations)."""
+        ...
+
+    @property
+    def assistants(self) -> AssistantDeskApi | None:
+        """Saved assistants (``None``: this host talks to no model)."""
         ...
 
     @property
@@ -582,6 +620,7 @@ HOST_CALLS = calls_of(HostApi)
 PART_CALLS: Mapping[str, frozenset[str]] = {
     "chat": calls_of(ChatApi),
     "branches": calls_of(BranchApi),
+    "assistants": calls_of(AssistantDeskApi),
     "provider_desk": calls_of(ProviderDeskApi),
     "rule_desk": calls_of(RuleDeskApi),
     "server_desk": calls_of(ServerDeskApi),

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # annotations only: a face that unpickles a ConnectionStatus loads none of it
     from mooring.core.approval.rules import ApprovalAuditEntry, ApprovalRule
+    from mooring.core.assistants import Assistant
     from mooring.core.chat import ProviderConfig
     from mooring.core.conversation import (
         Conversation,
@@ -434,6 +435,31 @@ class ProviderBook(Protocol):
     async def remove_provider(self, provider_id: str) -> None: ...
     async def default_provider(self) -> ProviderConfig | None: ...
     async def set_default_provider(self, provider_id: str) -> None: ...
+
+
+class AssistantBook(Protocol):
+    """Saved assistants (presets for new conversations), by unique name."""
+
+    async def list_assistants(self) -> list[Assistant]:
+        """By name."""
+        ...
+
+    async def find_assistant(self, key: str) -> Assistant | None:
+        """By name (exactly, else ignoring case) or id."""
+        ...
+
+    async def add_assistant(self, assistant: Assistant) -> None:
+        """Store a new one; a taken name raises :class:`~mooring.core.errors.KnownError`
+        (code ``exists``)."""
+        ...
+
+    async def update_assistant(self, assistant: Assistant) -> bool:
+        """Store an edited one (same id; a taken name: ``exists``); whether it exists."""
+        ...
+
+    async def remove_assistant(self, assistant_id: str) -> bool:
+        """Remove it (its conversations keep their settings and lose the link)."""
+        ...
 
 
 class ConversationBook(Protocol):

@@ -33,6 +33,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, Status, StatusCode
 
+from mooring.core.assistants import ToolOffering
 from mooring.core.chat import (
     ChatRequest,
     ProviderConfig,
@@ -730,15 +731,31 @@ class ChatService:
         await self._book.append_messages([message])
         self._events.emit(MessageDidAppend(message.conversation_id, message))
 
-    async def _offers(self, servers: Sequence[ServerDefinition] | None = None) -> _Offers:
+    async def _offers(
+        self,
+        servers: Sequence[ServerDefinition] | None = None,
+        offering: ToolOffering | None = None,
+    ) -> _Offers:
         """The tools to offer the model: every enabled server's (``servers``: as read with
-        the turn's first write; ``None``: read now), minus hidden and disallowed ones."""
+        the turn's first write; ``None``: read now), minus hidden and disallowed ones, and
+        only those the conversation's ``offering`` allows (an assistant's choice; ``None``:
+        every tool). A tool left out is unknown to the model: never run."""
         if servers is None:
             servers = await self._catalog.list_servers()
-        enabled = [server for server in servers if server.enabled]
+        enabled = [
+            server
+            for server in servers
+            if server.enabled and (offering is None or offering.reaches(server.id))
+        ]
         # Whatever the source, a hidden or disallowed tool (or a disabled server's) is never
         # offered.
-        pairs = [(s, i) for s, i in await self._tools(enabled) if s.enabled and offered(s, i.name)]
+        pairs = [
+            (s, i)
+            for s, i in await self._tools(enabled)
+            if s.enabled
+            and offered(s, i.name)
+            and (offering is None or offering.allows(s.id, i.name))
+        ]
         by_id = {server.id: server for server, _ in pairs}
         infos = {ToolKey(server.id, info.name): info for server, info in pairs}
         names = assign_names(
@@ -795,10 +812,11 @@ class ChatService:
             # The first context read overlaps listing the tools (servers answer over the wire).
             if stored is None:
                 offers, stored = await asyncio.gather(
-                    self._offers(servers), self._book.messages(conversation.id)
+                    self._offers(servers, conversation.offering),
+                    self._book.messages(conversation.id),
                 )
             else:
-                offers = await self._offers(servers)
+                offers = await self._offers(servers, conversation.offering)
             for round_number in range(self._max_rounds):
                 if round_number:
                     stored = await self._book.messages(conversation.id)

@@ -28,6 +28,7 @@ from mooring.core.issues import Issue, actions_for
 from mooring.core.ports import (
     AccountBook,
     AccountSignIn,
+    AssistantBook,
     ConfigFiles,
     ConnectionStatus,
     ConversationBook,
@@ -58,6 +59,7 @@ from mooring.core.views import ServerSpec as ServerSpec
 from mooring.core.views import ServerView as ServerView
 from mooring.core.views import TaskView as TaskView
 from mooring.services.approvals import ApprovalBroker, Preview
+from mooring.services.assistants import AssistantDesk
 from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.chat_branch import Branches
 from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
@@ -123,6 +125,7 @@ class Host:
         inputs: InputBroker | None = None,
         config_files: ConfigFiles | None = None,
         sign_in: AccountSignIn | None = None,
+        assistants: AssistantBook | None = None,
     ) -> None:
         self.config = config or HostConfig()
         self.providers = providers
@@ -269,6 +272,17 @@ class Host:
             else None
         )
         """Branching conversations (with the chat)."""
+        self.assistants: AssistantDesk | None = None
+        """Saved presets for new conversations (``None``: no chat, or no place to keep them)."""
+        if self.chat is not None and conversations is not None and assistants is not None:
+            self.assistants = AssistantDesk(
+                book=assistants,
+                conversations=conversations,
+                catalog=catalog,
+                providers=resolve_provider or self._provider_config,
+                clock=clock,
+                auto_continue=lambda: auto_continue,
+            )
         self._scheduler: asyncio.Task[None] | None = None
         self._prepared = False
         gateway.add_status_listener(self._on_connection)

@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from mooring.core.approval.rules import ApprovalAuditEntry
+from mooring.core.assistants import ToolOffering
 from mooring.core.chat import ToolCallRequest
 from mooring.core.clock import Clock
 from mooring.core.conversation import (
@@ -81,6 +82,8 @@ def _conversation_from(values: Mapping[Any, Any]) -> Conversation:
         auto_continue=bool(values["auto_continue"]),
         muted=bool(values["muted"]),
         system_prompt=values["system_prompt"],
+        assistant_id=values["assistant_id"],
+        offering=ToolOffering.from_json(values["offered_tools"]),
     )
 
 
@@ -97,6 +100,10 @@ def add_conversation(session: Session, conversation: Conversation) -> None:
             auto_continue=conversation.auto_continue,
             muted=conversation.muted,
             system_prompt=conversation.system_prompt,
+            assistant_id=conversation.assistant_id,
+            offered_tools=(
+                conversation.offering.to_json() if conversation.offering is not None else None
+            ),
         )
     )
 

@@ -92,6 +92,23 @@ credential_profiles = Table(
     Column("removed_at", UtcDateTime),
 )
 
+# -- assistants: saved presets for new conversations (migration 0015) -------------------------
+# Servers are stored by id (JSON list), tools as [server id, tool name] pairs; both NULL: every
+# tool. No foreign key to providers or servers: they come and go (a missing one is shown so).
+assistants = Table(
+    "assistants",
+    metadata,
+    _id(),
+    Column("name", String(200), nullable=False, unique=True),
+    Column("system_prompt", Text, nullable=False, server_default=""),
+    Column("provider_id", String(64)),
+    Column("model", Text),
+    Column("servers", JSON),
+    Column("tools", JSON),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
 conversations = Table(
     "conversations",
     metadata,
@@ -105,6 +122,14 @@ conversations = Table(
     Column("auto_continue", Boolean, nullable=False, server_default="0"),
     Column("muted", Boolean, nullable=False, server_default="0"),
     Column("system_prompt", Text),  # migration 0013; NULL: the default of Settings
+    # Migration 0015: the assistant it started from (copied settings; NULL once it is removed)
+    # and the tools it offers the model (JSON text of a ToolOffering; NULL: every tool).
+    # The migration adds it with a plain ADD COLUMN (no rebuild of this table and its search
+    # triggers) as `REFERENCES assistants (id) ON DELETE SET NULL`; SQLAlchemy's SQLite
+    # reflection does not read the ON DELETE of a column constraint, so it is not declared
+    # here (the schema comparison would differ). storage/assistants.py also clears the link.
+    Column("assistant_id", ForeignKey("assistants.id")),
+    Column("offered_tools", Text),
 )
 
 messages = Table(

@@ -232,6 +232,7 @@ class MainWindow(QMainWindow):
         self.issues.show_task.connect(self.show_task)
         self.conversations.show_task.connect(self.show_task)
         self.conversations.remedy_requested.connect(self._do_remedy)
+        self.settings.assistants_requested.connect(self.conversations.starter.manage)
         self.tasks.open_conversation.connect(self.show_conversation)
         self.tasks.continue_conversation.connect(
             lambda c: self.show_conversation(c, then_continue=True)

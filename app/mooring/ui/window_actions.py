@@ -41,6 +41,12 @@ class WindowActions:
         self.new_conversation.setToolTip("Start a new conversation")
         self.new_conversation.setStatusTip("Start a new conversation")
         file_menu.addAction(self.new_conversation)
+        self.assistants = self._action(
+            "A&ssistants…", lambda: window.conversations.starter.manage()
+        )
+        self.assistants.setObjectName("assistants")
+        self.assistants.setToolTip("Saved presets for new conversations")
+        file_menu.addAction(self.assistants)
         self.palette = self._action("&Run a tool…", window.open_palette)
         file_menu.addAction(self.palette)
         self.add_server = self._action(
@@ -107,6 +113,7 @@ class WindowActions:
     def _host_actions(self) -> tuple[QAction, ...]:
         return (
             self.new_conversation,
+            self.assistants,
             self.palette,
             self.add_server,
             self.import_servers,

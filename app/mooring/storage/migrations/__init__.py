@@ -19,6 +19,7 @@ REVISIONS: tuple[str, ...] = (
     "0012",
     "0013",
     "0014",
-    "0016",  # follows 0015 once merged (another branch adds it)
+    "0015",
+    "0016",
 )
 HEAD = REVISIONS[-1]

@@ -10,7 +10,7 @@ or as plain text, never as HTML, and the renderer never loads a resource (no ima
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import IntEnum
@@ -91,6 +91,7 @@ class ConversationListModel(QAbstractListModel):
         super().__init__(parent)
         self._rows: list[ConversationRow] = []
         self._running: dict[str, set[str]] = {}
+        self._assistants: dict[str, str] = {}
         self.now = now or (lambda: datetime.now(UTC))
         """The clock the relative times are told by (a test's own)."""
 
@@ -137,9 +138,13 @@ class ConversationListModel(QAbstractListModel):
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
     def about(self, conversation: Conversation) -> str:
-        """Its model, its last activity, and its running tasks (when it has any)."""
+        """The assistant it came from (if any), its model, its last activity, and its running
+        tasks (when it has any)."""
         model = inert(conversation.model, limit=40) if conversation.model else "default model"
         words = f"{model} · {activity(conversation.updated_at, self.now())}"
+        assistant = self._assistants.get(conversation.assistant_id or "")
+        if assistant is not None:
+            words = f"{inert(assistant, limit=40)} · {words}"
         running = len(self._running.get(conversation.id, ()))
         return words + (f" · {running} task{'s' if running > 1 else ''} running" if running else "")
 
@@ -152,6 +157,14 @@ class ConversationListModel(QAbstractListModel):
                 self.index(len(self._rows) - 1, 0),
                 [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole],
             )
+
+    def set_assistants(self, names: Mapping[str, str]) -> None:
+        """The assistants' names by id (a conversation started from one names it)."""
+        if dict(names) == self._assistants:
+            return
+        self._assistants = dict(names)
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, 0))
 
     def set_running(self, tasks: Iterable[tuple[str, str]]) -> None:
         """The unfinished tasks, as ``(conversation id, record id)`` pairs."""

@@ -42,6 +42,7 @@ from mooring.ui.models.conversations import ConversationListModel, ConversationR
 from mooring.ui.presenters.conversations import PAGE_SIZE, ConversationPresenter, file_name
 from mooring.ui.qt_async import Jobs, confirm, error_text, wait_dialog
 from mooring.ui.text import inert
+from mooring.ui.views.assistant_starter import AssistantStarter
 from mooring.ui.views.chat_notice import ChatNotice
 from mooring.ui.views.composer import Composer
 from mooring.ui.views.rewrites import Rewrites
@@ -149,6 +150,14 @@ class ConversationsView(QWidget):
         self.export_button = self._button("Export…", side, buttons)
         self.export_button.setToolTip("Save this conversation as Markdown or JSON")
         side_layout.addLayout(buttons)
+        # On a row of its own: the side column keeps its width (the window's layout with it).
+        self.starter = AssistantStarter(
+            host, side, self.jobs, lambda name: self.new_conversation(assistant=name)
+        )
+        starter_row = QHBoxLayout()
+        starter_row.addWidget(self.starter.button)
+        starter_row.addStretch(1)
+        side_layout.addLayout(starter_row)
         undo_row = QHBoxLayout()
         self.undo_label = QLabel(side)
         self.undo_label.setAccessibleName("Deleted conversation")
@@ -306,6 +315,7 @@ class ConversationsView(QWidget):
             self.conversations.set_running(
                 (v.record.conversation_id, v.id) for v in active if v.record.conversation_id
             )
+        self.conversations.set_assistants(await self.starter.refresh())
         self.conversations.set_rows([ConversationRow(r.conversation, r.snippet) for r in listed])
         if chosen is not None:
             self.select(chosen, quietly=True)
@@ -435,10 +445,16 @@ class ConversationsView(QWidget):
 
     # -- conversations -------------------------------------------------------------------------
 
-    async def new_conversation(self) -> str | None:
-        """Start a conversation with the default provider and show it; its id."""
+    async def new_conversation(self, assistant: str | None = None) -> str | None:
+        """Start a conversation with the default provider (or from the ``assistant`` of that
+        name: its prompt, provider, model and tools) and show it; its id."""
         try:
-            conversation = await self.presenter.create()
+            if assistant is None:
+                conversation = await self.presenter.create()
+            else:
+                conversation = await self.starter.start(assistant)
+                if conversation is not None:
+                    self.presenter.current_id = conversation.id
         except KnownError as exc:
             self.notice_bar.show_text(error_text(exc), (exc.remedy, exc.subject))
             return None

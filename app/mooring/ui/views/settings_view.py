@@ -109,6 +109,8 @@ class SettingsView(QWidget):
     """A dialog of this view opened (adding a provider or rule, confirming a removal)."""
     provider_checked = Signal(str)
     """A provider test or model listing finished; the words shown."""
+    assistants_requested = Signal()
+    """The user asked for the "Assistants" dialog (the window opens it)."""
     setting_saved = Signal(str)
     """A setting was written to the settings file (its key)."""
 
@@ -196,6 +198,13 @@ class SettingsView(QWidget):
         self.default_provider_button = QPushButton("Make default", box)
         self.remove_provider_button = QPushButton("Remove provider", box)
         self.local_models_button = QPushButton("Local models…", box)
+        self.assistants_button = QPushButton("Assistants…", box)
+        self.assistants_button.setToolTip(
+            "Saved presets for new conversations: instructions, provider, model and tools"
+        )
+        self.assistants_button.setVisible(
+            self.host is not None and self.host.assistants is not None
+        )
         for button in (
             self.add_provider_button,
             self.edit_provider_button,
@@ -204,6 +213,7 @@ class SettingsView(QWidget):
             self.default_provider_button,
             self.remove_provider_button,
             self.local_models_button,
+            self.assistants_button,
         ):
             button.setAccessibleName(button.text().rstrip("…"))
             row.addWidget(button)
@@ -232,6 +242,7 @@ class SettingsView(QWidget):
         )
         self.providers_list.currentRowChanged.connect(lambda _r: self._on_provider_selection())
         self.local_models_button.clicked.connect(lambda: self.jobs.start(self.show_local_models()))
+        self.assistants_button.clicked.connect(lambda: self.assistants_requested.emit())
         return box
 
     async def show_local_models(self) -> None:
