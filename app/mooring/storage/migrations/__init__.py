@@ -19,5 +19,6 @@ REVISIONS: tuple[str, ...] = (
     "0012",
     "0013",
     "0014",
+    "0018",  # 0015-0017 are added beside it; the lead re-chains them at merge
 )
 HEAD = REVISIONS[-1]
