@@ -19,14 +19,17 @@ Each call is exactly one ``tools/call`` in the server's own request log. The pee
 * fastmcp-tasks 4.1.4 (FastMCP 4 and its Tasks extension, the 2026 wire).
 
 The first two need ``mcp<2`` and run in an interpreter of their own (``tests/helpers/py_peers.py``).
-A task in a stdio server's memory ends with the killed engine's server process, and an ``mcp``
-1.30 task is served only to the session that created it: after a crash those are honestly
-"expired" (the server says it does not know them), never replayed.
+A task in a stdio server's memory ends with the killed engine's server process: after a crash it
+is honestly "expired" (the server says it does not know it), never replayed. An ``mcp`` 1.30
+task is served only to the session that created it, which a crashed engine never ended: the
+next engine resumes that session (remembered in SQLite) and follows the task to its end; only
+a server that forgot the session (restarted) leaves it "expired".
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -95,8 +98,9 @@ def _fastmcp_tasks(http: bool, kept: bool) -> Kind:
 KINDS = {
     # stdio: the task lives in the server process that ends with the killed engine.
     "mcp1.30-stdio": _mcp1(py_peers.SDK1_TASKS, http=False, kept=False),
-    # HTTP: the task lives on, but only the session that created it may see it.
-    "mcp1.30-http": _mcp1(py_peers.SDK1_TASKS, http=True, kept=False),
+    # HTTP: the task lives on, seen only by the session that created it: the next engine
+    # resumes the session the killed one left open.
+    "mcp1.30-http": _mcp1(py_peers.SDK1_TASKS, http=True, kept=True),
     "fastmcp3.4-stdio": _mcp1(py_peers.FASTMCP3_TASKS, http=False, kept=False),
     "fastmcp3.4-http": _mcp1(py_peers.FASTMCP3_TASKS, http=True, kept=True),
     "fastmcp-tasks-stdio": _fastmcp_tasks(http=False, kept=False),
@@ -209,6 +213,73 @@ def test_a_task_outlives_a_killed_engine_only_where_the_server_keeps_it(
     assert peer.count("tools/call") == 1  # never replayed
 
 
+def remembered_sessions(cli: Cli) -> dict[str, str]:
+    """The HTTP session the engine remembers for each server, by alias (``http_sessions``)."""
+    conn = sqlite3.connect(cli.data_dir / "mooring.sqlite3")
+    try:
+        rows = conn.execute(
+            "SELECT alias, session_id FROM http_sessions JOIN servers ON servers.id = server_id"
+        ).fetchall()
+    finally:
+        conn.close()
+    return {str(alias): str(session) for alias, session in rows}
+
+
+def remembered_session(cli: Cli) -> str | None:
+    """The HTTP session the engine remembers for server "peer"."""
+    return remembered_sessions(cli).get("peer")
+
+
+def test_a_session_its_server_forgot_after_a_crash_leaves_the_task_expired(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # The killed engine's session is remembered, but the restarted server (same address)
+    # answers 404 for it: the next engine begins a new session, and the task it cannot see
+    # there is honestly expired, its tools/call never sent again.
+    kind = KINDS["mcp1.30-http"]
+    log = tmp_path / "peer-requests.jsonl"
+    first, url = start_peer(kind.script, f"--requests={log}", python=kind.python())
+    started = [first]
+    try:
+        assert cli.run("servers", "add", "peer", "--url", url).returncode == 0
+        assert cli.run("rules", "add", "peer", "*", "allow").returncode == 0
+        killed = cli.run(
+            "call",
+            "peer",
+            kind.slow,
+            "--args",
+            '{"seconds": 60}',
+            env={"MOORING_FAILPOINT": "call.after-task-id"},
+        )
+        assert killed.returncode == 1, (killed.returncode, killed.stdout, killed.stderr)
+        crashed_session = remembered_session(cli)
+        assert crashed_session is not None  # written before the call was sent
+        stop_processes([first])
+        port = url.split(":")[2].split("/")[0]
+        again, same_url = start_peer(
+            kind.script, f"--requests={log}", f"--port={port}", python=kind.python()
+        )
+        started.append(again)
+        assert same_url == url
+        report = cli.json("reconcile")
+        assert report["unreachable"] == {}, report  # the new session answers at once
+        [refreshed] = report["refreshed"]
+        assert refreshed["state"] == "expired", refreshed
+        [record] = cli.json("tasks", "list")
+        assert record["state"] == "expired", record
+        assert "The server no longer knows this task" in record["reason"]
+        peer = Peer(kind, log)
+        assert peer.count("tools/call") == 1  # never replayed
+        lines = [json.loads(line) for line in log.read_text().splitlines() if line]
+        assert any(
+            line["method"] == "initialize" and line["pid"] == again.pid for line in lines
+        )  # a fresh session on the restarted server
+        assert remembered_session(cli) != crashed_session
+    finally:
+        cli.run("agent", "stop")
+        stop_processes(started)
+
+
 def test_a_plain_call_question_is_not_taken_for_a_running_task_question(
     cli: Cli, tmp_path: Path
 ) -> None:
@@ -250,12 +321,15 @@ def test_a_session_nothing_needs_is_deleted_while_a_question_keeps_its_own(
         assert engine_pid(cli.data_dir) == engine  # it goes on: the question keeps it
         keeper = Peer(kind, keeper_log)
         assert keeper.count("http:DELETE") == 0
+        assert "keeper" in remembered_sessions(cli)  # its session, kept for a crash
         [waiting] = cli.json("tasks", "list", "--active")
         answered = cli.json("tasks", "answer", waiting["id"], "--value", kind.answer)
         assert answered["delivered"] is True  # through the session that made the task
         final = cli.json("tasks", "watch", waiting["id"], "--timeout", "60")
         assert final["state"] == "completed", final
         assert keeper.count("tools/call") == Peer(kind, done_log).count("tools/call") == 1
+        assert cli.run("agent", "stop").returncode == 0
+        assert remembered_sessions(cli) == {}  # every session ended: none to resume
     finally:
         cli.run("agent", "stop")
         stop_processes(started)

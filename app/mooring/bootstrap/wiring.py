@@ -17,7 +17,7 @@ from mooring.settings.store import Settings
 if TYPE_CHECKING:
     from mooring.core.chat import ProviderFactory
     from mooring.core.faces import Askers, AskUser
-    from mooring.core.ports import Gateway, SecretStore
+    from mooring.core.ports import Gateway, HttpSessions, SecretStore
     from mooring.core.servers import ServerDefinition
     from mooring.mcp.lazy import LazyGateway
     from mooring.mcp.oauth import OAuthProviders
@@ -117,6 +117,7 @@ def _mcp_gateway(
     oauth: LazyOAuth,
     inputs: InputBroker,
     open_transport: TransportOpener | None,
+    http_sessions: HttpSessions,
 ) -> Gateway:
     """The real gateway (``LazyGateway``'s factory: called once the SDK is needed)."""
     from mooring.mcp.connection import ConnectionSettings, parse_call_limits
@@ -139,6 +140,7 @@ def _mcp_gateway(
         input_handler=inputs.handle,
         env_for=credentials.env_for,
         open_transport=open_transport,
+        http_sessions=http_sessions,
     )
 
 
@@ -213,6 +215,7 @@ def wire(
     from mooring.services.sampling import InputBroker
     from mooring.storage.assistants import SqlAssistants
     from mooring.storage.conversations import SqlConversations
+    from mooring.storage.http_sessions import SqlHttpSessions
     from mooring.storage.providers import SqlProviderBook
     from mooring.storage.store import SqlStore
 
@@ -225,7 +228,14 @@ def wire(
     inputs = InputBroker(rules=store.rules, clock=clock, askers=askers)
     gateway = LazyGateway(
         functools.partial(
-            _mcp_gateway, paths, settings, credentials, oauth, inputs, open_transport
+            _mcp_gateway,
+            paths,
+            settings,
+            credentials,
+            oauth,
+            inputs,
+            open_transport,
+            SqlHttpSessions(db, clock),
         ),
         # anyio's asyncio backend last: anyio loads it on its first primitive (~70 ms), which
         # would otherwise be on the event loop's thread, in the window the one that paints.

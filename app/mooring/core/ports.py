@@ -258,6 +258,26 @@ class ConnectionStatus:
     """Which Tasks protocol the server speaks on this connection (``None``: no tasks)."""
 
 
+class HttpSessions(Protocol):
+    """The Streamable HTTP sessions a crashed engine may have left open, by server and account
+    (``profile_id`` ``None``: the server's default account).
+
+    A connection remembers its session (``Mcp-Session-Id``) before it sends anything that
+    needs it, and forgets it once the server has taken its end (``DELETE``) or said it does not
+    know it (404): what is still remembered when an engine starts is a session its crashed
+    predecessor never ended, which the first connection to that server and account resumes.
+    The id reaches the server and this table, never a log line or a trace."""
+
+    async def remembered(self, server_id: str, profile_id: str | None) -> str | None: ...
+    async def remember(self, server_id: str, profile_id: str | None, session_id: str) -> None:
+        """Record ``session_id`` as this server and account's session (replacing another)."""
+        ...
+
+    async def forget(self, server_id: str, profile_id: str | None, session_id: str) -> None:
+        """Forget ``session_id`` (a newer session remembered since is kept)."""
+        ...
+
+
 class ServerConnection(Protocol):
     """Requests to one server under one credential profile.
 

@@ -55,7 +55,7 @@ from mooring.core.library import (
     ResourceInfo,
     Unlisted,
 )
-from mooring.core.ports import ConnectionState, ConnectionStatus
+from mooring.core.ports import ConnectionState, ConnectionStatus, HttpSessions
 from mooring.core.resources import ResourceOutcome, ResourceRead, ResourceText, ResourceUnavailable
 from mooring.core.servers import ServerDefinition, Transport
 from mooring.core.tasks.calls import (
@@ -152,9 +152,12 @@ class McpConnection:
         on_coverage: CoverageChanged | None = None,
         replay_budget: ReplayBudget | None = None,
         on_lists_changed: ListsChanged | None = None,
+        http_sessions: HttpSessions | None = None,
     ) -> None:
         """``replay_budget``: the listen streams' replay budget this connection shares with
-        its gateway's others (``None``: one of its own, ``settings.listen_replay_per_second``)."""
+        its gateway's others (``None``: one of its own, ``settings.listen_replay_per_second``).
+        ``http_sessions``: where an HTTP server's session is remembered, so that one a crashed
+        engine left open is resumed (the real transports only)."""
         self.server = server
         self._on_tools_changed = on_tools_changed
         self._on_lists_changed = on_lists_changed
@@ -168,6 +171,7 @@ class McpConnection:
             connect_timeout=self.settings.connect_timeout,
             headers_for=headers_for,
             auth_for=auth_for,
+            sessions=http_sessions,
         )
         self._on_task_notification = on_task_notification
         self._status = ConnectionStatus(server_id=server.id, state=ConnectionState.CONNECTING)

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 import anyio
 
-from mooring.core.ports import ConnectionStatus
+from mooring.core.ports import ConnectionStatus, HttpSessions
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.reconcile import Observation, ServerTask
 from mooring.mcp.connection import ConnectionSettings, InputHandler, McpConnection
@@ -50,6 +50,8 @@ class McpGateway:
     environment values kept in the keyring (those stored empty). ``input_handler`` answers a
     server's sampling and elicitation requests during plain calls (declined without one).
     ``open_transport`` replaces the real transports (stdio, HTTP): the in-process test tier.
+    ``http_sessions`` remembers each HTTP connection's session until it is ended, so that one a
+    crashed engine left open is resumed, with the tasks the server keeps in it.
     """
 
     def __init__(
@@ -61,8 +63,10 @@ class McpGateway:
         input_handler: InputHandler | None = None,
         env_for: EnvFor | None = None,
         open_transport: TransportOpener | None = None,
+        http_sessions: HttpSessions | None = None,
     ) -> None:
         self._open_transport = open_transport
+        self._http_sessions = http_sessions
         self.settings = settings or ConnectionSettings()
         self._replay_budget = ReplayBudget(self.settings.listen_replay_per_second)
         """Shared by every connection's listen stream (see ``ConnectionSettings``)."""
@@ -127,6 +131,7 @@ class McpGateway:
             on_coverage=self._coverage_notifier(server.id),
             replay_budget=self._replay_budget,
             on_lists_changed=self._lists_notifier(server.id, profile_id),
+            http_sessions=self._http_sessions,
         )
         connection.want_task_notifications(self._notifications_wanted)
         for seen in self._expected.pop(key, {}).values():

@@ -208,6 +208,18 @@ message_versions = Table(
 """Versions of a conversation's tail kept when a message was edited or a reply regenerated
 (migration 0014): the messages that followed ``after_message_id`` then, kept whole."""
 
+http_sessions = Table(
+    "http_sessions",
+    metadata,
+    Column("server_id", ForeignKey("servers.id"), primary_key=True),
+    # The credential profile's id, "" for the server's default account (a key part: not NULL).
+    Column("profile_key", String(64), primary_key=True),
+    Column("session_id", Text, nullable=False),
+    Column("recorded_at", UtcDateTime, nullable=False),
+)
+"""The Streamable HTTP session each server and account holds (migration 0017), kept until the
+engine ends it: one a crashed engine left open is resumed (``core.ports.HttpSessions``)."""
+
 SEARCH_TABLE = "conversation_search"
 """The FTS5 index over conversation titles and message text (migration 0007). SQLAlchemy does
 not model virtual tables: triggers keep it in step with ``conversations`` and ``messages`` in

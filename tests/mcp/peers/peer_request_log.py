@@ -62,9 +62,9 @@ def logged_deletes(app: Any, log: Path) -> Any:
     return logged
 
 
-def serve_asgi(app: Any) -> None:
-    """Bind 127.0.0.1 on a free port, say ``listening on URL`` (the caller waits for the
-    line), then serve ``app`` with uvicorn until stopped."""
+def serve_asgi(app: Any, port: int = 0) -> None:
+    """Bind 127.0.0.1 on ``port`` (0: a free one), say ``listening on URL`` (the caller waits
+    for the line), then serve ``app`` with uvicorn until stopped."""
     import socket
     import sys
 
@@ -72,7 +72,8 @@ def serve_asgi(app: Any) -> None:
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart on the same port
+    sock.bind(("127.0.0.1", port))
     sock.listen(64)
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", lifespan="on")

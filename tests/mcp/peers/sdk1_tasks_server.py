@@ -5,8 +5,8 @@ Its tasks live in this process's memory (``InMemoryTaskStore``), and their ids e
 creating session (``<session scope>:<uuid>``): the SDK's handlers serve a task only to the
 session that created it. Runs in ``tests/peers_py``'s interpreter (see
 ``tests/helpers/py_peers.py``). ``--requests LOG`` logs every request received (JSONL);
-``--http`` serves Streamable HTTP on a free 127.0.0.1 port at ``/mcp`` and prints
-``listening on URL``; stdio otherwise.
+``--http`` serves Streamable HTTP on a free 127.0.0.1 port (or ``--port``) at ``/mcp`` and
+prints ``listening on URL``; stdio otherwise.
 
 Tools (all task-required): ``slow_job {seconds}`` (ends after ``seconds``), ``ask_job`` (asks
 for a colour through the task's ``input_required`` side channel, then ends with it).
@@ -108,11 +108,12 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--requests", type=Path)
+    parser.add_argument("--port", type=int, default=0)
     options = parser.parse_args()
     if options.requests:
         record_requests(options.requests)
     if options.http:
         app = http_app()
-        serve_asgi(logged_deletes(app, options.requests) if options.requests else app)
+        serve_asgi(logged_deletes(app, options.requests) if options.requests else app, options.port)
     else:
         anyio.run(serve_stdio)

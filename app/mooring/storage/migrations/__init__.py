@@ -21,5 +21,6 @@ REVISIONS: tuple[str, ...] = (
     "0014",
     "0015",
     "0016",
+    "0017",
 )
 HEAD = REVISIONS[-1]
