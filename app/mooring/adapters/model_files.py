@@ -5,14 +5,19 @@ A download writes ``NAME.part`` next to where the file goes; an interrupted one 
 there with an HTTP ``Range`` request. The whole file's SHA-256 is checked before it takes its
 name: a mismatch removes the partial file and says so. The expected checksum comes from the
 catalogue or, for Hugging Face, from the ``x-linked-etag`` header (the LFS object's SHA-256).
+A :class:`DownloadStop` stops a download from another thread at once, even while the server
+sends nothing; the ``.part`` file stays for the next download to resume.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import re
+import socket
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +36,44 @@ _CHUNK = 1 << 20
 
 Progress = Callable[[int, int | None], None]
 """Told ``(bytes so far, total bytes or None)`` as a download goes."""
+
+
+class DownloadStop:
+    """Stops a download running on another thread: at once, even while it waits for a server
+    that sends nothing (its connection is shut down under it)."""
+
+    def __init__(self) -> None:
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        return self._stopped.is_set()
+
+    def stop(self) -> None:
+        """Stop the download (its ``.part`` file is kept)."""
+        self._stopped.set()
+        with self._lock:
+            sock = self._socket
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a read that waits for the server
+
+    def watch(self, sock: object) -> None:
+        """The connection the download reads from now (``None``: none)."""
+        with self._lock:
+            self._socket = sock if isinstance(sock, socket.socket) else None
+        if sock is not None and self.stopped():
+            self.stop()
+
+
+def _stopped(name: str, have: int) -> KnownError:
+    return KnownError(
+        f"The download of {name!r} was stopped after {have / 1e6:.1f} MB; run it again to "
+        "resume where it stopped.",
+        code="download_stopped",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +149,14 @@ def download(
     *,
     sha256: str | None = None,
     progress: Progress | None = None,
+    stop: DownloadStop | None = None,
 ) -> Path:
     """Download ``url`` to ``target``, resuming ``target.part`` if there is one; verify its
-    SHA-256 (given, else asked of the server) before it takes its name."""
+    SHA-256 (given, else asked of the server) before it takes its name. ``stop`` ends it early
+    (a ``download_stopped`` error; the part is kept)."""
     import httpx2
 
+    stop = stop or DownloadStop()
     expected = (sha256 or "").lower() or expected_sha256(client, url)
     if expected is None:
         raise KnownError(
@@ -129,7 +175,11 @@ def download(
                 have += len(block)
     headers = {"Range": f"bytes={have}-"} if have else {}
     try:
+        if stop.stopped():
+            raise _stopped(target.name, have)
         with client.stream("GET", url, headers=headers, follow_redirects=True) as reply:
+            stream = reply.extensions.get("network_stream")
+            stop.watch(None if stream is None else stream.get_extra_info("socket"))
             if reply.status_code == 416 and have:
                 pass  # nothing left to fetch: the part is whole
             elif reply.status_code not in (200, 206):
@@ -144,14 +194,21 @@ def download(
                 total = have + int(length) if length and length.isdigit() else None
                 with part.open("ab" if have else "wb") as file:
                     for block in reply.iter_bytes():  # as they arrive: kept if it breaks
+                        if stop.stopped():
+                            break
                         file.write(block)
                         digest.update(block)
                         have += len(block)
                         if progress is not None:
                             progress(have, total)
+                if stop.stopped():
+                    raise _stopped(target.name, have)
                 if total is not None and have < total:
                     raise httpx2.RemoteProtocolError("the body ended early")
     except httpx2.HTTPError as exc:
+        if stop.stopped():
+            log.info("download of %s stopped after %d bytes", target.name, have)
+            raise _stopped(target.name, have) from None
         log.info(
             "download of %s stopped after %d bytes (%s)", target.name, have, type(exc).__name__
         )
@@ -160,6 +217,8 @@ def download(
             f"({type(exc).__name__}). Run it again to continue where it stopped.",
             code="download_interrupted",
         ) from None
+    finally:
+        stop.watch(None)
     if digest.hexdigest() != expected:
         part.unlink(missing_ok=True)
         raise KnownError(
