@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.adapters.test_model_files import PAYLOAD, FileServer
+from tests.adapters.test_model_files import PAYLOAD, SHA, FileServer
 from tests.adapters.test_model_files import file_server as file_server  # the fixture
 from tests.helpers.processes import Lines, run_mooring
 
@@ -61,6 +61,28 @@ def test_ctrl_c_stops_a_download_keeps_its_part_and_the_next_run_resumes(
     )
     assert again.returncode == 0, again.stderr
     assert f"Downloaded and verified {FILE}" in again.stdout
+    # The catalogue pins no checksum: where the one checked came from is said.
+    assert f"SHA-256 {SHA}, from the server's x-linked-etag header" in again.stdout
     assert file_server.ranges == [None, f"bytes={len(PAYLOAD) // 2}-"]
     assert (tmp_path / "data" / "models" / FILE).read_bytes() == PAYLOAD
     assert not part.exists()
+
+
+def test_a_server_that_gives_no_checksum_is_refused_and_nothing_is_fetched(
+    tmp_path: Path, file_server: FileServer
+) -> None:
+    file_server.etag = None
+    address = urlsplit(file_server.url)
+    done = run_mooring(
+        "models",
+        "download",
+        KEY,
+        data_dir=tmp_path / "data",
+        env={"HF_ENDPOINT": f"{address.scheme}://{address.netloc}"},
+    )
+    assert done.returncode != 0
+    assert "gives no checksum" in done.stderr
+    assert "could not be verified" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert file_server.ranges == []  # nothing was fetched
+    assert not list((tmp_path / "data" / "models").glob("*"))

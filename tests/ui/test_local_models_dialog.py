@@ -102,6 +102,7 @@ async def test_a_download_is_cancelled_with_esc_while_the_server_stalls_and_resu
     dialog.download_button.click()
     await until(lambda: bool(done), dialog.downloaded, limit=30)
     assert file_server.ranges == [None, f"bytes={len(kept)}-"]  # only the rest was fetched
+    assert "(SHA-256 from the catalogue)" in dialog.status_label.text()
     assert await anyio.Path(done[0]).read_bytes() == PAYLOAD
     QTest.keyClick(dialog, Qt.Key.Key_Escape)
     assert not dialog.isVisible()  # with nothing under way, Esc closes

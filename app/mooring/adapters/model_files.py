@@ -131,14 +131,24 @@ def remove_file(folder: Path, name: str) -> Path:
     return target
 
 
-def expected_sha256(client: httpx2.Client, url: str) -> str | None:
+@dataclass(frozen=True, slots=True)
+class Checksum:
+    """The SHA-256 a download is checked against, and where it came from (said to the user:
+    the catalogue pins none yet, so it is usually the server's own word)."""
+
+    sha256: str
+    source: str
+    """``"the catalogue"`` or ``"the server's x-linked-etag header"`` (or ``etag``)."""
+
+
+def expected_sha256(client: httpx2.Client, url: str) -> Checksum | None:
     """The SHA-256 Hugging Face gives for a file (``x-linked-etag``), or ``None``."""
     reply = client.head(url, follow_redirects=False)
     for header in ("x-linked-etag", "etag"):
         value = reply.headers.get(header, "").strip().strip('"').lower()
         value = value.removeprefix("w/").strip('"')
         if _SHA256.match(value):
-            return value
+            return Checksum(value, f"the server's {header} header")
     return None
 
 
@@ -150,20 +160,25 @@ def download(
     sha256: str | None = None,
     progress: Progress | None = None,
     stop: DownloadStop | None = None,
+    checksum: Callable[[Checksum], None] | None = None,
 ) -> Path:
     """Download ``url`` to ``target``, resuming ``target.part`` if there is one; verify its
     SHA-256 (given, else asked of the server) before it takes its name. ``stop`` ends it early
-    (a ``download_stopped`` error; the part is kept)."""
+    (a ``download_stopped`` error; the part is kept). ``checksum`` is told the SHA-256 to
+    match and where it came from before anything is fetched."""
     import httpx2
 
     stop = stop or DownloadStop()
-    expected = (sha256 or "").lower() or expected_sha256(client, url)
-    if expected is None:
+    found = Checksum(sha256.lower(), "the catalogue") if sha256 else expected_sha256(client, url)
+    if found is None:
         raise KnownError(
             f"The server gives no checksum for {target.name!r}: it is not downloaded, since it "
             "could not be verified.",
             code="unverifiable",
         )
+    expected = found.sha256
+    if checksum is not None:
+        checksum(found)
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(target.name + PART_SUFFIX)
     digest = hashlib.sha256()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from mooring.adapters.model_files import (
     PART_SUFFIX,
+    Checksum,
     add_file,
     download,
     installed,
@@ -104,6 +105,10 @@ def run_models(args: argparse.Namespace, paths: Paths) -> ExitCode:
     return _download(model, target)
 
 
+def _told(checksum: Checksum) -> None:
+    _say(f"Checked against SHA-256 {checksum.sha256}, from {checksum.source}.")
+
+
 def _download(model: CatalogueModel, target: Path) -> ExitCode:
     """Fetch ``model`` to ``target`` with its progress on standard error; Ctrl+C stops it,
     keeping what came for the next run to resume."""
@@ -130,7 +135,7 @@ def _download(model: CatalogueModel, target: Path) -> ExitCode:
 
     with httpx2.Client(timeout=httpx2.Timeout(30.0, read=60.0)) as client:
         try:
-            download(client, url, target, sha256=model.sha256, progress=progress)
+            download(client, url, target, sha256=model.sha256, progress=progress, checksum=_told)
         except KeyboardInterrupt:
             part = target.with_name(target.name + PART_SUFFIX)
             kept = part.stat().st_size if part.exists() else 0

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mooring.adapters.model_files import DownloadStop, download, installed
+from mooring.adapters.model_files import Checksum, DownloadStop, download, installed
 from mooring.core.local_models import CATALOGUE, CatalogueModel
 from mooring.ui.qt_async import error_text
 
@@ -174,6 +174,8 @@ class LocalModelsDialog(QDialog):
             if total:
                 loop.call_soon_threadsafe(self.progress.setValue, done * 100 // total)
 
+        told: list[Checksum] = []
+
         def fetch() -> Path:
             with httpx2.Client(timeout=httpx2.Timeout(30.0, read=60.0)) as client:
                 return download(
@@ -183,6 +185,7 @@ class LocalModelsDialog(QDialog):
                     sha256=model.sha256,
                     progress=progress,
                     stop=stop,
+                    checksum=told.append,
                 )
 
         try:
@@ -198,7 +201,8 @@ class LocalModelsDialog(QDialog):
                 self.failed.emit(words)
         else:
             self.progress.setValue(100)
-            self.status_label.setText(f"Downloaded and verified {path.name}.")
+            source = f" (SHA-256 from {told[0].source})" if told else ""
+            self.status_label.setText(f"Downloaded and verified {path.name}{source}.")
             self.fill()
             self.downloaded.emit(str(path))
         finally:
