@@ -26,6 +26,7 @@ ISSUE_IDS = {
     "first_token",
     "import_200k",
     "gui_stall_cards",
+    "gui_stall_local",
 }
 KEYS = {"id", "what", "value", "baseline", "ratio", "unit", "target", "met"}
 
