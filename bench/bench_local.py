@@ -46,7 +46,7 @@ from mooring.core.chat import (
 from mooring.core.conversation import Role
 
 IDS = ("local_first_token", "local_tokens_per_s", "gui_stall_local")
-LOCAL_PIECES = {"small": 40, "full": 300}
+LOCAL_PIECES = {"small": 16, "full": 300}
 """Streamed pieces (llama.cpp sends one token each) the window's heartbeat is watched for."""
 PROMPT = "Write three sentences about harbours."
 MAX_TOKENS = 48
