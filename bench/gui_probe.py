@@ -13,6 +13,11 @@
 - ``bigresult DATA_DIR SECONDS``: the real app; a message sent from the composer makes the
   (scripted) model call a tool whose result is megabytes of text; the worst gap from the send
   until the turn ended and was drawn.
+- ``local DATA_DIR PIECES``: the real app on a folder whose default provider is a local model;
+  a short first turn starts the model's process, then the composer sends a prompt asking for a
+  long reply, typed and sent as a user does (``ConversationsView.send``); the worst gap from the
+  reply's first streamed piece until PIECES pieces arrived (then the reply is stopped, as a
+  user would) or it ended. The model runs in its own process under the engine's.
 - ``idle SECONDS``: the baseline heartbeat in a bare, idle ``QMainWindow``.
 
 Times are ``time.monotonic()`` (system-wide on Linux): the parent compares them with its own.
@@ -37,6 +42,11 @@ from PySide6.QtWidgets import QApplication, QLabel, QMainWindow
 
 BEAT_MS = 10
 STALL_MS = 33.0
+LOCAL_WARM_UP = "Say hello."
+LOCAL_PROMPT = (
+    "Write a long story, at least five paragraphs, about a harbour town, its boats, "
+    "its fishermen and a storm."
+)
 
 
 def say(report: dict[str, Any]) -> None:
@@ -487,9 +497,55 @@ def real_app(mode: str, data_dir: str, seconds: float) -> int:
             ]
             window.close()
 
-        work = {"paint": paint, "reconcile": reconcile, "cards": cards, "bigresult": big_result}[
-            mode
-        ]
+        async def local() -> None:
+            from mooring.core.events import Event, ReplyDidStream, TurnDidEnd
+
+            view = window.conversations
+            window.show_view(view)
+            wanted = int(seconds)
+            pieces: list[float] = []
+            chars = [0]
+            enough = asyncio.Event()
+
+            def on_event(event: Event) -> None:
+                if isinstance(event, ReplyDidStream) and event.delta:
+                    pieces.append(time.monotonic())
+                    chars[0] += len(event.delta)
+                    if len(pieces) >= wanted:
+                        enough.set()
+                elif isinstance(event, TurnDidEnd):
+                    enough.set()
+
+            view.composer.setPlainText(LOCAL_WARM_UP)  # starts the model's process
+            await view.send()
+            unsubscribe = window.host.events.subscribe(on_event)
+            try:
+                view.composer.setPlainText(LOCAL_PROMPT)
+                pressed = time.monotonic()
+                sent = asyncio.ensure_future(view.send())
+                await enough.wait()
+                end = time.monotonic()
+                if not sent.done():
+                    view.stop_reply()
+                await sent
+            finally:
+                unsubscribe()
+            if not pieces:
+                raise RuntimeError("the local model's reply streamed nothing")
+            report.update(beat.report(pieces[0], end))
+            report["pieces"] = len(pieces)
+            report["chars"] = chars[0]
+            report["streamed_s"] = end - pieces[0]
+            report["first_piece_s"] = pieces[0] - pressed
+            window.close()
+
+        work = {
+            "paint": paint,
+            "reconcile": reconcile,
+            "cards": cards,
+            "bigresult": big_result,
+            "local": local,
+        }[mode]
 
         async def guarded() -> None:  # a probe that breaks says so and ends, never hangs
             try:

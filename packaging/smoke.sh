@@ -5,7 +5,8 @@
 #   2. `mooring doctor` runs its checks (warnings are fine, a failure is not)
 #   3. the bundled demo server is configured and is started through the bundle itself
 #      (`mooring demo-server`), and a demo import task runs to completion through the CLI
-#   4. the window opens, paints, shows the demo server, and quits cleanly (MOORING_SMOKE=1)
+#   4. a local model's process is an entry of the bundle (`mooring local-model`) with llama.cpp
+#   5. the window opens, paints, shows the demo server, and quits cleanly (MOORING_SMOKE=1)
 # Usage: packaging/smoke.sh [BUNDLE]   (default dist/mooring)
 set -euo pipefail
 bundle=$(cd "${1:-dist/mooring}" && pwd)
@@ -52,6 +53,15 @@ state=$(grep -m1 '"state":' <<<"$call" | tr -d ' ,')
 [ "$state" = '"state":"completed"' ] || { printf '%s\n' "$call" >&2; fail "demo import ended $state"; }
 grep -q '"saved": 12' <<<"$call" || fail "demo import did not save the 12 sample suppliers"
 step "demo import: completed, 12 suppliers saved"
+
+# The process a local model runs in: the bundle's own entry, with llama.cpp in it (no model file
+# here: the entry must fail on the file, having imported llama.cpp, not on a missing module).
+help=$(run "$exe" local-model --help) || fail "local-model --help exited non-zero"
+grep -q -- '--model' <<<"$help" || fail "local-model --help printed: $help"
+local_out=$(run env MOORING_LOCAL_MODEL_KEY=smoke "$exe" local-model --model "$work/none.gguf" </dev/null 2>/dev/null || true)
+grep -q '"error"' <<<"$local_out" || fail "local-model said nothing: $local_out"
+if grep -q 'not installed' <<<"$local_out"; then fail "llama.cpp is not in the bundle: $local_out"; fi
+step "local model: $exe local-model (llama.cpp bundled)"
 
 if ! run env MOORING_SMOKE=1 timeout 120 "$exe" >"$work/window.out" 2>"$work/window.err"; then
   cat "$work/window.out" "$work/window.err" >&2

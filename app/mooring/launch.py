@@ -33,9 +33,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        from mooring.adapters.launcher import DEMO_SERVER_ENTRY
+        from mooring.adapters.launcher import PROGRAM_ENTRIES
 
-        if argv[:1] != [DEMO_SERVER_ENTRY]:
+        if (argv[0] if argv else None) not in PROGRAM_ENTRIES:
             from mooring.cli.parser import build_parser
             from mooring.cli.quick import is_quick
 

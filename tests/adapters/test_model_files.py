@@ -17,6 +17,7 @@ import pytest
 
 from mooring.adapters.model_files import (
     PART_SUFFIX,
+    DownloadStop,
     add_file,
     download,
     installed,
@@ -38,6 +39,12 @@ class FileServer:
     """The next GET sends this many bytes of its body, then closes the connection."""
     etag: str | None = SHA
     ranges: list[str | None] = field(default_factory=list)
+    stall_after: int | None = None
+    """The next GET sends this many bytes of its body, then waits for :attr:`release`."""
+    stalled: threading.Event = field(default_factory=threading.Event)
+    """Set once a GET sent its first part and waits."""
+    release: threading.Event = field(default_factory=threading.Event)
+    """Lets a stalled GET send the rest (set when the server stops)."""
 
 
 @pytest.fixture
@@ -68,6 +75,13 @@ def file_server() -> Iterator[FileServer]:
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             cut, state.cut_after = state.cut_after, None
+            stall, state.stall_after = state.stall_after, None
+            if stall is not None:
+                self.wfile.write(body[:stall])
+                self.wfile.flush()
+                state.stalled.set()
+                state.release.wait()
+                body = body[stall:]
             self.wfile.write(body if cut is None else body[:cut])
             self.wfile.flush()
             if cut is not None:
@@ -80,6 +94,7 @@ def file_server() -> Iterator[FileServer]:
     try:
         yield state
     finally:
+        state.release.set()
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
@@ -172,3 +187,63 @@ def test_the_catalogue_names_https_files_with_a_licence() -> None:
         assert model.licence
         assert model.licence_url.startswith("https://")
         assert catalogue_model(model.key.upper()) is model
+
+
+def test_a_stopped_download_ends_at_once_while_the_server_stalls_and_resumes_later(
+    file_server: FileServer, tmp_path: Path
+) -> None:
+    target = tmp_path / "models" / "model.gguf"
+    part = target.with_name(target.name + PART_SUFFIX)
+    file_server.stall_after = 100_000
+    stop = DownloadStop()
+    came: list[int] = []
+
+    def progress(done: int, _total: int | None) -> None:
+        came.append(done)
+        if done >= 100_000:  # all the server sends before it stalls
+            stop.stop()
+
+    with httpx2.Client() as client:
+        with pytest.raises(KnownError) as stopped:
+            download(client, file_server.url, target, sha256=SHA, progress=progress, stop=stop)
+        assert stopped.value.code == "download_stopped"
+        assert "run it again to resume" in stopped.value.message
+        assert not target.exists()
+        assert part.read_bytes() == PAYLOAD[:100_000]  # the part is kept
+        download(client, file_server.url, target, sha256=SHA)
+    assert file_server.ranges == [None, "bytes=100000-"]
+    assert target.read_bytes() == PAYLOAD
+
+
+def test_a_download_stopped_while_it_waits_for_the_server_ends_without_more_data(
+    file_server: FileServer, tmp_path: Path
+) -> None:
+    # Stopped from another thread while the read waits for a server that sends nothing more.
+    target = tmp_path / "model.gguf"
+    file_server.stall_after = 50_000
+    stop = DownloadStop()
+    outcome: list[BaseException] = []
+    all_sent = threading.Event()
+
+    def progress(done: int, _total: int | None) -> None:
+        if done >= 50_000:  # what the server sent: the next read waits
+            all_sent.set()
+
+    def run() -> None:
+        with httpx2.Client(timeout=None) as client:  # only the stop can end the wait
+            try:
+                download(client, file_server.url, target, sha256=SHA, stop=stop, progress=progress)
+            except KnownError as exc:
+                outcome.append(exc)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    assert all_sent.wait(30)
+    stop.stop()
+    worker.join(30)
+    assert not worker.is_alive()  # ended with the server still stalled
+    assert not file_server.release.is_set()
+    [error] = outcome
+    assert isinstance(error, KnownError)
+    assert error.code == "download_stopped"
+    assert not target.exists()

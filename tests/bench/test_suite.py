@@ -27,6 +27,7 @@ ISSUE_IDS = {
     "import_200k",
     "gui_stall_cards",
     "gui_stall_big_result",
+    "gui_stall_local",
 }
 KEYS = {"id", "what", "value", "baseline", "ratio", "unit", "target", "met"}
 

@@ -31,6 +31,7 @@ import pytest
 from mooring.cli import docgen
 from mooring.cli.parser import build_parser
 from mooring.demo_server.config import build_parser as demo_server_parser
+from mooring.local_model.__main__ import build_parser as local_model_parser
 from mooring.settings.paths import ENV_DATA_DIR, resolve_paths
 from tests.helpers import zygote
 from tests.helpers.model_endpoints import ModelEndpoint, Text, ToolCall, ToolCalls
@@ -350,6 +351,8 @@ def test_commands_in_the_text_name_real_commands_and_options() -> None:
         words = text.replace("\\|", "|").split()[1:]
         if words[:1] == ["demo-server"]:  # handed to the demo server's own command line
             parser, used = demo_server_parser({}), words[:1]
+        elif words[:1] == ["local-model"]:  # the local model runner's own command line
+            parser, used = local_model_parser(), words[:1]
         else:
             parser, used = _command_parser(top, words)
         has_subcommands = any(isinstance(a, argparse._SubParsersAction) for a in parser._actions)

@@ -6,6 +6,7 @@ In a PyInstaller bundle ``sys.executable`` is the bundle's ``mooring``, which ca
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -17,12 +18,15 @@ import pytest
 import mooring
 from mooring.adapters.launcher import (
     demo_server_command,
+    local_model_command,
     mooring_command,
     restore_host_environment,
 )
+from mooring.adapters.providers.local import LocalModelRuntime
 from mooring.bootstrap import demo_server_command as configured_demo_server
 from mooring.cli.autostart_cmd import monitor_command
 from mooring.settings.paths import resolve_paths
+from tests.helpers.local_model import smol_model
 from tests.helpers.processes import run_mooring
 
 BUNDLE_EXE = "/opt/Mooring Bundle/mooring"
@@ -146,6 +150,66 @@ def test_the_demo_server_entry_has_the_demo_servers_own_help(tmp_path: Path) -> 
     assert "--store" in done.stdout
     assert "--rows-per-checkpoint" in done.stdout
     assert not (tmp_path / "data").exists()  # the entry is the server, not a Mooring command
+
+
+def test_from_python_a_local_model_runs_as_a_module_of_this_interpreter() -> None:
+    assert local_model_command("--model", "m.gguf", frozen=False) == [
+        sys.executable,
+        "-m",
+        "mooring.local_model",
+        "--model",
+        "m.gguf",
+    ]
+
+
+def test_in_a_bundle_a_local_model_starts_through_the_bundle_never_python(frozen: str) -> None:
+    # The runtime the engine builds makes its child's command line the bundle's way.
+    runtime = LocalModelRuntime()
+    command = runtime.command("--model", "m.gguf")
+    assert command == [frozen, "local-model", "--model", "m.gguf"]
+    assert "-m" not in command
+
+
+def test_the_local_model_entry_has_the_runners_own_help(tmp_path: Path) -> None:
+    done = run_mooring("local-model", "--help", data_dir=tmp_path / "data")
+    assert done.returncode == 0, done.stderr
+    assert "--model" in done.stdout
+    assert "--ctx" in done.stdout
+    assert not (tmp_path / "data").exists()  # the entry is the runner, not a Mooring command
+
+
+@pytest.mark.local_model
+def test_a_local_model_started_through_the_entry_answers(tmp_path: Path) -> None:
+    # As in a bundle: the runtime starts `mooring local-model …` (here `python -m mooring
+    # local-model …`, the same entry), and the model answers on its address.
+    import httpx2
+
+    model = smol_model()
+
+    def through_entry(*args: str) -> list[str]:
+        return [sys.executable, "-m", "mooring", "local-model", *args]
+
+    async def ask() -> tuple[int, str, int]:
+        runtime = LocalModelRuntime(command=through_entry, context_tokens=512)
+        try:
+            endpoint = await runtime.acquire(model)
+            # It yields the CPU to the window while it generates (a lower priority).
+            nice = os.getpriority(os.PRIO_PROCESS, endpoint.pid)
+            async with httpx2.AsyncClient(timeout=120) as client:
+                reply = await client.post(
+                    f"{endpoint.base_url}/chat/completions",
+                    headers={"Authorization": f"Bearer {endpoint.api_key}"},
+                    json={"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4},
+                )
+            runtime.release(model)
+            return reply.status_code, reply.json()["choices"][0]["message"]["content"], nice
+        finally:
+            await runtime.aclose()
+
+    status, text, nice = asyncio.run(ask())
+    assert status == 200
+    assert text
+    assert nice == os.getpriority(os.PRIO_PROCESS, 0) + 10
 
 
 def test_children_of_a_bundle_get_the_users_library_path_back() -> None:

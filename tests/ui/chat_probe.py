@@ -7,9 +7,10 @@ The data folder (``MOORING_DATA_DIR``) holds a conversation whose last reply was
   ``{"version": "2 of 2", ...}``; then leave the window to someone else (an AT-SPI client). Each
   time the shown version changes, say it again; end once version 1 of 2 is shown, with the
   transcript as the screen reader reads it.
-- ``chat_probe.py shots DIR``: the same conversation saved as ``14-chat-code-and-versions.png``;
-  then ``/`` typed in the empty composer, and the prompt picker saved as
-  ``15-prompt-picker.png``.
+- ``chat_probe.py shots DIR ATTACHED``: the same conversation saved as
+  ``14-chat-code-and-versions.png``; then ``/`` typed in the empty composer, and the prompt
+  picker saved as ``15-prompt-picker.png``; then conversation ATTACHED (a message with files,
+  :func:`tests.ui.chat_seed.seed_attachments`) saved as ``16-chat-attachments.png``.
 """
 
 from __future__ import annotations
@@ -74,9 +75,21 @@ def hold(window: MainWindow) -> None:
     look()
 
 
-def shots(window: MainWindow, folder: Path) -> None:
+def shots(window: MainWindow, folder: Path, attached: str) -> None:
     view = window.conversations
     done: set[str] = set()
+
+    def on_attached(conversation_id: str) -> None:
+        if conversation_id == attached and "attachments" not in done:
+            done.add("attachments")
+
+            def shoot() -> None:
+                view.composer.clear()  # the "/" the picker left, when closed without a choice
+                save(window, folder, "16-chat-attachments")
+                say({"shots": sorted(done)})
+                window.close()
+
+            QTimer.singleShot(300, shoot)  # the thumbnails decoded and drawn: a picture only
 
     def on_picker(dialog: object) -> None:
         if isinstance(dialog, QDialog) and "picker" not in done:
@@ -88,8 +101,8 @@ def shots(window: MainWindow, folder: Path) -> None:
                 shot = window.screen().grabWindow(0, at.x(), at.y(), at.width(), at.height())
                 shot.save(str(folder / "15-prompt-picker.png"))
                 dialog.reject()
-                say({"shots": sorted(done)})
-                window.close()
+                view.transcript_loaded.connect(on_attached)
+                view.select(attached)
 
             # Once it is drawn on the screen (a picture, not a test: no one waits on it).
             QTimer.singleShot(500, shoot)
@@ -114,7 +127,7 @@ def main() -> int:
         if mode == "hold":
             QTimer.singleShot(0, lambda: hold(window))
         else:
-            QTimer.singleShot(0, lambda: shots(window, Path(sys.argv[2])))
+            QTimer.singleShot(0, lambda: shots(window, Path(sys.argv[2]), sys.argv[3]))
 
     return int(run_gui(build_parser().parse_args(["gui"]), on_ready=on_ready))
 

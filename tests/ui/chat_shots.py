@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from tests.helpers.model_endpoints import ModelEndpoint, Text, ToolCall, ToolCalls
-from tests.ui.chat_seed import seed_versions
+from tests.ui.chat_seed import seed_attachments, seed_versions
 
 HERE = Path(__file__).resolve().parent
 SAMPLES = HERE.parents[1] / "resources" / "samples"
@@ -52,10 +52,12 @@ def main() -> int:
         if done.returncode:
             sys.stderr.write(done.stderr[-3000:])
             return done.returncode
-        # A reply with a code block, regenerated (two versions), then the prompt picker.
+        # A message with files attached; a reply with a code block, regenerated (two
+        # versions); then the prompt picker.
+        attached = seed_attachments(mooring, endpoint, Path(shots))
         seed_versions(mooring, endpoint)
         done = subprocess.run(
-            [sys.executable, str(HERE / "chat_probe.py"), "shots", shots],
+            [sys.executable, str(HERE / "chat_probe.py"), "shots", shots, attached],
             env=os.environ, capture_output=True, text=True, timeout=180,
         )  # fmt: skip
         if done.returncode:

@@ -9,6 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWidget
 from pytestqt.qtbot import QtBot
 
@@ -66,3 +67,42 @@ async def test_a_model_downloads_with_its_progress_shown_and_resumes_after_a_bre
     assert dialog.progress.value() == 100
     assert "[downloaded]" in dialog.models_list.item(0).text()
     assert not dialog.download_button.isEnabled()  # it is here now
+
+
+async def test_a_download_is_cancelled_with_esc_while_the_server_stalls_and_resumes_later(
+    tmp_path: Path, qtbot: QtBot, file_server: FileServer
+) -> None:
+    folder = tmp_path / "models"
+    dialog = LocalModelsDialog(folder, catalogue=[served(file_server)])
+    qtbot.addWidget(dialog)
+    dialog.show()
+    assert not dialog.cancel_button.isEnabled()  # nothing to cancel yet
+    file_server.stall_after = 100_000  # sends a third, then nothing until the test ends
+    dialog.download_button.click()
+    await until(lambda: dialog.progress.value() >= 33, dialog.progress.valueChanged, limit=30)
+    assert dialog.cancel_button.isEnabled()
+    assert dialog.cancel_button.toolTip()
+    assert dialog.cancel_button.focusPolicy() != Qt.FocusPolicy.NoFocus
+
+    stopped: list[str] = []
+    dialog.cancelled.connect(stopped.append)
+    QTest.keyClick(dialog, Qt.Key.Key_Escape)
+    await until(lambda: bool(stopped), dialog.cancelled, limit=30)
+    assert dialog.isVisible()  # Esc stopped the download, not the dialog
+    assert "press Download to resume" in dialog.status_label.text()
+    assert not file_server.release.is_set()  # it ended while the server still stalled
+    kept = await anyio.Path(folder / "tiny.gguf.part").read_bytes()
+    assert kept  # what came is kept
+    assert PAYLOAD.startswith(kept)
+    assert dialog.download_button.isEnabled()
+    assert not dialog.cancel_button.isEnabled()
+
+    done: list[str] = []
+    dialog.downloaded.connect(done.append)
+    dialog.download_button.click()
+    await until(lambda: bool(done), dialog.downloaded, limit=30)
+    assert file_server.ranges == [None, f"bytes={len(kept)}-"]  # only the rest was fetched
+    assert "(SHA-256 from the catalogue)" in dialog.status_label.text()
+    assert await anyio.Path(done[0]).read_bytes() == PAYLOAD
+    QTest.keyClick(dialog, Qt.Key.Key_Escape)
+    assert not dialog.isVisible()  # with nothing under way, Esc closes

@@ -1,8 +1,10 @@
-"""How Mooring starts a program of its own again: the bundled demo server, the headless monitor.
+"""How Mooring starts a program of its own again: the bundled demo server, a local model's
+process, the headless monitor.
 
 Run from Python (a checkout, a wheel), that is this interpreter with ``-m``. In a PyInstaller
 bundle ``sys.executable`` is the bundle's own ``mooring`` executable, which cannot run ``-m``:
-there the same programs are entries of the bundle (``mooring demo-server``, ``mooring tasks``).
+there the same programs are entries of the bundle (``mooring demo-server``, ``mooring
+local-model``, ``mooring tasks``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ from pathlib import Path
 
 DEMO_SERVER_ENTRY = "demo-server"
 """``mooring demo-server ARGS``: the bundled demo server (its own flags; see ``--help``)."""
+LOCAL_MODEL_ENTRY = "local-model"
+"""``mooring local-model ARGS``: a local model's process (``python -m mooring.local_model``)."""
+PROGRAM_ENTRIES = (DEMO_SERVER_ENTRY, LOCAL_MODEL_ENTRY)
+"""Entries that are separate programs behind the ``mooring`` executable, not its commands."""
 
 
 def is_frozen() -> bool:
@@ -43,6 +49,17 @@ def demo_server_command(
     if is_frozen() if frozen is None else frozen:
         return exe, (DEMO_SERVER_ENTRY, *tail)
     return exe, ("-m", "mooring.demo_server", *tail)
+
+
+def local_model_command(
+    *args: str, frozen: bool | None = None, executable: str | None = None
+) -> list[str]:
+    """The command line that starts a local model's process with ``args``: ``python -m
+    mooring.local_model``, or the bundle's own ``mooring local-model``."""
+    exe = executable or sys.executable
+    if is_frozen() if frozen is None else frozen:
+        return [exe, LOCAL_MODEL_ENTRY, *args]
+    return [exe, "-m", "mooring.local_model", *args]
 
 
 def restore_host_environment(environ: MutableMapping[str, str]) -> None:

@@ -5,14 +5,19 @@ A download writes ``NAME.part`` next to where the file goes; an interrupted one 
 there with an HTTP ``Range`` request. The whole file's SHA-256 is checked before it takes its
 name: a mismatch removes the partial file and says so. The expected checksum comes from the
 catalogue or, for Hugging Face, from the ``x-linked-etag`` header (the LFS object's SHA-256).
+A :class:`DownloadStop` stops a download from another thread at once, even while the server
+sends nothing; the ``.part`` file stays for the next download to resume.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
 import re
+import socket
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +36,44 @@ _CHUNK = 1 << 20
 
 Progress = Callable[[int, int | None], None]
 """Told ``(bytes so far, total bytes or None)`` as a download goes."""
+
+
+class DownloadStop:
+    """Stops a download running on another thread: at once, even while it waits for a server
+    that sends nothing (its connection is shut down under it)."""
+
+    def __init__(self) -> None:
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        return self._stopped.is_set()
+
+    def stop(self) -> None:
+        """Stop the download (its ``.part`` file is kept)."""
+        self._stopped.set()
+        with self._lock:
+            sock = self._socket
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)  # wakes a read that waits for the server
+
+    def watch(self, sock: object) -> None:
+        """The connection the download reads from now (``None``: none)."""
+        with self._lock:
+            self._socket = sock if isinstance(sock, socket.socket) else None
+        if sock is not None and self.stopped():
+            self.stop()
+
+
+def _stopped(name: str, have: int) -> KnownError:
+    return KnownError(
+        f"The download of {name!r} was stopped after {have / 1e6:.1f} MB; run it again to "
+        "resume where it stopped.",
+        code="download_stopped",
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +131,24 @@ def remove_file(folder: Path, name: str) -> Path:
     return target
 
 
-def expected_sha256(client: httpx2.Client, url: str) -> str | None:
+@dataclass(frozen=True, slots=True)
+class Checksum:
+    """The SHA-256 a download is checked against, and where it came from (said to the user:
+    the catalogue pins none yet, so it is usually the server's own word)."""
+
+    sha256: str
+    source: str
+    """``"the catalogue"`` or ``"the server's x-linked-etag header"`` (or ``etag``)."""
+
+
+def expected_sha256(client: httpx2.Client, url: str) -> Checksum | None:
     """The SHA-256 Hugging Face gives for a file (``x-linked-etag``), or ``None``."""
     reply = client.head(url, follow_redirects=False)
     for header in ("x-linked-etag", "etag"):
         value = reply.headers.get(header, "").strip().strip('"').lower()
         value = value.removeprefix("w/").strip('"')
         if _SHA256.match(value):
-            return value
+            return Checksum(value, f"the server's {header} header")
     return None
 
 
@@ -106,18 +159,26 @@ def download(
     *,
     sha256: str | None = None,
     progress: Progress | None = None,
+    stop: DownloadStop | None = None,
+    checksum: Callable[[Checksum], None] | None = None,
 ) -> Path:
     """Download ``url`` to ``target``, resuming ``target.part`` if there is one; verify its
-    SHA-256 (given, else asked of the server) before it takes its name."""
+    SHA-256 (given, else asked of the server) before it takes its name. ``stop`` ends it early
+    (a ``download_stopped`` error; the part is kept). ``checksum`` is told the SHA-256 to
+    match and where it came from before anything is fetched."""
     import httpx2
 
-    expected = (sha256 or "").lower() or expected_sha256(client, url)
-    if expected is None:
+    stop = stop or DownloadStop()
+    found = Checksum(sha256.lower(), "the catalogue") if sha256 else expected_sha256(client, url)
+    if found is None:
         raise KnownError(
             f"The server gives no checksum for {target.name!r}: it is not downloaded, since it "
             "could not be verified.",
             code="unverifiable",
         )
+    expected = found.sha256
+    if checksum is not None:
+        checksum(found)
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(target.name + PART_SUFFIX)
     digest = hashlib.sha256()
@@ -129,7 +190,11 @@ def download(
                 have += len(block)
     headers = {"Range": f"bytes={have}-"} if have else {}
     try:
+        if stop.stopped():
+            raise _stopped(target.name, have)
         with client.stream("GET", url, headers=headers, follow_redirects=True) as reply:
+            stream = reply.extensions.get("network_stream")
+            stop.watch(None if stream is None else stream.get_extra_info("socket"))
             if reply.status_code == 416 and have:
                 pass  # nothing left to fetch: the part is whole
             elif reply.status_code not in (200, 206):
@@ -144,14 +209,21 @@ def download(
                 total = have + int(length) if length and length.isdigit() else None
                 with part.open("ab" if have else "wb") as file:
                     for block in reply.iter_bytes():  # as they arrive: kept if it breaks
+                        if stop.stopped():
+                            break
                         file.write(block)
                         digest.update(block)
                         have += len(block)
                         if progress is not None:
                             progress(have, total)
+                if stop.stopped():
+                    raise _stopped(target.name, have)
                 if total is not None and have < total:
                     raise httpx2.RemoteProtocolError("the body ended early")
     except httpx2.HTTPError as exc:
+        if stop.stopped():
+            log.info("download of %s stopped after %d bytes", target.name, have)
+            raise _stopped(target.name, have) from None
         log.info(
             "download of %s stopped after %d bytes (%s)", target.name, have, type(exc).__name__
         )
@@ -160,6 +232,8 @@ def download(
             f"({type(exc).__name__}). Run it again to continue where it stopped.",
             code="download_interrupted",
         ) from None
+    finally:
+        stop.watch(None)
     if digest.hexdigest() != expected:
         part.unlink(missing_ok=True)
         raise KnownError(

@@ -27,6 +27,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mooring.demo_server.cli import main as demo_server_main
 
         return demo_server_main(argv[1:])
+    if argv[:1] == [launcher.LOCAL_MODEL_ENTRY]:
+        # The same for a local model's process (`python -m mooring.local_model`).
+        from mooring.local_model.__main__ import main as local_model_main
+
+        return local_model_main(argv[1:])
     args = build_parser().parse_args(argv)
     return end_command(
         lambda: _run(args), lambda: resolve_paths(args.data_dir).log_file, lambda: log

@@ -9,13 +9,28 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
-from mooring.adapters.model_files import add_file, download, installed, models_dir, remove_file
+from mooring.adapters.model_files import (
+    PART_SUFFIX,
+    Checksum,
+    add_file,
+    download,
+    installed,
+    models_dir,
+    remove_file,
+)
 from mooring.cli.exit_codes import ExitCode
 from mooring.core.errors import KnownError
-from mooring.core.local_models import CATALOGUE, catalogue_model
+from mooring.core.local_models import (
+    CATALOGUE,
+    MIRROR_VARIABLE,
+    CatalogueModel,
+    catalogue_model,
+    download_url,
+)
 from mooring.settings.paths import Paths
 
 
@@ -87,25 +102,50 @@ def run_models(args: argparse.Namespace, paths: Paths) -> ExitCode:
     if target.exists():
         _say(f"{model.file_name} is downloaded already. {_use(target)}")
         return ExitCode.OK
+    return _download(model, target)
+
+
+def _told(checksum: Checksum) -> None:
+    _say(f"Checked against SHA-256 {checksum.sha256}, from {checksum.source}.")
+
+
+def _download(model: CatalogueModel, target: Path) -> ExitCode:
+    """Fetch ``model`` to ``target`` with its progress on standard error; Ctrl+C stops it,
+    keeping what came for the next run to resume."""
+    url = download_url(model, os.environ.get(MIRROR_VARIABLE))
     _say(f"{model.title}: licence {model.licence} ({model.licence_url}).")
-    _say(f"Downloading ~{model.approx_bytes / 1e6:,.0f} MB from {model.url}")
+    _say(f"Downloading ~{model.approx_bytes / 1e6:,.0f} MB from {url}")
     import httpx2
 
     shown = [-1]
+    terminal = sys.stderr.isatty()
 
     def progress(done: int, total: int | None) -> None:
-        if total and sys.stderr.isatty():
-            percent = done * 100 // total
-            if percent != shown[0]:
-                shown[0] = percent
-                sys.stderr.write(f"\r  {percent:3d}%  {done / 1e6:,.0f} of {total / 1e6:,.0f} MB")
-                sys.stderr.flush()
+        if not total:
+            return
+        percent = done * 100 // total
+        if terminal and percent != shown[0]:
+            shown[0] = percent
+            sys.stderr.write(f"\r  {percent:3d}%  {done / 1e6:,.0f} of {total / 1e6:,.0f} MB")
+            sys.stderr.flush()
+        elif not terminal and percent // 10 != shown[0]:  # a log: a line every 10 %
+            shown[0] = percent // 10
+            sys.stderr.write(f"  {percent:3d}%  {done / 1e6:,.1f} of {total / 1e6:,.1f} MB\n")
+            sys.stderr.flush()
 
     with httpx2.Client(timeout=httpx2.Timeout(30.0, read=60.0)) as client:
         try:
-            download(client, model.url, target, sha256=model.sha256, progress=progress)
+            download(client, url, target, sha256=model.sha256, progress=progress, checksum=_told)
+        except KeyboardInterrupt:
+            part = target.with_name(target.name + PART_SUFFIX)
+            kept = part.stat().st_size if part.exists() else 0
+            sys.stderr.write(
+                f"\nStopped; run again to resume ({kept / 1e6:,.1f} MB kept in {part.name}): "
+                f"mooring models download {model.key}\n"
+            )
+            return ExitCode.CANCELLED
         finally:
-            if shown[0] >= 0:
+            if terminal and shown[0] >= 0:
                 sys.stderr.write("\n")
     _say(f"Downloaded and verified {target.name}. {_use(target)}")
     return ExitCode.OK

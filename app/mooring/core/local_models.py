@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CATALOGUE", "CatalogueModel", "catalogue_model"]
+__all__ = ["CATALOGUE", "MIRROR_VARIABLE", "CatalogueModel", "catalogue_model", "download_url"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,6 +28,17 @@ class CatalogueModel:
 
 
 _HF = "https://huggingface.co"
+MIRROR_VARIABLE = "HF_ENDPOINT"
+"""The environment variable naming a Hugging Face mirror (as Hugging Face's own tools read it)."""
+
+
+def download_url(model: CatalogueModel, mirror: str | None) -> str:
+    """Where ``model`` is downloaded from: its Hugging Face address, or the same path on
+    ``mirror`` (e.g. ``https://hf-mirror.example``) when one is given."""
+    if mirror and model.url.startswith(_HF + "/"):
+        return mirror.rstrip("/") + model.url.removeprefix(_HF)
+    return model.url
+
 
 CATALOGUE: tuple[CatalogueModel, ...] = (
     CatalogueModel(

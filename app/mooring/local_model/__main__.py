@@ -5,11 +5,16 @@ command line (other users can read that). Once the model is loaded, one JSON lin
 standard output: ``{"url": "http://127.0.0.1:PORT"}`` (or ``{"error": "…"}`` before exiting 1);
 llama.cpp's own log goes to standard error. The process ends when its standard input reaches
 its end: when Mooring closes it, or when Mooring itself ends, however it ends.
+
+It runs at a lower CPU priority (``--nice``, 10 by default): generating keeps every core busy,
+and the window's thread, waiting for a core behind llama.cpp's threads, would miss frames while
+a reply streams (``gui_stall_local`` in ``bench/``). Nothing else competes with it for long.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -22,12 +27,23 @@ def _say(value: dict[str, object]) -> None:
     sys.stdout.flush()
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The runner's command line (``mooring local-model`` takes the same)."""
     parser = argparse.ArgumentParser(prog="python -m mooring.local_model")
     parser.add_argument("--model", required=True, help="the GGUF model file")
     parser.add_argument("--ctx", type=int, default=4096, help="context size in tokens")
     parser.add_argument("--threads", type=int, default=0, help="CPU threads (0: llama.cpp's)")
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--nice", type=int, default=10, help="how much to lower its CPU priority (0: not)"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.nice > 0 and hasattr(os, "nice"):
+        with contextlib.suppress(OSError):  # a lower priority is a courtesy, not a need
+            os.nice(args.nice)  # before llama.cpp starts its threads: they inherit it
     key = os.environ.pop(KEY_VARIABLE, "")
     if not key:
         _say({"error": f"no API key in ${KEY_VARIABLE}"})

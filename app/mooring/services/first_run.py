@@ -20,14 +20,6 @@ log = logging.getLogger("mooring.first_run")
 
 DEMO_ALIAS = "demo"
 
-SAMPLE_TOOL = "import_suppliers"
-"""The bundled demo server's long-running tool the welcome offers to try."""
-SAMPLE_FILE = "suppliers_ambiguous_id.csv"
-"""The bundled sample it imports (relative to the demo server's samples folder).
-
-The one with two identifier-like columns, so the demo server asks which holds the ids: the
-sample shows what Mooring is for — a long task, approved, that needs the user's answer."""
-
 
 async def ensure_demo_server(
     catalog: ServerCatalog, clock: Clock, *, command: str, args: Sequence[str]

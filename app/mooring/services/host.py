@@ -41,6 +41,7 @@ from mooring.core.ports import (
     TaskLedger,
 )
 from mooring.core.resources import ALL_RESOURCES, ResourceView, resource_links, resource_view
+from mooring.core.sample import SAMPLE_FILE, SAMPLE_TOOL
 from mooring.core.servers import ServerDefinition
 from mooring.core.tasks.inputs import TaskInput, is_form
 from mooring.core.tasks.polling import PollPolicy
@@ -62,7 +63,7 @@ from mooring.services.approvals import ApprovalBroker, Preview
 from mooring.services.assistants import AssistantDesk
 from mooring.services.chat import ChatService, ProviderResolver
 from mooring.services.chat_branch import Branches
-from mooring.services.first_run import SAMPLE_FILE, SAMPLE_TOOL, ensure_demo_server
+from mooring.services.first_run import ensure_demo_server
 from mooring.services.library import Library
 from mooring.services.preferences import ProviderDesk, RuleDesk
 from mooring.services.reconciler import Reconciler, UnknownOutcomes

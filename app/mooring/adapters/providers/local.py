@@ -1,8 +1,9 @@
 """Local models: a GGUF file run by llama.cpp in a child process, spoken to on the OpenAI wire.
 
-:class:`LocalModelRuntime` starts ``python -m mooring.local_model`` for a model file on first
-use (one process per file), waits for its ``/health``, and stops it once no reply has needed it
-for ``idle_stop_s`` (and when Mooring's host stops). The child listens on 127.0.0.1 only, with a
+:class:`LocalModelRuntime` starts ``python -m mooring.local_model`` (in a frozen bundle, the
+bundle's ``mooring local-model``) for a model file on first use (one process per file), waits
+for its ``/health``, and stops it once no reply has needed it for ``idle_stop_s`` (and when
+Mooring's host stops). The child listens on 127.0.0.1 only, with a
 random key made for each start (given by environment, never stored) and no CORS, and ends by
 itself when its standard input closes, so a Mooring that dies never leaves it behind.
 Inference runs in that process: it never blocks Mooring's loop, and a crash of llama.cpp cannot
@@ -21,7 +22,6 @@ import json
 import logging
 import os
 import secrets
-import sys
 import time
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
+from mooring.adapters.launcher import local_model_command
 from mooring.adapters.providers.common import ProviderOptions
 from mooring.core.chat import (
     ChatRequest,
@@ -98,14 +99,16 @@ class LocalModelRuntime:
         threads: int = 0,
         log_file: Path | None = None,
         start_timeout_s: float = 180.0,
-        python: str = sys.executable,
+        command: Callable[..., list[str]] = local_model_command,
     ) -> None:
         self.idle_stop_s = idle_stop_s
         self.context_tokens = context_tokens
         self.threads = threads
         self.log_file = log_file
         self.start_timeout_s = start_timeout_s
-        self.python = python
+        self.command = command
+        """Makes the child's command line from its arguments: ``python -m
+        mooring.local_model``, or in a frozen bundle the bundle's own ``mooring local-model``."""
         self._children: dict[Path, _Child] = {}
         self.starts = 0
         """How many processes were started (tests and the bench read it)."""
@@ -176,8 +179,14 @@ class LocalModelRuntime:
             )
         key = secrets.token_urlsafe(24)
         env = {**os.environ, KEY_VARIABLE: key}
-        command = [self.python, "-m", "mooring.local_model", "--model", str(model)]
-        command += ["--ctx", str(self.context_tokens), "--threads", str(self.threads)]
+        command = self.command(
+            "--model",
+            str(model),
+            "--ctx",
+            str(self.context_tokens),
+            "--threads",
+            str(self.threads),
+        )
         log.info("local model %s: starting", model.name)
         began = time.monotonic()
         stderr = await asyncio.to_thread(self._open_log)

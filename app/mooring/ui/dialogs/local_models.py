@@ -2,7 +2,8 @@
 downloading one with a progress bar, resumable and checksum-checked (``adapters/model_files``).
 
 The download runs on a worker thread; its progress reaches the bar through the event loop.
-Every control has an accessible name and is reachable with Tab.
+**Cancel** (or Esc) stops it at once, keeping the ``.part`` file: Download resumes it. Every
+control has an accessible name and is reachable with Tab.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mooring.adapters.model_files import download, installed
+from mooring.adapters.model_files import Checksum, DownloadStop, download, installed
 from mooring.core.local_models import CATALOGUE, CatalogueModel
 from mooring.ui.qt_async import error_text
 
@@ -38,6 +39,8 @@ class LocalModelsDialog(QDialog):
     """A download ended well (the file's path)."""
     failed = Signal(str)
     """A download stopped (what to say)."""
+    cancelled = Signal(str)
+    """The user stopped a download (what to say); the part fetched is kept."""
 
     def __init__(
         self,
@@ -53,6 +56,8 @@ class LocalModelsDialog(QDialog):
         self.busy = False
         self.task: asyncio.Future[None] | None = None
         """The download under way (kept: the loop holds its tasks weakly)."""
+        self.stop: DownloadStop | None = None
+        """Stops the download under way."""
         layout = QVBoxLayout(self)
         about = QLabel(
             "Models that run on this computer: no key, no network once downloaded. Add one as "
@@ -74,6 +79,11 @@ class LocalModelsDialog(QDialog):
         self.download_button = QPushButton("Download", self)
         self.download_button.setAccessibleName("Download")
         layout.addWidget(self.download_button)
+        self.cancel_button = QPushButton("Cancel download", self)
+        self.cancel_button.setAccessibleName("Cancel download")
+        self.cancel_button.setToolTip("Stop the download (Esc); Download resumes it later")
+        self.cancel_button.setEnabled(False)
+        layout.addWidget(self.cancel_button)
         self.progress = QProgressBar(self)
         self.progress.setAccessibleName("Download progress")
         self.progress.setRange(0, 100)
@@ -90,6 +100,7 @@ class LocalModelsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
         self.download_button.clicked.connect(self._start_download)
+        self.cancel_button.clicked.connect(self.cancel_download)
         self.models_list.currentRowChanged.connect(lambda _r: self._on_selection())
         self.fill()
         self.models_list.setCurrentRow(0)
@@ -128,6 +139,20 @@ class LocalModelsDialog(QDialog):
             else ""
         )
 
+    def reject(self) -> None:
+        """Esc or Close: stops a download under way first (a second Esc closes)."""
+        if self.busy and self.stop is not None and not self.stop.stopped():
+            self.cancel_download()
+            return
+        super().reject()
+
+    def cancel_download(self) -> None:
+        """Stop the download under way (what came is kept for the next one to resume)."""
+        if self.stop is not None:
+            self.stop.stop()
+            self.cancel_button.setEnabled(False)
+            self.status_label.setText("Stopping…")
+
     def _start_download(self) -> None:
         model = self.selected()
         if model is not None and not self.busy:
@@ -138,7 +163,9 @@ class LocalModelsDialog(QDialog):
         import httpx2
 
         self.busy = True
+        stop = self.stop = DownloadStop()
         self._on_selection()
+        self.cancel_button.setEnabled(True)
         self.progress.setValue(0)
         self.status_label.setText(f"Downloading {model.file_name}…")
         loop = asyncio.get_running_loop()
@@ -146,6 +173,8 @@ class LocalModelsDialog(QDialog):
         def progress(done: int, total: int | None) -> None:
             if total:
                 loop.call_soon_threadsafe(self.progress.setValue, done * 100 // total)
+
+        told: list[Checksum] = []
 
         def fetch() -> Path:
             with httpx2.Client(timeout=httpx2.Timeout(30.0, read=60.0)) as client:
@@ -155,19 +184,29 @@ class LocalModelsDialog(QDialog):
                     self.folder / model.file_name,
                     sha256=model.sha256,
                     progress=progress,
+                    stop=stop,
+                    checksum=told.append,
                 )
 
         try:
             path = await asyncio.to_thread(fetch)
         except Exception as exc:  # noqa: BLE001  # said in the dialog; the .part is kept
             words = error_text(exc)
+            if stop.stopped():
+                words = "Download stopped. What came is kept: press Download to resume."
             self.status_label.setText(words)
-            self.failed.emit(words)
+            if stop.stopped():
+                self.cancelled.emit(words)
+            else:
+                self.failed.emit(words)
         else:
             self.progress.setValue(100)
-            self.status_label.setText(f"Downloaded and verified {path.name}.")
+            source = f" (SHA-256 from {told[0].source})" if told else ""
+            self.status_label.setText(f"Downloaded and verified {path.name}{source}.")
             self.fill()
             self.downloaded.emit(str(path))
         finally:
             self.busy = False
+            self.stop = None
+            self.cancel_button.setEnabled(False)
             self._on_selection()

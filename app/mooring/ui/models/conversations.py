@@ -302,7 +302,7 @@ def body(row: TranscriptRow) -> str:
     elif row.status == STREAMING:
         notes.append("(writing…)")
     if row.message is not None and row.message.files:
-        notes.append("\n".join(f"📎 {file_words(f)}" for f in row.message.files))
+        notes.append("\n".join(file_words(f) for f in row.message.files))
     return "\n\n".join([text, *notes] if text else notes)
 
 

@@ -46,6 +46,7 @@ from mooring.ui.views.assistant_starter import AssistantStarter
 from mooring.ui.views.chat_notice import ChatNotice
 from mooring.ui.views.composer import Composer
 from mooring.ui.views.rewrites import Rewrites
+from mooring.ui.views.sample_chip import SampleChip
 from mooring.ui.views.transcript import PADDING, MessageDelegate, TranscriptPane
 from mooring.ui.widgets.composer_picker import ComposerPicker
 from mooring.ui.widgets.file_tray import FileTray
@@ -219,6 +220,8 @@ class ConversationsView(QWidget):
         )
         self.composer.files_dropped.connect(self.files.add_paths)
         main_layout.addWidget(self.files)
+        self.sample_chip = SampleChip(self.composer, host.bundled_server, main)
+        main_layout.addWidget(self.sample_chip)
         main_layout.addWidget(self.composer)
         row = QHBoxLayout()
         row.addStretch(1)
@@ -262,6 +265,7 @@ class ConversationsView(QWidget):
         self.messages.dataChanged.connect(lambda _t, _b, _r: self.busy_changed())
         self.messages.modelReset.connect(self.busy_changed)
         self.messages.rowsInserted.connect(lambda _p, _f, _l: self.busy_changed())
+        self.messages.rowsInserted.connect(lambda _p, _f, _l: self.sample_chip.hide())
         stop_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         stop_key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         stop_key.activated.connect(self.stop_reply)
@@ -405,6 +409,7 @@ class ConversationsView(QWidget):
         finally:
             self._choosing = False
         self.busy_changed()
+        self.jobs.start(self.sample_chip.consider(config, self.messages.rowCount() == 0))
         self.choices_loaded.emit()
         if config is not None:
             self.jobs.start(self._list_models(conversation.id, config.id))
