@@ -2,8 +2,8 @@
 # Screenshots of the window's main states under Xvfb (a real X11 window, no desktop needed):
 # first run, the tool palette, the approval dialog, a running task card, the input form, the
 # tasks panel, the servers panel, settings, a conversation with a running task card, and the
-# dark palette, a reply with a code block and its versions, the prompt picker. Output:
-# build/screenshots/.
+# dark palette, a reply with a code block and its versions, the prompt picker, a message with
+# files attached. Output: build/screenshots/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 python=${PYTHON:-$here/.venv/bin/python}
@@ -26,7 +26,7 @@ MOORING_COLOR_SCHEME=dark xvfb-run -a -s "-screen 0 1280x900x24" \
 # docs' pictures current (tests/docs checks that every image there is one of these).
 mkdir -p "$here/docs/images"
 for shot in 03-approval-dialog 05-task-needs-input 06-input-form 08-servers-panel \
-  14-chat-code-and-versions 15-prompt-picker; do
+  14-chat-code-and-versions 15-prompt-picker 16-chat-attachments; do
   cp "$out/$shot.png" "$here/docs/images/$shot.png"
 done
 ls "$out"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from tests.helpers.model_endpoints import ModelEndpoint, Text, ToolCall, ToolCalls
@@ -54,7 +55,7 @@ def main() -> int:
             return done.returncode
         # A message with files attached; a reply with a code block, regenerated (two
         # versions); then the prompt picker.
-        attached = seed_attachments(mooring, endpoint, Path(shots))
+        attached = seed_attachments(mooring, endpoint, Path(tempfile.mkdtemp()))
         seed_versions(mooring, endpoint)
         done = subprocess.run(
             [sys.executable, str(HERE / "chat_probe.py"), "shots", shots, attached],
