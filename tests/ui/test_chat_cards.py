@@ -343,3 +343,26 @@ async def test_a_deletion_waiting_for_undo_is_done_when_the_window_closes(
         assert len(await ui.chat.list_conversations()) == 2  # still undoable
         await ui.view.stop()
         assert [c.id for c in await ui.chat.list_conversations()] == [kept.id]
+
+
+def test_a_tool_result_waiting_for_its_card_shows_no_more_than_the_card_will() -> None:
+    # A tool's result arrives before its round's card is read: shown whole, a 16,000-character
+    # result was laid out and painted on the GUI thread only to be replaced a moment later.
+    # A task's final result (a follow-up, never a card) is still shown whole.
+    at = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+    rows = "\n".join(f"{n:06d},Supplier {n},Lyon" for n in range(1000))
+    model = MessageListModel()
+    waiting = Message(
+        id="m1", conversation_id="c1", role=Role.TOOL, content=rows, created_at=at,
+        tool_call_id="call-1", tool_round_id="r1",
+    )  # fmt: skip
+    followup = Message(
+        id="m2", conversation_id="c1", role=Role.TOOL, content=rows, created_at=at,
+        tool_round_id="r1", followup=True,
+    )  # fmt: skip
+    model.show("c1", [waiting, followup], has_older=False)
+    shown = [str(model.index(r, 0).data(MessageRole.BODY)) for r in range(2)]
+    assert len(rows) > 20_000
+    assert shown[0].startswith(rows[:500])
+    assert len(shown[0]) == 600
+    assert shown[1] == rows

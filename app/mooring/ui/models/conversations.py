@@ -37,7 +37,7 @@ from mooring.core.conversation import (
 from mooring.core.files import FileAttachment, FileKind, size_words
 from mooring.core.tasks.record import TaskRecord
 from mooring.ui.highlight import highlight
-from mooring.ui.models.tool_rounds import RoundCard, card_text, round_card
+from mooring.ui.models.tool_rounds import MAX_RESULT_CHARS, RoundCard, card_text, round_card
 from mooring.ui.palette_theme import is_dark
 from mooring.ui.text import inert, plain_tooltip
 
@@ -290,7 +290,10 @@ def body(row: TranscriptRow) -> str:
     """A message's text to render (neutralised), with a note on how it ended."""
     if row.card is not None:
         return card_text(row.card, expanded=row.expanded)
-    text = inert(row.content, multiline=True, limit=MAX_MESSAGE_CHARS)
+    # A tool round's result whose card is still being read shows no more than its card will.
+    awaiting_card = row.message is not None and has_card(row.message)
+    limit = MAX_RESULT_CHARS if awaiting_card else MAX_MESSAGE_CHARS
+    text = inert(row.content, multiline=True, limit=limit)
     notes: list[str] = []
     if row.calls:
         names = ", ".join(inert(name, limit=80) for name in row.calls)

@@ -19,6 +19,7 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     QPoint,
+    QRectF,
     QSize,
     Qt,
     Signal,
@@ -116,8 +117,12 @@ class MessageDelegate(QStyledItemDelegate):
             str(index.data(MessageRole.SPEAKER) or ""),
         )
         document = self._document(index, rect.width())
-        painter.translate(rect.left() + PADDING, rect.top() + PADDING + header)
-        document.drawContents(painter)
+        left, top = rect.left() + PADDING, rect.top() + PADDING + header
+        painter.translate(left, top)
+        # Only what the viewport shows of it: a message of many screens (a long reply, a
+        # tool's result before its card is read) costs what one screen costs to paint.
+        shown = QRectF(self._view.viewport().rect()).translated(-left, -top)
+        document.drawContents(painter, shown)
         x, y = 0, int(document.size().height()) + PADDING
         for image in index.data(MessageRole.THUMBNAILS) or ():
             painter.drawImage(x, y, image)
