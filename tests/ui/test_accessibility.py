@@ -10,7 +10,9 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,10 +108,20 @@ def desktop() -> Iterator[dict[str, str]]:
             stop(process)
 
 
-def test_a_screen_reader_user_finds_the_panels_and_allows_a_call(
-    cli: Cli, tmp_path: Path, desktop: dict[str, str]
-) -> None:
-    add_demo(cli, tmp_path, allow=False)
+@dataclass
+class Drove:
+    """What the assistive-technology client reported, and the window's own output."""
+
+    seen: dict[str, Any]
+    out: str
+    err: str
+    returncode: int
+
+
+def drive_window(cli: Cli, desktop: dict[str, str], probe: list[str], driver: list[str]) -> Drove:
+    """Launch the window (``probe``: a probe script and its arguments, on the accessibility
+    bus), run an AT-SPI client against it (``driver``: a script and its arguments, under the
+    system Python), and wait for the window to end."""
     env = {
         **os.environ,
         **desktop,
@@ -120,34 +132,43 @@ def test_a_screen_reader_user_finds_the_panels_and_allows_a_call(
     }
     env.update({k: v for k, v in cli.env.items() if v is not None})
     app = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE / "window_probe.py"),
-            "call",
-            str(SAMPLES / "suppliers_clean.csv"),
-        ],
+        [sys.executable, str(HERE / probe[0]), *probe[1:]],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
     try:
-        driver = subprocess.run(
-            [str(SYSTEM_PYTHON), str(HERE / "atspi_driver.py"), "Mooring"],
+        ran = subprocess.run(
+            [str(SYSTEM_PYTHON), str(HERE / driver[0]), *driver[1:]],
             capture_output=True,
             text=True,
             env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | desktop,
             timeout=150,
         )
-        assert driver.returncode == 0, (driver.stdout, driver.stderr[-2000:])
-        seen = json.loads(driver.stdout.strip().splitlines()[-1])
+        assert ran.returncode == 0, (ran.stdout, ran.stderr[-2000:])
+        seen = json.loads(ran.stdout.strip().splitlines()[-1])
         out, err = app.communicate(timeout=120)
     finally:
         stop(app)
+    return Drove(seen, out, err, app.returncode)
+
+
+def test_a_screen_reader_user_finds_the_panels_and_allows_a_call(
+    cli: Cli, tmp_path: Path, desktop: dict[str, str]
+) -> None:
+    add_demo(cli, tmp_path, allow=False)
+    drove = drive_window(
+        cli,
+        desktop,
+        ["window_probe.py", "call", str(SAMPLES / "suppliers_clean.csv")],
+        ["atspi_driver.py", "Mooring"],
+    )
+    seen, out, err = drove.seen, drove.out, drove.err
     assert seen["dialog"] == "Approve tool call"
     assert {"Allow once", "Deny"} <= set(seen["buttons"])
     assert {"Tasks", "Servers"} <= set(seen["panels"])
-    assert app.returncode == 0, err[-3000:]
+    assert drove.returncode == 0, err[-3000:]
     report = json.loads(out.strip().splitlines()[-1])
     assert report["seen"][0] == "waiting for your approval"
     assert report["seen"][-1] == "completed"
@@ -184,42 +205,15 @@ def test_a_screen_reader_user_finds_the_chat_controls_and_steps_back_a_version(
         return ran.stdout
 
     seed_versions(run, model_endpoint)
-    env = {
-        **os.environ,
-        **desktop,
-        "MOORING_DATA_DIR": str(cli.data_dir),
-        "QT_QPA_PLATFORM": "xcb",
-        "QT_LINUX_ACCESSIBILITY_ALWAYS_ON": "1",
-        "PYTHONPATH": os.pathsep.join([str(Path.cwd()), os.environ.get("PYTHONPATH", "")]),
-    }
-    env.update({k: v for k, v in cli.env.items() if v is not None})
-    app = subprocess.Popen(
-        [sys.executable, str(HERE / "chat_probe.py"), "hold"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        driver = subprocess.run(
-            [str(SYSTEM_PYTHON), str(HERE / "atspi_chat_driver.py")],
-            capture_output=True,
-            text=True,
-            env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | desktop,
-            timeout=150,
-        )
-        assert driver.returncode == 0, (driver.stdout, driver.stderr[-2000:])
-        seen = json.loads(driver.stdout.strip().splitlines()[-1])
-        out, err = app.communicate(timeout=120)
-    finally:
-        stop(app)
+    drove = drive_window(cli, desktop, ["chat_probe.py", "hold"], ["atspi_chat_driver.py"])
+    seen, out, err = drove.seen, drove.out, drove.err
     controls = seen["controls"]
     for name, (role, words) in CHAT_CONTROLS.items():
         assert name in controls, (name, sorted(controls))
         assert controls[name]["role"] == role, (name, controls[name])
         assert controls[name]["focusable"], (name, controls[name])  # reachable by Tab
         assert words in controls[name]["description"], (name, controls[name])
-    assert app.returncode == 0, err[-3000:]
+    assert drove.returncode == 0, err[-3000:]
     said = [json.loads(line) for line in out.strip().splitlines() if line.startswith("{")]
     assert [s["version"] for s in said] == ["2 of 2", "1 of 2"]  # the press stepped back
     assert "A shorter way" in said[0]["transcript"][-1]

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QImage
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QWidget
 from pytestqt.qtbot import QtBot
 
 from mooring.core.files import FileKind
@@ -107,7 +107,12 @@ async def test_a_picked_image_goes_to_a_vision_model_and_shows_as_a_thumbnail(
         await until(lambda: bool(opened), view.dialog_opened, limit=10)
         [dialog] = opened
         assert dialog.accessibleName() == "Attach files"
-        dialog.selectFile(str(image))
+        # As a user does: go to the folder, type the name, Attach. (QFileDialog.selectFile
+        # leaves the name box alone while it has the focus, so it is typed into.)
+        dialog.setDirectory(str(image.parent))
+        name = dialog.findChild(QLineEdit, "fileNameEdit")
+        assert isinstance(name, QLineEdit)
+        name.setText(image.name)
         dialog.accept()
         await until(lambda: bool(view.files.chips), view.files.files_changed, limit=10)
 

@@ -547,8 +547,11 @@ class ConversationsView(QWidget):
         conversation_id = self.current_id
         if self.presenter.chat is None or conversation_id is None:
             return
-        listed = self.conversations.conversation(self.conversations.row_of(conversation_id))
-        shown = listed or self.presenter.shown
+        # The title as stored now (the list may not have read a title the first turn gave).
+        try:
+            shown: Conversation | None = await self.presenter.chat.get(conversation_id)
+        except KnownError:
+            shown = self.presenter.shown
         dialog = QFileDialog(self, "Export conversation")
         dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
         dialog.setNameFilters(EXPORT_FILTERS)

@@ -90,8 +90,12 @@ class FileTray(QWidget):
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
         dialog.setAccessibleName("Attach files")
         dialog.setLabelText(QFileDialog.DialogLabel.Accept, "Attach")
+        # The files as chosen when Attach was pressed: asked afterwards, a dialog whose listing
+        # was still being read can answer with none.
+        chosen: list[str] = []
+        dialog.filesSelected.connect(chosen.extend)
         if await wait_dialog(dialog, self._on_dialog) == QFileDialog.DialogCode.Accepted:
-            self.add_paths(dialog.selectedFiles())
+            self.add_paths(chosen or dialog.selectedFiles())
         dialog.deleteLater()
 
     def add_paths(self, paths: Iterable[str]) -> bool:
