@@ -9,6 +9,7 @@ Its transport listens on every interface; ``tests/peers_node/loopback.cjs`` hold
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,3 +79,41 @@ def test_detached_tasks_are_followed_and_cancelled_from_other_commands(
     assert final["state"] == "completed", final  # not "expired": the session still knew it
     assert "Research Report: reefs" in json.dumps(final["result"])
     assert engine_pid(cli.data_dir) == engine  # one engine, one session throughout
+
+
+def test_a_task_outlives_a_killed_engine_in_the_session_it_left_open(
+    cli: Cli, everything: Path
+) -> None:
+    killed = cli.run(
+        "call",
+        "everything",
+        "simulate-research-query",
+        "--args",
+        '{"topic": "kelp"}',
+        env={"MOORING_FAILPOINT": "call.after-task-id"},
+    )
+    assert killed.returncode == 1, (killed.returncode, killed.stdout, killed.stderr)
+    [(left_open, greeting)] = remembered(cli)  # and the server's answer that began it
+    assert json.loads(greeting)["capabilities"]["tasks"], greeting
+    # The server refuses a second initialize in the session it still holds ("Server already
+    # initialized"): the next engine adopts the session as it was begun, and reaches the task.
+    cli.json("reconcile")
+    [record] = cli.json("tasks", "list")
+    final = cli.json("tasks", "watch", record["id"], "--timeout", "60")
+    assert final["state"] == "completed", final
+    assert "Research Report: kelp" in json.dumps(final["result"])
+    assert cli.run("agent", "stop").returncode == 0
+    assert [d["session"] for d in deletes(everything)] == [left_open]  # no second session
+    assert remembered(cli) == []
+
+
+def remembered(cli: Cli) -> list[tuple[str, str]]:
+    """The sessions the engine remembers (``http_sessions``), with their ``initialize`` answer."""
+    conn = sqlite3.connect(cli.data_dir / "mooring.sqlite3")
+    try:
+        return [
+            (str(a), str(b))
+            for a, b in conn.execute("SELECT session_id, initialized FROM http_sessions")
+        ]
+    finally:
+        conn.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mooring.core.clock import SystemClock
+from mooring.core.ports import RememberedSession
 from mooring.storage import repositories as repo
 from mooring.storage.db import Database
 from mooring.storage.http_sessions import SqlHttpSessions
@@ -22,9 +23,11 @@ async def test_each_account_keeps_its_own_session_and_the_newest_replaces_the_ol
     assert await sessions.remembered(server.id, None) is None
     await sessions.remember(server.id, None, "first")
     await sessions.remember(server.id, "work", "other-account")
-    await sessions.remember(server.id, None, "second")
-    assert await sessions.remembered(server.id, None) == "second"
-    assert await sessions.remembered(server.id, "work") == "other-account"
+    await sessions.remember(server.id, None, "second", '{"protocolVersion": "2025-11-25"}')
+    assert await sessions.remembered(server.id, None) == RememberedSession(
+        "second", '{"protocolVersion": "2025-11-25"}'
+    )
+    assert await sessions.remembered(server.id, "work") == RememberedSession("other-account")
 
 
 async def test_forgetting_an_ended_session_keeps_a_newer_one(db: Database) -> None:
@@ -33,6 +36,6 @@ async def test_forgetting_an_ended_session_keeps_a_newer_one(db: Database) -> No
     sessions = SqlHttpSessions(db, SystemClock())
     await sessions.remember(server.id, None, "newer")
     await sessions.forget(server.id, None, "older")  # ended late: not the one held now
-    assert await sessions.remembered(server.id, None) == "newer"
+    assert await sessions.remembered(server.id, None) == RememberedSession("newer")
     await sessions.forget(server.id, None, "newer")
     assert await sessions.remembered(server.id, None) is None

@@ -258,6 +258,16 @@ class ConnectionStatus:
     """Which Tasks protocol the server speaks on this connection (``None``: no tasks)."""
 
 
+@dataclass(frozen=True, slots=True)
+class RememberedSession:
+    """A Streamable HTTP session a crashed engine left open (:class:`HttpSessions`)."""
+
+    session_id: str
+    initialized: str | None = None
+    """The server's answer to the ``initialize`` that began the session (a JSON object), for a
+    server that refuses a second ``initialize`` in a session it still holds."""
+
+
 class HttpSessions(Protocol):
     """The Streamable HTTP sessions a crashed engine may have left open, by server and account
     (``profile_id`` ``None``: the server's default account).
@@ -268,9 +278,19 @@ class HttpSessions(Protocol):
     predecessor never ended, which the first connection to that server and account resumes.
     The id reaches the server and this table, never a log line or a trace."""
 
-    async def remembered(self, server_id: str, profile_id: str | None) -> str | None: ...
-    async def remember(self, server_id: str, profile_id: str | None, session_id: str) -> None:
-        """Record ``session_id`` as this server and account's session (replacing another)."""
+    async def remembered(
+        self, server_id: str, profile_id: str | None
+    ) -> RememberedSession | None: ...
+
+    async def remember(
+        self,
+        server_id: str,
+        profile_id: str | None,
+        session_id: str,
+        initialized: str | None = None,
+    ) -> None:
+        """Record ``session_id`` as this server and account's session (replacing another), and
+        ``initialized``, the server's ``initialize`` result that began it (JSON), when known."""
         ...
 
     async def forget(self, server_id: str, profile_id: str | None, session_id: str) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import json
 import logging
 import os
 import ssl
@@ -44,6 +43,7 @@ from mooring.core.ids import short_id
 from mooring.core.servers import ServerDefinition
 from mooring.core.servers import Transport as TransportKind
 from mooring.mcp import translate
+from mooring.mcp.http_session import HttpSession, SessionKeepingTransport
 
 if TYPE_CHECKING:
     from mooring.core.ports import HttpSessions
@@ -113,25 +113,25 @@ class SdkTransports:
             extra = await anyio.to_thread.run_sync(self.headers_for, server, profile_id)
             headers.update(extra)
 
-        resume = None
+        remembered = None
         if self.sessions is not None:
-            resume = await self.sessions.remembered(server.id, profile_id)
-        session = _HttpSession(server, profile_id, self.sessions, resume)
+            remembered = await self.sessions.remembered(server.id, profile_id)
+        session = HttpSession(server, profile_id, self.sessions, remembered)
 
         def build() -> httpx2.AsyncClient:
             # Off the event loop, which may be a window's GUI thread: the OAuth provider reads
             # its stored client registration from the keyring (D-Bus, maybe an unlock prompt),
             # and a client loads the system's certificates (tens of milliseconds).
             auth = self.auth_for(server, profile_id) if self.auth_for is not None else None
-            resuming = None
-            if resume is not None:  # the client's own transport, under the resuming one
+            keeping = None
+            if self.sessions is not None:  # the client's own transport, under the session's
                 inner = httpx2.AsyncHTTPTransport(verify=tls_context())
-                resuming = _ResumingTransport(inner, session)
+                keeping = SessionKeepingTransport(inner, session)
             return httpx2.AsyncClient(
                 headers=headers,
                 auth=auth,
                 verify=tls_context(),
-                transport=resuming,
+                transport=keeping,
                 timeout=httpx2.Timeout(self.connect_timeout, read=300.0),
                 event_hooks={"request": [session.note], "response": [_record_http_status]},
             )
@@ -143,144 +143,6 @@ class SdkTransports:
         # The SDK's own end of the session runs in the transport's exit, inside the scope
         # that was cancelled to close the connection: nothing would be sent.
         return streamable_http_client(server.url, http_client=http, terminate_on_close=False)
-
-
-SESSION_END_S = 2.0
-"""How long a closing connection waits for its server to take the end of its session."""
-
-
-class _HttpSession:
-    """The Streamable HTTP session a connection holds (the ``Mcp-Session-Id`` its requests
-    carry), remembered (:class:`~mooring.core.ports.HttpSessions`) before any request that
-    needs it is sent, and ended with ``DELETE`` when the connection closes, however it closes.
-
-    ``resume`` is the session a crashed engine left open for this server and account: the
-    connection's ``initialize`` is sent in it (:class:`_ResumingTransport`). The id is never
-    logged: it lets whoever holds it act in the session."""
-
-    def __init__(
-        self,
-        server: ServerDefinition,
-        profile_id: str | None,
-        book: HttpSessions | None,
-        resume: str | None,
-    ) -> None:
-        self.id: str | None = None
-        self.protocol_version: str | None = None
-        self.resume = resume
-        """Still to try: the session to send the ``initialize`` in (``None``: tried, or none)."""
-        self._server = server
-        self._profile_id = profile_id
-        self._book = book
-        self._remembered = resume
-
-    async def note(self, request: httpx2.Request) -> None:
-        """An ``httpx2`` request hook: remember the session the SDK's requests name, durably
-        before the first request in it leaves (the ``initialize`` that began it came back with
-        it; whatever follows, a ``tools/call`` among them, goes out after this write)."""
-        session = request.headers.get("mcp-session-id")
-        if not session:
-            return
-        self.id = session
-        self.protocol_version = request.headers.get("mcp-protocol-version")
-        if session != self._remembered and self._book is not None:
-            self._remembered = session
-            try:
-                await self._book.remember(self._server.id, self._profile_id, session)
-            except Exception as exc:  # noqa: BLE001  (the session works; only a resume is lost)
-                logger.warning("%s: its session could not be remembered: %s", self._alias, exc)
-
-    async def refused(self, session: str) -> None:
-        """The server does not know ``session`` (any more): it is forgotten."""
-        logger.info("%s: the server no longer knows its earlier session; a new one", self._alias)
-        await self._forget(session)
-
-    async def end(self, http: httpx2.AsyncClient, url: str, alias: str) -> None:
-        """Tell the server the session is over: shielded from the cancellation that closes
-        the connection, bounded by :data:`SESSION_END_S`; a server that cannot be reached
-        or refuses it (405: it ends sessions itself) changes nothing. Once the server has
-        answered, the session is forgotten; one it never heard of ending stays remembered."""
-        if self.id is None:
-            return
-        headers = {"mcp-session-id": self.id}
-        if self.protocol_version:
-            headers["mcp-protocol-version"] = self.protocol_version
-        status: int | None = None
-        with anyio.CancelScope(shield=True) as ending:
-            ending.deadline = anyio.current_time() + SESSION_END_S
-            try:
-                status = (await http.delete(url, headers=headers)).status_code
-            except httpx2.HTTPError as exc:
-                logger.info("%s: its session could not be ended: %s", alias, exc)
-                return
-            if status is not None:
-                await self._forget(self.id)
-        if status is None:
-            logger.info("%s: its session's end was not answered in time", alias)
-        elif status not in (200, 202, 204, 404, 405):
-            logger.info("%s: ending its session answered %s", alias, status)
-
-    @property
-    def _alias(self) -> str:
-        return self._server.alias
-
-    async def _forget(self, session: str) -> None:
-        if self._book is None:
-            return
-        if self._remembered == session:
-            self._remembered = None
-        try:
-            await self._book.forget(self._server.id, self._profile_id, session)
-        except Exception as exc:  # noqa: BLE001  (a stale session is only tried, then dropped)
-            logger.warning("%s: its ended session could not be forgotten: %s", self._alias, exc)
-
-
-class _ResumingTransport(httpx2.AsyncBaseTransport):
-    """Sends a connection's first ``initialize`` in the session a crashed engine left open
-    (``Mcp-Session-Id``), so the tasks the server keeps per session stay reachable; the
-    server's answer names the session, which the SDK then carries on every request.
-
-    A server that no longer knows the session (404: restarted, or it expired the session) has
-    handled nothing: the same ``initialize`` goes again without it, beginning a new session.
-    Only an ``initialize`` is ever sent twice, never another request."""
-
-    def __init__(self, inner: httpx2.AsyncBaseTransport, session: _HttpSession) -> None:
-        self._inner = inner
-        self._session = session
-
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        resume = self._session.resume
-        if (
-            resume is None
-            or request.headers.get("mcp-session-id", resume) != resume
-            or not await _initializes(request)
-        ):
-            return await self._inner.handle_async_request(request)
-        request.headers["mcp-session-id"] = resume
-        response = await self._inner.handle_async_request(request)
-        if response.is_redirect:
-            return response  # followed (same origin, same headers): the server answers there
-        self._session.resume = None  # one try
-        if response.status_code != 404:
-            return response
-        await response.aclose()
-        await self._session.refused(resume)
-        del request.headers["mcp-session-id"]
-        return await self._inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-async def _initializes(request: httpx2.Request) -> bool:
-    """Whether ``request`` posts an ``initialize`` (its body is one JSON-RPC message)."""
-    if request.method != "POST":
-        return False
-    try:
-        message = json.loads(await request.aread())
-    except ValueError:
-        return False
-    return isinstance(message, dict) and message.get("method") == "initialize"
 
 
 _tls_lock = threading.Lock()

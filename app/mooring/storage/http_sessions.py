@@ -7,6 +7,7 @@ from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.orm import Session
 
 from mooring.core.clock import Clock
+from mooring.core.ports import RememberedSession
 from mooring.storage import tables as t
 from mooring.storage.db import Database
 
@@ -24,26 +25,38 @@ class SqlHttpSessions:
         self._db = db
         self._clock = clock
 
-    async def remembered(self, server_id: str, profile_id: str | None) -> str | None:
-        query = select(_s.c.session_id).where(
+    async def remembered(self, server_id: str, profile_id: str | None) -> RememberedSession | None:
+        query = select(_s.c.session_id, _s.c.initialized).where(
             and_(_s.c.server_id == server_id, _s.c.profile_key == _key(profile_id))
         )
-        return await self._db.run(lambda session: session.execute(query).scalar())
 
-    async def remember(self, server_id: str, profile_id: str | None, session_id: str) -> None:
+        def read(session: Session) -> RememberedSession | None:
+            row = session.execute(query).first()
+            return None if row is None else RememberedSession(row.session_id, row.initialized)
+
+        return await self._db.run(read)
+
+    async def remember(
+        self,
+        server_id: str,
+        profile_id: str | None,
+        session_id: str,
+        initialized: str | None = None,
+    ) -> None:
         at = self._clock.now()
         values = {
             "server_id": server_id,
             "profile_key": _key(profile_id),
             "session_id": session_id,
             "recorded_at": at,
+            "initialized": initialized,
         }
         statement = (
             insert(_s)
             .values(values)
             .on_conflict_do_update(
                 index_elements=[_s.c.server_id, _s.c.profile_key],
-                set_={"session_id": session_id, "recorded_at": at},
+                set_={"session_id": session_id, "recorded_at": at, "initialized": initialized},
             )
         )
 

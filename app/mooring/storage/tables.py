@@ -216,6 +216,8 @@ http_sessions = Table(
     Column("profile_key", String(64), primary_key=True),
     Column("session_id", Text, nullable=False),
     Column("recorded_at", UtcDateTime, nullable=False),
+    # The server's ``initialize`` result that began the session, as JSON (migration 0018).
+    Column("initialized", Text),
 )
 """The Streamable HTTP session each server and account holds (migration 0017), kept until the
 engine ends it: one a crashed engine left open is resumed (``core.ports.HttpSessions``)."""

@@ -22,5 +22,6 @@ REVISIONS: tuple[str, ...] = (
     "0015",
     "0016",
     "0017",
+    "0018",
 )
 HEAD = REVISIONS[-1]

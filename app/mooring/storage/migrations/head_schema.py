@@ -3,7 +3,7 @@
 The schema every migration up to ``REVISION`` leaves, as the statements that build it
 on an empty file (see :mod:`mooring.storage.migrations.snapshot`)."""
 
-REVISION = "0017"
+REVISION = "0018"
 STATEMENTS: tuple[str, ...] = (
     "CREATE TABLE alembic_version (\n\tversion_num VARCHAR(32) NOT NULL, \n\tCONSTRAINT alembic_version_pkc PRIMARY KEY (version_num)\n)",
     "CREATE TABLE conversations (\n\tid VARCHAR(64) NOT NULL, \n\ttitle TEXT NOT NULL, \n\tcreated_at VARCHAR(32) NOT NULL, \n\tupdated_at VARCHAR(32) NOT NULL, provider_id VARCHAR(64), model TEXT, auto_continue BOOLEAN DEFAULT '0' NOT NULL, muted BOOLEAN DEFAULT '0' NOT NULL, system_prompt TEXT, assistant_id VARCHAR(64) CONSTRAINT fk_conversations_assistant_id_assistants REFERENCES assistants (id) ON DELETE SET NULL, offered_tools TEXT, \n\tCONSTRAINT pk_conversations PRIMARY KEY (id)\n)",
@@ -23,7 +23,7 @@ STATEMENTS: tuple[str, ...] = (
     "CREATE TABLE message_versions (\n\tid VARCHAR(64) NOT NULL, \n\tconversation_id VARCHAR(64) NOT NULL, \n\tafter_message_id VARCHAR(64), \n\tcreated_at VARCHAR(32) NOT NULL, \n\tCONSTRAINT pk_message_versions PRIMARY KEY (id), \n\tCONSTRAINT fk_message_versions_conversation_id_conversations FOREIGN KEY(conversation_id) REFERENCES conversations (id) ON DELETE CASCADE\n)",
     "CREATE TABLE assistants (\n\tid VARCHAR(64) NOT NULL, \n\tname VARCHAR(200) NOT NULL, \n\tsystem_prompt TEXT DEFAULT '' NOT NULL, \n\tprovider_id VARCHAR(64), \n\tmodel TEXT, \n\tservers JSON, \n\ttools JSON, \n\tcreated_at VARCHAR(32) NOT NULL, \n\tupdated_at VARCHAR(32) NOT NULL, \n\tCONSTRAINT pk_assistants PRIMARY KEY (id), \n\tCONSTRAINT uq_assistants_name UNIQUE (name)\n)",
     "CREATE TABLE message_attachments (\n\tid VARCHAR(64) NOT NULL, \n\tmessage_id VARCHAR(64) NOT NULL, \n\tkind VARCHAR(16) NOT NULL, \n\tname TEXT NOT NULL, \n\tmime VARCHAR(100) NOT NULL, \n\tsize INTEGER NOT NULL, \n\tsha256 VARCHAR(64) NOT NULL, \n\tcontent BLOB NOT NULL, \n\tcreated VARCHAR(32) NOT NULL, \n\tCONSTRAINT pk_message_attachments PRIMARY KEY (id), \n\tCONSTRAINT fk_message_attachments_message_id_messages FOREIGN KEY(message_id) REFERENCES messages (id) ON DELETE CASCADE\n)",
-    "CREATE TABLE http_sessions (\n\tserver_id VARCHAR(64) NOT NULL, \n\tprofile_key VARCHAR(64) NOT NULL, \n\tsession_id TEXT NOT NULL, \n\trecorded_at VARCHAR(32) NOT NULL, \n\tCONSTRAINT pk_http_sessions PRIMARY KEY (server_id, profile_key), \n\tCONSTRAINT fk_http_sessions_server_id_servers FOREIGN KEY(server_id) REFERENCES servers (id)\n)",
+    "CREATE TABLE http_sessions (\n\tserver_id VARCHAR(64) NOT NULL, \n\tprofile_key VARCHAR(64) NOT NULL, \n\tsession_id TEXT NOT NULL, \n\trecorded_at VARCHAR(32) NOT NULL, initialized TEXT, \n\tCONSTRAINT pk_http_sessions PRIMARY KEY (server_id, profile_key), \n\tCONSTRAINT fk_http_sessions_server_id_servers FOREIGN KEY(server_id) REFERENCES servers (id)\n)",
     "CREATE UNIQUE INDEX uq_issues_open ON issues (kind, subject) WHERE resolved_at IS NULL",
     "CREATE UNIQUE INDEX uq_servers_alias_live ON servers (alias) WHERE removed_at IS NULL",
     "CREATE INDEX ix_approval_rules_server_identity ON approval_rules (server_identity)",
