@@ -25,6 +25,7 @@ import functools
 import inspect
 import itertools
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,12 @@ from mooring.link.address import reachable, same_user
 from mooring.link.wire import Hello, LinkClosed, Welcome
 
 log = logging.getLogger("mooring.link")
+
+READ_TURN_S = 0.004
+"""The longest the link reads and hands on frames before the loop's other work has a turn.
+Frames already received are read without a pause, so a burst (1,000 tasks' changes during a
+reconciliation) would otherwise be handled in one go, while a window neither paints nor takes
+input."""
 
 READ_LIMIT = 1024 * 1024
 
@@ -147,12 +154,17 @@ class EngineLink:
 
     async def _read_loop(self) -> None:
         reason = "the engine closed the link"
+        clock = time.monotonic
         try:
+            turn_ends = clock() + READ_TURN_S
             while True:
                 payload = await wire.read_frame(self._reader)
                 if payload is None:
                     break
                 self._receive(wire.loads(payload))
+                if clock() >= turn_ends:  # frames already read are taken without a pause
+                    await asyncio.sleep(0)
+                    turn_ends = clock() + READ_TURN_S
         except asyncio.CancelledError:
             reason = ""
             raise

@@ -24,6 +24,7 @@ import pickle
 import struct
 import types
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from mooring.core.errors import KnownError, Remedy
 from mooring.core.faces import NOBODY, Askers
@@ -190,9 +191,19 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
     def persistent_id(self, obj: Any) -> Any:
-        if self._callback_id is not None and is_callback(obj):
+        # Asked of every object pickled (each field of each record in a list of 200): the
+        # plain kinds are let through before the fuller check.
+        if self._callback_id is None or type(obj) in _NEVER_CALLED or obj is _rebuild_error:
+            return None
+        if is_callback(obj):
             return self._callback_id(obj)
         return None
+
+
+_NEVER_CALLED: frozenset[type] = frozenset(
+    {str, int, float, bool, type(None), bytes, tuple, list, dict, set, frozenset, datetime}
+)
+"""Kinds of value that never cross as a callback handle (:func:`is_callback` says no to each)."""
 
 
 class _Unpickler(pickle.Unpickler):

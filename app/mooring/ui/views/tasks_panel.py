@@ -96,7 +96,7 @@ class TaskFeed:
     a task changed many times meanwhile is read once, as it is then.
     """
 
-    BATCH = 200
+    BATCH = 50
     """The most tasks one read and one model update take (bounds the GUI thread's turn)."""
     SPACING_S = 0.05
     """The least time between two model updates for progress alone: such news arriving one
