@@ -1,10 +1,12 @@
 """The npm "everything" server (TypeScript SDK 1.x) over Streamable HTTP: its tasks are kept
 per HTTP session, so only the engine's one session can follow a task from one command to
 the next. A question answered from a second command, a detached task followed and another
-cancelled from other commands, and the session ended (DELETE) when Mooring is done with it.
+cancelled from other commands, a task followed after the engine was killed, and the session
+ended (DELETE) when Mooring is done with it; each with exactly the ``tools/call`` requests
+made, never replayed.
 
 Its transport listens on every interface; ``tests/peers_node/loopback.cjs`` holds it to
-127.0.0.1 (and logs its HTTP DELETEs)."""
+127.0.0.1 (and logs its HTTP DELETEs and the ``tools/call`` requests it parses)."""
 
 from __future__ import annotations
 
@@ -36,8 +38,18 @@ def everything(cli: Cli, tmp_path: Path) -> Iterator[Path]:
         stop_processes([process])
 
 
-def deletes(log: Path) -> list[dict[str, Any]]:
+def logged(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def deletes(log: Path) -> list[dict[str, Any]]:
+    """The sessions ended (HTTP DELETE), as the server received them."""
+    return [e for e in logged(log) if e["method"] == "http:DELETE"]
+
+
+def calls(log: Path) -> int:
+    """How many ``tools/call`` requests the server received."""
+    return sum(1 for e in logged(log) if e["method"] == "tools/call")
 
 
 def test_a_question_is_answered_from_a_second_command_and_the_session_ends_after(
@@ -54,7 +66,8 @@ def test_a_question_is_answered_from_a_second_command_and_the_session_ends_after
     final = cli.json("tasks", "watch", waiting["id"], "--timeout", "60")
     assert final["state"] == "completed", final
     assert "historical" in json.dumps(final["result"])
-    assert len(cli.json("tasks", "list")) == 1  # one call, never replayed
+    assert len(cli.json("tasks", "list")) == 1
+    assert calls(everything) == 1  # one call, never replayed
     assert deletes(everything) == []  # the session lives as long as the engine needs it
     assert cli.run("agent", "stop").returncode == 0
     [ended] = deletes(everything)  # ended by Mooring, not left to the server's timeout
@@ -79,6 +92,7 @@ def test_detached_tasks_are_followed_and_cancelled_from_other_commands(
     assert final["state"] == "completed", final  # not "expired": the session still knew it
     assert "Research Report: reefs" in json.dumps(final["result"])
     assert engine_pid(cli.data_dir) == engine  # one engine, one session throughout
+    assert calls(everything) == 2  # one each
 
 
 def test_a_task_outlives_a_killed_engine_in_the_session_it_left_open(
@@ -102,6 +116,7 @@ def test_a_task_outlives_a_killed_engine_in_the_session_it_left_open(
     final = cli.json("tasks", "watch", record["id"], "--timeout", "60")
     assert final["state"] == "completed", final
     assert "Research Report: kelp" in json.dumps(final["result"])
+    assert calls(everything) == 1  # never replayed
     assert cli.run("agent", "stop").returncode == 0
     assert [d["session"] for d in deletes(everything)] == [left_open]  # no second session
     assert remembered(cli) == []

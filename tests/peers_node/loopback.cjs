@@ -2,7 +2,9 @@
 // HTTP transport listens on every interface (`app.listen(PORT)`, no host option); servers in
 // this suite listen on 127.0.0.1 only. Every listen without a host is given 127.0.0.1, the
 // bound address is printed as "listening on http://127.0.0.1:PORT/mcp" on stdout, and each
-// HTTP DELETE (a client ending its session) is appended to $MOORING_PEER_LOG as a JSON line.
+// HTTP DELETE (a client ending its session) and each JSON-RPC "tools/call" request the server
+// parses (its transport reads every POST body with JSON.parse) is appended to $MOORING_PEER_LOG
+// as a JSON line.
 "use strict";
 const fs = require("fs");
 const net = require("net");
@@ -30,3 +32,17 @@ net.Server.prototype.listen = function (...args) {
   }
   return listen.apply(this, args);
 };
+
+if (process.env.MOORING_PEER_LOG) {
+  const parse = JSON.parse;
+  JSON.parse = function (...args) {
+    const value = parse.apply(this, args);
+    for (const message of Array.isArray(value) ? value : [value]) {
+      if (message && message.jsonrpc === "2.0" && message.method === "tools/call" && "id" in message) {
+        const line = { method: "tools/call", tool: (message.params || {}).name || "" };
+        fs.appendFileSync(process.env.MOORING_PEER_LOG, JSON.stringify(line) + "\n");
+      }
+    }
+    return value;
+  };
+}
